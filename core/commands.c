@@ -1,0 +1,43 @@
+/* The table of subcommands. A command not built yet is listed with
+ * unbuilt(): it answers --help and exits 2 saying it is not built. */
+#include <string.h>
+
+#include "fleetprint/cli.h"
+#include "fleetprint/log.h"
+
+extern const fp_command fp_cmd_version;
+
+static const fp_opt no_opts[] = {{0}};
+
+static fp_status not_built(const void *config, fp_world *world)
+{
+    fp_error("this subcommand is not built yet in this version");
+    return FP_ENOTBUILT;
+}
+
+#define UNBUILT(id, cmd, text)                                                             \
+    static const fp_command id = {.name = cmd, .summary = text, .opts = no_opts,           \
+                                  .config_size = 1, .run = not_built}
+
+UNBUILT(cmd_run, "run", "run test suites and record samples (not built yet)");
+UNBUILT(cmd_preflight, "preflight", "quick checks before a job starts, then detect (not built yet)");
+UNBUILT(cmd_burnin, "burnin", "sustained stress with result checks and telemetry (not built yet)");
+UNBUILT(cmd_baseline, "baseline", "build baselines from stored runs (not built yet)");
+UNBUILT(cmd_detect, "detect", "verdicts for a stored run (not built yet)");
+UNBUILT(cmd_whatif, "whatif", "what-if straggler analysis of a training trace (not built yet)");
+UNBUILT(cmd_admit, "admit", "topology-aware choice of nodes for a job (not built yet)");
+UNBUILT(cmd_report, "report", "render stored results (not built yet)");
+UNBUILT(cmd_store, "store", "list, show, export, ingest, remove stored runs (not built yet)");
+
+const fp_command *const fp_commands[] = {
+    &cmd_run,      &cmd_preflight, &cmd_burnin, &cmd_baseline, &cmd_detect,     &cmd_whatif,
+    &cmd_admit,    &cmd_report,    &cmd_store,  &fp_cmd_version, NULL,
+};
+
+const fp_command *fp_command_find(const char *name)
+{
+    for (int i = 0; fp_commands[i]; i++)
+        if (strcmp(fp_commands[i]->name, name) == 0)
+            return fp_commands[i];
+    return NULL;
+}

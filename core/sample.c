@@ -1,0 +1,262 @@
+#include "fleetprint/sample.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void copy_name(char *dst, const char *src, size_t len)
+{
+    snprintf(dst, len, "%s", src ? src : "");
+}
+
+static fp_entity entity_blank(fp_entity_kind kind, const char *node)
+{
+    fp_entity e = {.kind = kind, .dev = -1, .peer_dev = -1, .rank = -1};
+    copy_name(e.node, node, sizeof e.node);
+    return e;
+}
+
+fp_entity fp_entity_node(const char *node)
+{
+    return entity_blank(FP_ENT_NODE, node);
+}
+
+fp_entity fp_entity_gpu(const char *node, int dev)
+{
+    fp_entity e = entity_blank(FP_ENT_GPU, node);
+    e.dev = dev;
+    return e;
+}
+
+fp_entity fp_entity_rank(const char *node, int rank)
+{
+    fp_entity e = entity_blank(FP_ENT_RANK, node);
+    e.rank = rank;
+    return e;
+}
+
+fp_entity fp_entity_link(const char *a, int dev_a, const char *b, int dev_b)
+{
+    fp_entity e = entity_blank(FP_ENT_LINK, a);
+    e.dev = dev_a;
+    e.peer_dev = dev_b;
+    copy_name(e.peer, b, sizeof e.peer);
+    return e;
+}
+
+fp_entity fp_entity_group(const char *name)
+{
+    return entity_blank(FP_ENT_GROUP, name);
+}
+
+static const char *const kind_names[FP_ENT_KIND_COUNT] = {"node", "gpu", "link", "rank",
+                                                          "group"};
+
+const char *fp_entity_kind_name(fp_entity_kind kind)
+{
+    return (int)kind >= 0 && kind < FP_ENT_KIND_COUNT ? kind_names[kind] : "unknown";
+}
+
+/* "node" or "node/dev" */
+static int format_end(char *buf, size_t len, const char *node, int dev)
+{
+    return dev >= 0 ? snprintf(buf, len, "%s/%d", node, dev) : snprintf(buf, len, "%s", node);
+}
+
+char *fp_entity_format(const fp_entity *e, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "%s:", fp_entity_kind_name(e->kind));
+    if (n < 0 || (size_t)n >= len)
+        return buf;
+    char *p = buf + n;
+    size_t left = len - (size_t)n;
+    switch (e->kind) {
+    case FP_ENT_GPU:
+        format_end(p, left, e->node, e->dev);
+        break;
+    case FP_ENT_LINK: {
+        int m = format_end(p, left, e->node, e->dev);
+        if (m >= 0 && (size_t)m + 1 < left) {
+            p[m] = '~';
+            format_end(p + m + 1, left - (size_t)m - 1, e->peer, e->peer_dev);
+        }
+        break;
+    }
+    case FP_ENT_RANK:
+        snprintf(p, left, "%d@%s", e->rank, e->node);
+        break;
+    default:
+        snprintf(p, left, "%s", e->node);
+    }
+    return buf;
+}
+
+/* Parse "node" or "node/dev" from [s, end). */
+static bool parse_end(const char *s, const char *end, char *node, int *dev)
+{
+    const char *slash = memchr(s, '/', (size_t)(end - s));
+    const char *name_end = slash ? slash : end;
+    size_t n = (size_t)(name_end - s);
+    if (n == 0 || n >= FP_NAME_MAX)
+        return false;
+    memcpy(node, s, n);
+    node[n] = 0;
+    *dev = -1;
+    if (slash) {
+        char *stop;
+        long v = strtol(slash + 1, &stop, 10);
+        if (stop != end || slash + 1 == end || v < 0 || v > 1 << 20)
+            return false;
+        *dev = (int)v;
+    }
+    return true;
+}
+
+bool fp_entity_parse(const char *text, fp_entity *out)
+{
+    const char *colon = strchr(text, ':');
+    if (!colon)
+        return false;
+    int kind = -1;
+    for (int k = 0; k < FP_ENT_KIND_COUNT; k++)
+        if (strlen(kind_names[k]) == (size_t)(colon - text) &&
+            strncmp(text, kind_names[k], (size_t)(colon - text)) == 0)
+            kind = k;
+    if (kind < 0)
+        return false;
+    fp_entity e = entity_blank((fp_entity_kind)kind, "");
+    const char *s = colon + 1, *end = s + strlen(s);
+    switch (e.kind) {
+    case FP_ENT_NODE:
+    case FP_ENT_GROUP:
+        if (s == end || strlen(s) >= FP_NAME_MAX || strchr(s, '/') || strchr(s, '~'))
+            return false;
+        copy_name(e.node, s, sizeof e.node);
+        break;
+    case FP_ENT_GPU:
+        if (!parse_end(s, end, e.node, &e.dev) || e.dev < 0)
+            return false;
+        break;
+    case FP_ENT_LINK: {
+        const char *tilde = strchr(s, '~');
+        if (!tilde || !parse_end(s, tilde, e.node, &e.dev) ||
+            !parse_end(tilde + 1, end, e.peer, &e.peer_dev))
+            return false;
+        break;
+    }
+    case FP_ENT_RANK: {
+        char *at;
+        long r = strtol(s, &at, 10);
+        if (at == s || *at != '@' || r < 0 || r > 1 << 30 || !at[1] || strlen(at + 1) >= FP_NAME_MAX)
+            return false;
+        e.rank = (int)r;
+        copy_name(e.node, at + 1, sizeof e.node);
+        break;
+    }
+    default:
+        return false;
+    }
+    *out = e;
+    return true;
+}
+
+char *fp_sample_key(const fp_sample *s, char *buf, size_t len)
+{
+    if (s->size)
+        snprintf(buf, len, "%s.%s.%s@%llu", s->suite, s->test, s->metric,
+                 (unsigned long long)s->size);
+    else
+        snprintf(buf, len, "%s.%s.%s", s->suite, s->test, s->metric);
+    return buf;
+}
+
+void fp_sample_make(fp_sample *s, const char *suite, const char *test, const fp_metric *m,
+                    const fp_entity *e, uint64_t size, int iter, double value, double t_start)
+{
+    memset(s, 0, sizeof *s);
+    copy_name(s->suite, suite, sizeof s->suite);
+    copy_name(s->test, test, sizeof s->test);
+    copy_name(s->metric, m->name, sizeof s->metric);
+    copy_name(s->unit, m->unit, sizeof s->unit);
+    s->better = m->better;
+    s->entity = *e;
+    s->size = size;
+    s->iter = iter;
+    s->value = value;
+    s->t_start = t_start;
+}
+
+/* ---- runs ------------------------------------------------------------------ */
+
+void fp_run_init(fp_run *run)
+{
+    memset(run, 0, sizeof *run);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    run->time = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    char stamp[32];
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+    /* the suffix mixes time, pid and address so two runs in one second differ */
+    unsigned long long x = (unsigned long long)ts.tv_nsec ^ ((unsigned long long)getpid() << 20) ^
+                           (unsigned long long)(uintptr_t)run;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    snprintf(run->id, sizeof run->id, "%s-%06llx", stamp, x & 0xffffffULL);
+    snprintf(run->status, sizeof run->status, "complete");
+}
+
+void fp_run_free(fp_run *run)
+{
+    free(run->nodes);
+    free(run->ranks);
+    free(run->samples);
+    memset(run, 0, sizeof *run);
+}
+
+fp_status fp_run_set_shape(fp_run *run, int nnodes, int nranks)
+{
+    free(run->nodes);
+    free(run->ranks);
+    run->nodes = calloc(nnodes > 0 ? (size_t)nnodes : 1, sizeof *run->nodes);
+    run->ranks = calloc(nranks > 0 ? (size_t)nranks : 1, sizeof *run->ranks);
+    if (!run->nodes || !run->ranks)
+        return FP_ENOMEM;
+    run->nnodes = nnodes;
+    run->nranks = nranks;
+    return FP_OK;
+}
+
+fp_status fp_run_add_many(fp_run *run, const fp_sample *s, size_t n)
+{
+    if (run->nsamples + n > run->cap) {
+        size_t cap = run->cap ? run->cap : 256;
+        while (cap < run->nsamples + n)
+            cap *= 2;
+        fp_sample *grown = realloc(run->samples, cap * sizeof *grown);
+        if (!grown)
+            return FP_ENOMEM;
+        run->samples = grown;
+        run->cap = cap;
+    }
+    memcpy(run->samples + run->nsamples, s, n * sizeof *s);
+    run->nsamples += n;
+    return FP_OK;
+}
+
+fp_status fp_run_add(fp_run *run, const fp_sample *s)
+{
+    return fp_run_add_many(run, s, 1);
+}
+
+int fp_run_node_index(const fp_run *run, const char *node)
+{
+    for (int i = 0; i < run->nnodes; i++)
+        if (strcmp(run->nodes[i], node) == 0)
+            return i;
+    return -1;
+}

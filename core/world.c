@@ -1,0 +1,418 @@
+#include "fleetprint/world.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fleetprint/log.h"
+#include "fleetprint/timer.h"
+
+enum { TAG_DIAG = 7001, TAG_CLOCK = 7002 };
+
+struct fp_world {
+    int rank, size;
+    int nnodes;
+    int *node_of;               /* size entries */
+    char (*node_names)[FP_NAME_MAX];
+    int local_rank, local_size;
+    double timeout;
+    double origin;              /* rank 0's fp_clock() at start, on rank 0's clock */
+    double *offset, *error;     /* per rank: clock offset against rank 0 and its bound */
+    long seq;                   /* blocking steps entered so far */
+    MPI_Comm comm, ctrl;
+    bool mpi_up;
+    bool peer_lost;             /* a deadline expired: Finalize would hang */
+};
+
+int fp_world_rank(const fp_world *w) { return w->rank; }
+int fp_world_size(const fp_world *w) { return w->size; }
+int fp_world_nnodes(const fp_world *w) { return w->nnodes; }
+int fp_world_node_of(const fp_world *w, int rank) { return w->node_of[rank]; }
+const char *fp_world_node_name(const fp_world *w, int node) { return w->node_names[node]; }
+const char *fp_world_my_node(const fp_world *w) { return w->node_names[w->node_of[w->rank]]; }
+int fp_world_local_rank(const fp_world *w) { return w->local_rank; }
+int fp_world_local_size(const fp_world *w) { return w->local_size; }
+double fp_world_timeout(const fp_world *w) { return w->timeout; }
+MPI_Comm fp_world_comm(const fp_world *w) { return w->comm; }
+double fp_world_clock_offset(const fp_world *w, int rank) { return w->offset[rank]; }
+double fp_world_clock_error(const fp_world *w, int rank) { return w->error[rank]; }
+
+int fp_world_node_size(const fp_world *w, int node)
+{
+    int n = 0;
+    for (int r = 0; r < w->size; r++)
+        n += w->node_of[r] == node;
+    return n;
+}
+
+int fp_world_node_leader(const fp_world *w, int node)
+{
+    for (int r = 0; r < w->size; r++)
+        if (w->node_of[r] == node)
+            return r;
+    return -1;
+}
+
+double fp_world_clock_error_max(const fp_world *w)
+{
+    double m = 0;
+    for (int r = 0; r < w->size; r++)
+        m = w->error[r] > m ? w->error[r] : m;
+    return m;
+}
+
+double fp_world_now(const fp_world *w)
+{
+    return fp_clock() - w->offset[w->rank] - w->origin;
+}
+
+const char *fp_world_describe(const fp_world *w, int rank, char *buf, size_t len)
+{
+    if (rank >= 0 && rank < w->size && w->node_names)
+        snprintf(buf, len, "rank %d (node %s)", rank, w->node_names[w->node_of[rank]]);
+    else
+        snprintf(buf, len, "rank %d", rank);
+    return buf;
+}
+
+void fp_world_configure(fp_world *w, double timeout_s, bool verbose, bool quiet)
+{
+    w->timeout = timeout_s > 0 ? timeout_s : 60;
+    fp_log_identity(w->node_names ? fp_world_my_node(w) : "?", w->rank, verbose, quiet);
+}
+
+/* ---- deadlines ---------------------------------------------------------------- */
+
+/* After a deadline expired: every rank that got here tells rank 0 which step
+ * it was stuck in; rank 0 waits a short grace period and names the ranks
+ * that never reported (they never arrived, or are gone). */
+static void diagnose_timeout(fp_world *w, const char *what)
+{
+    long mine = w->seq;
+    double grace = w->timeout / 4 < 2.0 ? w->timeout / 4 : 2.0;
+    w->peer_lost = true;
+    if (w->rank != 0) {
+        MPI_Request req;
+        MPI_Isend(&mine, 1, MPI_LONG, 0, TAG_DIAG, w->ctrl, &req);
+        double end = fp_clock() + grace;
+        int done = 0;
+        while (!done && fp_clock() < end) {
+            MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+            fp_sleep(1e-3);
+        }
+        if (!done)
+            MPI_Cancel(&req);
+        return;
+    }
+    long *seq = calloc((size_t)w->size, sizeof *seq);
+    int *got = calloc((size_t)w->size, sizeof *got);
+    MPI_Request *reqs = calloc((size_t)w->size, sizeof *reqs);
+    if (!seq || !got || !reqs) {
+        fp_error("timeout after %.1f s in %s (no memory to diagnose)", w->timeout, what);
+        goto done;
+    }
+    for (int r = 1; r < w->size; r++)
+        MPI_Irecv(&seq[r], 1, MPI_LONG, r, TAG_DIAG, w->ctrl, &reqs[r]);
+    got[0] = 1;
+    seq[0] = mine;
+    double end = fp_clock() + grace;
+    int pending = w->size - 1;
+    while (pending > 0 && fp_clock() < end) {
+        for (int r = 1; r < w->size; r++) {
+            if (got[r])
+                continue;
+            MPI_Test(&reqs[r], &got[r], MPI_STATUS_IGNORE);
+            pending -= got[r];
+        }
+        fp_sleep(1e-3);
+    }
+    char missing[512] = "", behind[512] = "", one[96];
+    size_t nm = 0, nb = 0;
+    int count = 0;
+    for (int r = 1; r < w->size; r++) {
+        if (!got[r]) {
+            MPI_Cancel(&reqs[r]);
+            count++;
+            if (nm + 100 < sizeof missing)
+                nm += (size_t)snprintf(missing + nm, sizeof missing - nm, "%s%s", nm ? ", " : "",
+                                       fp_world_describe(w, r, one, sizeof one));
+        } else if (seq[r] < mine && nb + 100 < sizeof behind) {
+            nb += (size_t)snprintf(behind + nb, sizeof behind - nb, "%s%s", nb ? ", " : "",
+                                   fp_world_describe(w, r, one, sizeof one));
+        }
+    }
+    if (count)
+        fp_error("timeout after %.1f s in %s: waiting for %s, which never arrived", w->timeout,
+                 what, missing);
+    else
+        fp_error("timeout after %.1f s in %s: every rank is alive but the step did not complete",
+                 w->timeout, what);
+    if (nb)
+        fp_error("ranks still in an earlier step: %s", behind);
+done:
+    free(seq);
+    free(got);
+    free(reqs);
+}
+
+fp_status fp_world_wait(fp_world *w, MPI_Request *reqs, int n, const char *what)
+{
+    w->seq++;
+    double start = fp_clock(), deadline = start + w->timeout;
+    int done = 0;
+    for (long spin = 0;; spin++) {
+        if (MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
+            fp_error("MPI failure in %s", what);
+            return FP_EMPI;
+        }
+        if (done)
+            return FP_OK;
+        /* busy-poll the first millisecond for latency, then yield the core */
+        if ((spin & 63) == 0) {
+            double now = fp_clock();
+            if (now > deadline)
+                break;
+            if (now - start > 1e-3)
+                fp_sleep(now - start > 0.1 ? 1e-3 : 2e-5);
+        }
+    }
+    diagnose_timeout(w, what);
+    return FP_ETIMEOUT;
+}
+
+fp_status fp_world_barrier(fp_world *w, const char *what)
+{
+    MPI_Request req;
+    if (MPI_Ibarrier(w->comm, &req) != MPI_SUCCESS)
+        return FP_EMPI;
+    return fp_world_wait(w, &req, 1, what);
+}
+
+fp_status fp_world_allgather(fp_world *w, const void *mine, void *all, int bytes, const char *what)
+{
+    MPI_Request req;
+    if (MPI_Iallgather(mine, bytes, MPI_BYTE, all, bytes, MPI_BYTE, w->comm, &req) != MPI_SUCCESS)
+        return FP_EMPI;
+    return fp_world_wait(w, &req, 1, what);
+}
+
+/* ---- start-up -------------------------------------------------------------------- */
+
+static void node_identity(char *name, size_t len)
+{
+    const char *env = getenv("FLEETPRINT_NODE");
+    if (!env || !*env)
+        env = getenv("SLURMD_NODENAME");
+    if (env && *env) {
+        snprintf(name, len, "%s", env);
+        return;
+    }
+    if (gethostname(name, len) != 0)
+        snprintf(name, len, "localhost");
+    name[len - 1] = 0;
+    char *dot = strchr(name, '.'); /* short name, as Slurm knows it */
+    if (dot)
+        *dot = 0;
+}
+
+static fp_status build_node_map(fp_world *w)
+{
+    fp_status st = FP_OK;
+    char mine[FP_NAME_MAX] = {0};
+    node_identity(mine, sizeof mine);
+    char (*all)[FP_NAME_MAX] = calloc((size_t)w->size, FP_NAME_MAX);
+    w->node_of = calloc((size_t)w->size, sizeof *w->node_of);
+    w->node_names = calloc((size_t)w->size, FP_NAME_MAX);
+    FP_CHECK_ALLOC(all);
+    FP_CHECK_ALLOC(w->node_of);
+    FP_CHECK_ALLOC(w->node_names);
+    FP_CHECK(fp_world_allgather(w, mine, all, FP_NAME_MAX, "start-up (node names)"));
+    for (int r = 0; r < w->size; r++) {
+        int found = -1;
+        for (int k = 0; k < w->nnodes && found < 0; k++)
+            if (strcmp(w->node_names[k], all[r]) == 0)
+                found = k;
+        if (found < 0) {
+            found = w->nnodes++;
+            memcpy(w->node_names[found], all[r], FP_NAME_MAX);
+        }
+        w->node_of[r] = found;
+    }
+    for (int r = 0; r < w->size; r++) {
+        bool same = w->node_of[r] == w->node_of[w->rank];
+        w->local_size += same;
+        w->local_rank += same && r < w->rank;
+    }
+cleanup:
+    free(all);
+    return st;
+}
+
+/* Rank 0 ping-pongs with every other rank; the exchange with the smallest
+ * round trip gives the offset, with half that round trip as its error bound
+ * (Cristian's algorithm). Then everyone learns every offset. */
+static fp_status sync_clocks(fp_world *w)
+{
+    enum { ROUNDS = 8 };
+    fp_status st = FP_OK;
+    w->offset = calloc((size_t)w->size, sizeof *w->offset);
+    w->error = calloc((size_t)w->size, sizeof *w->error);
+    double *both = NULL;
+    FP_CHECK_ALLOC(w->offset);
+    FP_CHECK_ALLOC(w->error);
+    MPI_Request req[2];
+    if (w->rank == 0) {
+        for (int r = 1; r < w->size; r++) {
+            double best = 1e30;
+            for (int i = 0; i < ROUNDS; i++) {
+                double t0 = fp_clock(), tr;
+                MPI_Irecv(&tr, 1, MPI_DOUBLE, r, TAG_CLOCK, w->ctrl, &req[0]);
+                MPI_Isend(&t0, 1, MPI_DOUBLE, r, TAG_CLOCK, w->ctrl, &req[1]);
+                FP_CHECK(fp_world_wait(w, req, 2, "start-up (clock sync)"));
+                double t1 = fp_clock();
+                if (t1 - t0 < best) {
+                    best = t1 - t0;
+                    w->offset[r] = tr - 0.5 * (t0 + t1);
+                    w->error[r] = 0.5 * best;
+                }
+            }
+        }
+    } else {
+        for (int i = 0; i < ROUNDS; i++) {
+            double t0;
+            MPI_Irecv(&t0, 1, MPI_DOUBLE, 0, TAG_CLOCK, w->ctrl, &req[0]);
+            FP_CHECK(fp_world_wait(w, req, 1, "start-up (clock sync)"));
+            double tr = fp_clock();
+            MPI_Isend(&tr, 1, MPI_DOUBLE, 0, TAG_CLOCK, w->ctrl, &req[1]);
+            FP_CHECK(fp_world_wait(w, &req[1], 1, "start-up (clock sync)"));
+        }
+    }
+    both = calloc(2 * (size_t)w->size + 1, sizeof *both);
+    FP_CHECK_ALLOC(both);
+    if (w->rank == 0) {
+        memcpy(both, w->offset, (size_t)w->size * sizeof *both);
+        memcpy(both + w->size, w->error, (size_t)w->size * sizeof *both);
+        both[2 * w->size] = fp_clock();
+    }
+    MPI_Request b;
+    MPI_Ibcast(both, 2 * w->size + 1, MPI_DOUBLE, 0, w->comm, &b);
+    FP_CHECK(fp_world_wait(w, &b, 1, "start-up (clock offsets)"));
+    memcpy(w->offset, both, (size_t)w->size * sizeof *both);
+    memcpy(w->error, both + w->size, (size_t)w->size * sizeof *both);
+    w->origin = both[2 * w->size];
+cleanup:
+    free(both);
+    return st;
+}
+
+fp_status fp_world_open(fp_world **out, int *argc, char ***argv)
+{
+    fp_status st = FP_OK;
+    fp_world *w = calloc(1, sizeof *w);
+    *out = w;
+    if (!w)
+        return FP_ENOMEM;
+    w->timeout = 60;
+    int provided;
+    FP_CHECK_MPI(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
+    w->mpi_up = true;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    FP_CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &w->rank));
+    FP_CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &w->size));
+    FP_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &w->comm));
+    FP_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &w->ctrl));
+    fp_log_identity("?", w->rank, false, false);
+    FP_CHECK(build_node_map(w));
+    fp_log_identity(fp_world_my_node(w), w->rank, false, false);
+    FP_CHECK(sync_clocks(w));
+cleanup:
+    return st;
+}
+
+bool fp_world_close(fp_world *w, fp_status st)
+{
+    if (!w)
+        return false;
+    bool must_abort = w->mpi_up && (w->peer_lost || st == FP_ETIMEOUT || st == FP_EPEER);
+    if (must_abort && w->rank != 0) {
+        /* give rank 0 time to print its diagnosis and abort the job; if it
+         * does not (it may be the stuck one), abort from here */
+        fp_sleep(w->timeout / 4 < 3.0 ? w->timeout / 4 + 1.0 : 4.0);
+        fp_error("rank 0 (node %s) did not end the job after the timeout; aborting",
+                 w->node_names ? w->node_names[0] : "?");
+    }
+    if (w->mpi_up && !must_abort) {
+        MPI_Comm_free(&w->comm);
+        MPI_Comm_free(&w->ctrl);
+        MPI_Finalize();
+    }
+    free(w->node_of);
+    free(w->node_names);
+    free(w->offset);
+    free(w->error);
+    free(w);
+    return must_abort;
+}
+
+/* ---- gathering a run ---------------------------------------------------------- */
+
+fp_status fp_world_gather_run(fp_world *w, const fp_rank_info *mine, const fp_sample *samples,
+                              size_t n, fp_run *run)
+{
+    fp_status st = FP_OK;
+    fp_rank_info *infos = NULL;
+    long long *counts = NULL;
+    int *bytes = NULL, *displs = NULL;
+    fp_sample *all = NULL;
+    bool root = w->rank == 0;
+    size_t size = (size_t)w->size;
+    infos = calloc(size, sizeof *infos);
+    counts = calloc(size, sizeof *counts);
+    FP_CHECK_ALLOC(infos);
+    FP_CHECK_ALLOC(counts);
+    FP_CHECK(fp_world_allgather(w, mine, infos, (int)sizeof *infos, "gathering rank info"));
+    long long my_count = (long long)n;
+    FP_CHECK(fp_world_allgather(w, &my_count, counts, (int)sizeof my_count, "gathering sample counts"));
+    long long total = 0;
+    for (int r = 0; r < w->size; r++)
+        total += counts[r];
+    if (total * (long long)sizeof(fp_sample) > (long long)2000000000)
+        FP_FAIL(FP_ENOMEM, "%lld samples are too many to gather in one run", total);
+    if (root) {
+        bytes = calloc(size, sizeof *bytes);
+        displs = calloc(size, sizeof *displs);
+        all = malloc((size_t)(total ? total : 1) * sizeof *all);
+        FP_CHECK_ALLOC(bytes);
+        FP_CHECK_ALLOC(displs);
+        FP_CHECK_ALLOC(all);
+        for (int r = 0, off = 0; r < w->size; r++) {
+            bytes[r] = (int)(counts[r] * (long long)sizeof(fp_sample));
+            displs[r] = off;
+            off += bytes[r];
+        }
+    }
+    MPI_Request req;
+    FP_CHECK_MPI(MPI_Igatherv(samples, (int)(n * sizeof *samples), MPI_BYTE, all, bytes, displs,
+                              MPI_BYTE, 0, w->comm, &req));
+    FP_CHECK(fp_world_wait(w, &req, 1, "gathering samples"));
+    if (root) {
+        FP_CHECK(fp_run_set_shape(run, w->nnodes, w->size));
+        for (int k = 0; k < w->nnodes; k++)
+            memcpy(run->nodes[k], w->node_names[k], FP_NAME_MAX);
+        for (int r = 0; r < w->size; r++) {
+            run->ranks[r] = infos[r];
+            run->ranks[r].node = w->node_of[r];
+            run->ranks[r].clock_offset = w->offset[r];
+            run->ranks[r].clock_error = w->error[r];
+        }
+        FP_CHECK(fp_run_add_many(run, all, (size_t)total));
+    }
+cleanup:
+    free(infos);
+    free(counts);
+    free(bytes);
+    free(displs);
+    free(all);
+    return st;
+}

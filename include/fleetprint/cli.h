@@ -1,0 +1,30 @@
+#ifndef FLEETPRINT_CLI_H
+#define FLEETPRINT_CLI_H
+/* Subcommands. Each module that owns a command defines one const fp_command;
+ * core/commands.c lists them and main dispatches on argv[1]. */
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "fleetprint/opts.h"
+#include "fleetprint/status.h"
+
+typedef struct fp_world fp_world;
+
+typedef struct fp_command {
+    const char *name;
+    const char *summary;
+    const fp_opt *opts;  /* parsed into a zeroed struct of config_size bytes */
+    size_t config_size;
+    bool needs_world;    /* true: MPI is started and a world is passed to run */
+    /* Runs the command with its parsed, read-only config. world is NULL unless
+     * needs_world. Returns the status the process exits with. */
+    fp_status (*run)(const void *config, fp_world *world);
+} fp_command;
+
+/* The command table, terminated by a row with name NULL. */
+extern const fp_command *const fp_commands[];
+
+/* Look a command up by name; NULL when unknown. */
+const fp_command *fp_command_find(const char *name);
+
+#endif

@@ -1,0 +1,69 @@
+#ifndef FLEETPRINT_COMM_H
+#define FLEETPRINT_COMM_H
+/* Communication backends (mpi, nccl): one start/test/wait interface over all
+ * collectives, so one driver loop serves every test. Every wait has the
+ * world's deadline. */
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "fleetprint/device.h"
+#include "fleetprint/status.h"
+#include "fleetprint/world.h"
+
+typedef enum fp_dtype { FP_F32, FP_F64, FP_F16, FP_BF16, FP_DTYPE_COUNT } fp_dtype;
+typedef enum fp_redop { FP_SUM, FP_MAX, FP_MIN, FP_REDOP_COUNT } fp_redop;
+typedef enum fp_coll {
+    FP_ALLREDUCE,
+    FP_ALLGATHER,      /* count: elements each rank contributes */
+    FP_REDUCE_SCATTER, /* count: elements each rank receives */
+    FP_ALLTOALL,       /* count: elements sent to each peer */
+    FP_BROADCAST,
+    FP_REDUCE,
+    FP_SENDRECV,       /* send to peer, receive from recv_peer */
+    FP_BARRIER,
+    FP_COLL_COUNT
+} fp_coll;
+
+size_t fp_dtype_size(fp_dtype t);
+const char *fp_dtype_name(fp_dtype t);   /* "float", "double", "half", "bfloat16" */
+const char *fp_redop_name(fp_redop op);  /* "sum", "max", "min" */
+const char *fp_coll_name(fp_coll c);     /* "allreduce", ... */
+
+typedef struct fp_coll_args {
+    fp_coll coll;
+    const void *send;
+    void *recv;          /* == send for in place */
+    size_t count;
+    fp_dtype dtype;
+    fp_redop op;
+    int root;            /* broadcast, reduce */
+    int peer;            /* sendrecv: send to */
+    int recv_peer;       /* sendrecv: receive from */
+} fp_coll_args;
+
+typedef struct fp_comm fp_comm;
+typedef struct fp_comm_req fp_comm_req;
+
+typedef struct fp_comm_ops {
+    const char *name;
+    bool device_buffers;  /* true: buffers live in device memory */
+    /* Open over the world's ranks; dev is this rank's device. */
+    fp_status (*open)(fp_comm **out, fp_world *w, fp_device *dev);
+    void (*close)(fp_comm *c);
+    bool (*supports)(fp_dtype t, fp_redop op);
+    /* Start a collective; *req is valid until wait. */
+    fp_status (*start)(fp_comm *c, const fp_coll_args *a, fp_comm_req **req);
+    /* Drive progress; *done true when complete (req still needs wait). */
+    fp_status (*test)(fp_comm *c, fp_comm_req *req, bool *done);
+    /* Wait until complete or the deadline; frees req either way. On timeout,
+     * names the ranks that never arrived and returns FP_ETIMEOUT. */
+    fp_status (*wait)(fp_comm *c, fp_comm_req *req, const char *what);
+} fp_comm_ops;
+
+extern const fp_comm_ops fp_comm_mpi, fp_comm_nccl;
+extern const fp_comm_ops *const fp_comm_backends[];
+
+/* Backend by name ("mpi", "nccl"), or NULL. */
+const fp_comm_ops *fp_comm_find(const char *name);
+
+#endif

@@ -1,0 +1,124 @@
+#ifndef FLEETPRINT_SAMPLE_H
+#define FLEETPRINT_SAMPLE_H
+/* The data model: entities, samples (one measured number each) and runs (a
+ * set of samples with the context they were measured in). These are plain
+ * records: every module reads their fields. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fleetprint/status.h"
+
+#define FP_NAME_MAX 64
+
+typedef enum fp_better { FP_BETTER_HIGHER = 0, FP_BETTER_LOWER = 1 } fp_better;
+
+typedef enum fp_entity_kind {
+    FP_ENT_NODE,  /* a node:                  "node:n0"            */
+    FP_ENT_GPU,   /* a device of a node:      "gpu:n0/3"           */
+    FP_ENT_LINK,  /* ordered endpoint pair:   "link:n0~n1", "link:n0/0~n0/1" */
+    FP_ENT_RANK,  /* an MPI rank on its node: "rank:5@n1"          */
+    FP_ENT_GROUP, /* a communicator group:    "group:world"        */
+    FP_ENT_KIND_COUNT
+} fp_entity_kind;
+
+typedef struct fp_entity {
+    fp_entity_kind kind;
+    int dev;                 /* gpu: device index; link: endpoint a's device or -1 */
+    int peer_dev;            /* link: endpoint b's device or -1 */
+    int rank;                /* rank: the rank; otherwise -1 */
+    char node[FP_NAME_MAX];  /* node, gpu, rank, link endpoint a; group: its name */
+    char peer[FP_NAME_MAX];  /* link: node of endpoint b */
+} fp_entity;
+
+/* Constructors. Names longer than FP_NAME_MAX - 1 are truncated. */
+fp_entity fp_entity_node(const char *node);
+fp_entity fp_entity_gpu(const char *node, int dev);
+fp_entity fp_entity_rank(const char *node, int rank);
+fp_entity fp_entity_link(const char *a, int dev_a, const char *b, int dev_b);
+fp_entity fp_entity_group(const char *name);
+
+/* Canonical text form (see the kinds above) into buf; returns buf. */
+char *fp_entity_format(const fp_entity *e, char *buf, size_t len);
+/* Parse the canonical form; false on malformed text. */
+bool fp_entity_parse(const char *text, fp_entity *out);
+const char *fp_entity_kind_name(fp_entity_kind kind);
+
+/* A metric as a test declares it: name, unit, and which way is better.
+ * Tests keep these in const tables; samples copy them. */
+typedef struct fp_metric {
+    const char *name;
+    const char *unit;
+    fp_better better;
+} fp_metric;
+
+typedef struct fp_sample {
+    char suite[16];     /* kernels, collectives, burnin, ... */
+    char test[24];      /* membw, allreduce, links, ... */
+    char metric[32];    /* triad_bw, busbw, time, ... */
+    char unit[16];      /* GB/s, us, count, ... */
+    fp_better better;
+    fp_entity entity;
+    uint64_t size;      /* message or array size in bytes, 0 when none */
+    int32_t iter;       /* iteration or window index, -1 for a summary value */
+    double value;
+    double t_start;     /* seconds since the run started, on rank 0's clock */
+} fp_sample;
+
+/* Metric key "suite.test.metric" or "suite.test.metric@size" into buf. */
+char *fp_sample_key(const fp_sample *s, char *buf, size_t len);
+
+/* Per-rank context of a run. */
+typedef struct fp_rank_info {
+    int node;                  /* index into fp_run.nodes */
+    int local_rank;            /* index among the ranks of the same node */
+    int dev;                   /* device index on its node, -1 on host backends */
+    double clock_offset;       /* add to this rank's clock to get rank 0's (s) */
+    double clock_error;        /* bound on the offset's error (s) */
+    char model[FP_NAME_MAX];   /* device model: the SKU baselines group by */
+    char uuid[48];
+    char pci_bus[24];
+} fp_rank_info;
+
+typedef struct fp_run {
+    char id[48];               /* unique: UTC time + random suffix */
+    char tag[32];              /* nightly, preflight, ci, ... */
+    char status[16];           /* complete, failed, interrupted, timeout */
+    double time;               /* start, seconds since the Unix epoch (UTC) */
+    double duration;           /* seconds */
+    char command[1024];        /* the command line */
+    char device_backend[16];
+    char comm_backend[16];
+    char fleetprint_version[16];
+    char mpi_version[64];
+    char cuda_version[32];     /* runtime version, "" when none */
+    char driver_version[32];
+    char nccl_version[32];
+    char injections[512];      /* the --inject specs in force, ";"-separated */
+    int nranks;
+    int nnodes;
+    char (*nodes)[FP_NAME_MAX]; /* nnodes names, in order of first rank */
+    fp_rank_info *ranks;        /* nranks entries */
+    fp_sample *samples;
+    size_t nsamples;
+    size_t cap;
+} fp_run;
+
+/* Zero a run and give it a fresh id (time-based plus random). */
+void fp_run_init(fp_run *run);
+/* Free everything a run owns; leaves it zeroed. */
+void fp_run_free(fp_run *run);
+/* Size the nodes and ranks arrays (zeroed). */
+fp_status fp_run_set_shape(fp_run *run, int nnodes, int nranks);
+/* Append one sample (copied). */
+fp_status fp_run_add(fp_run *run, const fp_sample *s);
+/* Append n samples (copied). */
+fp_status fp_run_add_many(fp_run *run, const fp_sample *s, size_t n);
+/* Index of a node name in run->nodes, or -1. */
+int fp_run_node_index(const fp_run *run, const char *node);
+
+/* Fill a sample from a metric and the measurement. */
+void fp_sample_make(fp_sample *s, const char *suite, const char *test, const fp_metric *m,
+                    const fp_entity *e, uint64_t size, int iter, double value, double t_start);
+
+#endif

@@ -1,0 +1,72 @@
+#ifndef FLEETPRINT_WORLD_H
+#define FLEETPRINT_WORLD_H
+/* The MPI world as fleetprint sees it: ranks, node identity and the
+ * rank -> node map, a common clock, and deadlines on every blocking step.
+ *
+ * Node identity is FLEETPRINT_NODE when set, else SLURMD_NODENAME, else the
+ * host name. Ranks are grouped into nodes by that name. */
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "fleetprint/sample.h"
+#include "fleetprint/status.h"
+
+typedef struct fp_world fp_world;
+
+/* Start MPI (works as a singleton without mpirun), learn node identity, build
+ * the rank -> node map and estimate clock offsets. Set-up steps use a 60 s
+ * deadline. On error *out is still a world that fp_world_close can end. */
+fp_status fp_world_open(fp_world **out, int *argc, char ***argv);
+
+/* Set the deadline of every later blocking step and the logging mode. */
+void fp_world_configure(fp_world *w, double timeout_s, bool verbose, bool quiet);
+
+/* End the world after a command returned st. Returns true when the process
+ * must call MPI_Abort instead of MPI_Finalize (a peer is stuck or gone);
+ * otherwise finalizes MPI. Frees w. */
+bool fp_world_close(fp_world *w, fp_status st);
+
+int fp_world_rank(const fp_world *w);
+int fp_world_size(const fp_world *w);
+int fp_world_nnodes(const fp_world *w);
+int fp_world_node_of(const fp_world *w, int rank);       /* node index of a rank */
+const char *fp_world_node_name(const fp_world *w, int node);
+const char *fp_world_my_node(const fp_world *w);
+int fp_world_local_rank(const fp_world *w);               /* among ranks of my node */
+int fp_world_local_size(const fp_world *w);
+int fp_world_node_size(const fp_world *w, int node);      /* ranks on a node */
+int fp_world_node_leader(const fp_world *w, int node);    /* lowest rank on a node */
+double fp_world_timeout(const fp_world *w);
+MPI_Comm fp_world_comm(const fp_world *w);                /* for data traffic */
+
+/* Seconds since the world started, on rank 0's clock (offset-corrected). */
+double fp_world_now(const fp_world *w);
+/* Offset of a rank's clock against rank 0's (s) and the bound on its error. */
+double fp_world_clock_offset(const fp_world *w, int rank);
+double fp_world_clock_error(const fp_world *w, int rank);
+/* Largest clock-offset error bound over all ranks. */
+double fp_world_clock_error_max(const fp_world *w);
+
+/* Wait for n requests until the deadline. On expiry, finds out which ranks
+ * never arrived at this step (what names it in messages), logs it on rank 0
+ * and returns FP_ETIMEOUT. Polls, so injected hangs and slow peers never
+ * block it beyond the deadline. */
+fp_status fp_world_wait(fp_world *w, MPI_Request *reqs, int n, const char *what);
+
+/* Barrier with the deadline. */
+fp_status fp_world_barrier(fp_world *w, const char *what);
+
+/* Allgather of fixed-size blocks with the deadline. */
+fp_status fp_world_allgather(fp_world *w, const void *mine, void *all, int bytes, const char *what);
+
+/* Gather every rank's rank info and samples to rank 0, which fills run's
+ * nodes, ranks and samples (run context strings are the caller's). Other
+ * ranks leave run untouched. */
+fp_status fp_world_gather_run(fp_world *w, const fp_rank_info *mine, const fp_sample *samples,
+                              size_t n, fp_run *run);
+
+/* "rank 2 (node n2)" into buf. */
+const char *fp_world_describe(const fp_world *w, int rank, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,86 @@
+/* Option parsing, value parsers, entity text forms, status table. */
+#include <stddef.h>
+#include <string.h>
+
+#include "check.h"
+#include "fleetprint/opts.h"
+#include "fleetprint/sample.h"
+
+typedef struct {
+    bool flag;
+    int n;
+    uint64_t bytes;
+    double secs;
+    const char *name;
+    fp_strlist list;
+    const char *pos;
+} cfg_t;
+
+static const fp_opt opts[] = {
+    {"flag", 0, FP_OPT_FLAG, offsetof(cfg_t, flag), NULL, "a flag"},
+    {"iters", 'n', FP_OPT_INT, offsetof(cfg_t, n), "20", "iterations"},
+    {"max-bytes", 'e', FP_OPT_BYTES, offsetof(cfg_t, bytes), "1M", "bytes"},
+    {"timeout", 0, FP_OPT_SECONDS, offsetof(cfg_t, secs), "30s", "deadline"},
+    {"name", 0, FP_OPT_STRING, offsetof(cfg_t, name), NULL, "a name"},
+    {"inject", 0, FP_OPT_LIST, offsetof(cfg_t, list), NULL, "repeatable"},
+    {"WORD", 0, FP_OPT_POSITIONAL, offsetof(cfg_t, pos), NULL, "a word"},
+    {0},
+};
+
+static fp_status parse(cfg_t *c, char *err, int argc, char **argv)
+{
+    memset(c, 0, sizeof *c);
+    return fp_opts_parse(opts, argc, argv, c, err, 256);
+}
+
+int main(void)
+{
+    cfg_t c;
+    char err[256];
+
+    char *a1[] = {"--flag", "-n", "5", "--max-bytes=16K", "--inject", "x", "--inject", "y", "w"};
+    CHECK(parse(&c, err, 9, a1) == FP_OK);
+    CHECK(c.flag && c.n == 5 && c.bytes == 16384 && c.secs == 30 && c.list.n == 2);
+    CHECK(strcmp(c.list.item[1], "y") == 0 && strcmp(c.pos, "w") == 0);
+
+    char *a2[] = {"--bogus"};
+    CHECK(parse(&c, err, 1, a2) == FP_EUSAGE && strstr(err, "'--bogus'"));
+    char *a3[] = {"-n", "abc"};
+    CHECK(parse(&c, err, 2, a3) == FP_EUSAGE && strstr(err, "'abc'"));
+    char *a4[] = {"--timeout"};
+    CHECK(parse(&c, err, 1, a4) == FP_EUSAGE && strstr(err, "--timeout"));
+    char *a5[] = {"--help"};
+    CHECK(parse(&c, err, 1, a5) == FP_EUSAGE && err[0] == 0);
+    char *a6[] = {"w", "extra"};
+    CHECK(parse(&c, err, 2, a6) == FP_EUSAGE && strstr(err, "'extra'"));
+
+    uint64_t b;
+    double s;
+    CHECK(fp_parse_bytes("4G", &b) && b == 4ull << 30);
+    CHECK(fp_parse_bytes("0", &b) && b == 0);
+    CHECK(!fp_parse_bytes("-1", &b) && !fp_parse_bytes("1.5", &b) && !fp_parse_bytes("3X", &b));
+    CHECK(fp_parse_seconds("250ms", &s) && s == 0.25);
+    CHECK(fp_parse_seconds("2m", &s) && s == 120);
+    CHECK(!fp_parse_seconds("soon", &s));
+
+    const char *forms[] = {"node:n0", "gpu:gpu-node-01/3", "link:n2~n5", "link:n0/0~n0/1",
+                           "rank:5@n1", "group:world"};
+    for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
+        fp_entity e;
+        char buf[160];
+        CHECK(fp_entity_parse(forms[i], &e));
+        CHECK(strcmp(fp_entity_format(&e, buf, sizeof buf), forms[i]) == 0);
+    }
+    const char *bad[] = {"n0", "gpu:n0", "gpu:n0/x", "link:n0", "rank:x@n0", "rank:1", "pod:x", "node:"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        fp_entity e;
+        CHECK(!fp_entity_parse(bad[i], &e));
+    }
+
+    CHECK(fp_status_exit_code(FP_OK) == 0 && fp_status_exit_code(FP_EFAIL) == 1);
+    CHECK(fp_status_exit_code(FP_EUSAGE) == 2 && fp_status_exit_code(FP_ENODEV) == 3);
+    CHECK(fp_status_exit_code(FP_ETIMEOUT) == 4);
+    CHECK(fp_status_worst(FP_EFAIL, FP_ETIMEOUT) == FP_ETIMEOUT);
+    CHECK(fp_status_worst(FP_OK, FP_EFAIL) == FP_EFAIL);
+    CHECK_DONE();
+}
