@@ -5,7 +5,7 @@
 #include "fleetprint/cli.h"
 #include "fleetprint/log.h"
 
-extern const fp_command fp_cmd_version;
+extern const fp_command fp_cmd_run, fp_cmd_version;
 
 static const fp_opt no_opts[] = {{0}};
 
@@ -19,7 +19,6 @@ static fp_status not_built(const void *config, fp_world *world)
     static const fp_command id = {.name = cmd, .summary = text, .opts = no_opts,           \
                                   .config_size = 1, .run = not_built}
 
-UNBUILT(cmd_run, "run", "run test suites and record samples (not built yet)");
 UNBUILT(cmd_preflight, "preflight", "quick checks before a job starts, then detect (not built yet)");
 UNBUILT(cmd_burnin, "burnin", "sustained stress with result checks and telemetry (not built yet)");
 UNBUILT(cmd_baseline, "baseline", "build baselines from stored runs (not built yet)");
@@ -30,7 +29,7 @@ UNBUILT(cmd_report, "report", "render stored results (not built yet)");
 UNBUILT(cmd_store, "store", "list, show, export, ingest, remove stored runs (not built yet)");
 
 const fp_command *const fp_commands[] = {
-    &cmd_run,      &cmd_preflight, &cmd_burnin, &cmd_baseline, &cmd_detect,     &cmd_whatif,
+    &fp_cmd_run,   &cmd_preflight, &cmd_burnin, &cmd_baseline, &cmd_detect,     &cmd_whatif,
     &cmd_admit,    &cmd_report,    &cmd_store,  &fp_cmd_version, NULL,
 };
 

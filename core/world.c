@@ -23,6 +23,7 @@ struct fp_world {
     MPI_Comm comm, ctrl;
     bool mpi_up;
     bool peer_lost;             /* a deadline expired: Finalize would hang */
+    char command[1024];
 };
 
 int fp_world_rank(const fp_world *w) { return w->rank; }
@@ -84,9 +85,9 @@ void fp_world_configure(fp_world *w, double timeout_s, bool verbose, bool quiet)
 
 /* ---- deadlines ---------------------------------------------------------------- */
 
-/* After a deadline expired: every rank that got here tells rank 0 which step
- * it was stuck in; rank 0 waits a short grace period and names the ranks
- * that never reported (they never arrived, or are gone). */
+/* After a deadline expired: every rank that got here reports to rank 0;
+ * rank 0 waits a short grace period and names the ranks that never reported
+ * (they never arrived, or are gone). */
 static void diagnose_timeout(fp_world *w, const char *what)
 {
     long mine = w->seq;
@@ -127,8 +128,8 @@ static void diagnose_timeout(fp_world *w, const char *what)
         }
         fp_sleep(1e-3);
     }
-    char missing[512] = "", behind[512] = "", one[96];
-    size_t nm = 0, nb = 0;
+    char missing[512] = "", one[96];
+    size_t nm = 0;
     int count = 0;
     for (int r = 1; r < w->size; r++) {
         if (!got[r]) {
@@ -137,9 +138,6 @@ static void diagnose_timeout(fp_world *w, const char *what)
             if (nm + 100 < sizeof missing)
                 nm += (size_t)snprintf(missing + nm, sizeof missing - nm, "%s%s", nm ? ", " : "",
                                        fp_world_describe(w, r, one, sizeof one));
-        } else if (seq[r] < mine && nb + 100 < sizeof behind) {
-            nb += (size_t)snprintf(behind + nb, sizeof behind - nb, "%s%s", nb ? ", " : "",
-                                   fp_world_describe(w, r, one, sizeof one));
         }
     }
     if (count)
@@ -148,8 +146,6 @@ static void diagnose_timeout(fp_world *w, const char *what)
     else
         fp_error("timeout after %.1f s in %s: every rank is alive but the step did not complete",
                  w->timeout, what);
-    if (nb)
-        fp_error("ranks still in an earlier step: %s", behind);
 done:
     free(seq);
     free(got);
@@ -177,6 +173,11 @@ fp_status fp_world_wait(fp_world *w, MPI_Request *reqs, int n, const char *what)
                 fp_sleep(now - start > 0.1 ? 1e-3 : 2e-5);
         }
     }
+    return fp_world_timed_out(w, what);
+}
+
+fp_status fp_world_timed_out(fp_world *w, const char *what)
+{
     diagnose_timeout(w, what);
     return FP_ETIMEOUT;
 }
@@ -314,6 +315,9 @@ fp_status fp_world_open(fp_world **out, int *argc, char ***argv)
     if (!w)
         return FP_ENOMEM;
     w->timeout = 60;
+    for (int i = 0, n = 0; i < *argc && n < (int)sizeof w->command - 1; i++)
+        n += snprintf(w->command + n, sizeof w->command - (size_t)n, "%s%s", i ? " " : "",
+                      (*argv)[i]);
     int provided;
     FP_CHECK_MPI(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
     w->mpi_up = true;
@@ -353,6 +357,26 @@ bool fp_world_close(fp_world *w, fp_status st)
     free(w->error);
     free(w);
     return must_abort;
+}
+
+fp_status fp_world_agree(fp_world *w, fp_status st)
+{
+    if (w->peer_lost)
+        return st;
+    /* reduce a key that orders by severity (as fp_status_worst does) and
+     * still carries the status itself */
+    int code = fp_status_exit_code(st);
+    int mine = (code == 5 ? 3 : code) * 64 + (int)st, worst = mine;
+    MPI_Request req;
+    if (MPI_Iallreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, w->comm, &req) != MPI_SUCCESS)
+        return FP_EMPI;
+    fp_status wst = fp_world_wait(w, &req, 1, "agreeing on the outcome");
+    return wst != FP_OK ? wst : (fp_status)(worst % 64);
+}
+
+const char *fp_world_command_line(const fp_world *w)
+{
+    return w->command;
 }
 
 /* ---- gathering a run ---------------------------------------------------------- */

@@ -23,6 +23,10 @@
     X(EINTERNAL, 4, "internal error")                                                      \
     X(EINTR, 5, "interrupted")
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum fp_status {
 #define FP__STATUS_ENUM(name, code, msg) FP_##name,
     FP_STATUS_MAP(FP__STATUS_ENUM)
@@ -48,6 +52,10 @@ fp_status fp_status_worst(fp_status a, fp_status b);
  * detail, log it on this rank, and return st. Used by the FP_CHECK macros. */
 fp_status fp__fail(fp_status st, const char *expr, const char *file, int line, const char *fmt,
                    ...) __attribute__((format(printf, 5, 6)));
+
+#ifdef __cplusplus
+}
+#endif
 
 /* Check macros: on failure set the local `st`, log with context, goto cleanup.
  * Every function using them declares `fp_status st = FP_OK;` and `cleanup:`. */

@@ -54,6 +54,10 @@ double fp_world_clock_error_max(const fp_world *w);
  * block it beyond the deadline. */
 fp_status fp_world_wait(fp_world *w, MPI_Request *reqs, int n, const char *what);
 
+/* For backends with their own waits (NCCL): after their deadline expired,
+ * name the ranks that never arrived, as fp_world_wait does; returns FP_ETIMEOUT. */
+fp_status fp_world_timed_out(fp_world *w, const char *what);
+
 /* Barrier with the deadline. */
 fp_status fp_world_barrier(fp_world *w, const char *what);
 
@@ -65,6 +69,13 @@ fp_status fp_world_allgather(fp_world *w, const void *mine, void *all, int bytes
  * ranks leave run untouched. */
 fp_status fp_world_gather_run(fp_world *w, const fp_rank_info *mine, const fp_sample *samples,
                               size_t n, fp_run *run);
+
+/* Every rank contributes its status; all get the worst one (deadline applies).
+ * Use before returning from a command so every rank exits alike. */
+fp_status fp_world_agree(fp_world *w, fp_status st);
+
+/* The command line this process was started with (for run contexts). */
+const char *fp_world_command_line(const fp_world *w);
 
 /* "rank 2 (node n2)" into buf. */
 const char *fp_world_describe(const fp_world *w, int rank, char *buf, size_t len);

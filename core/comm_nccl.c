@@ -1,0 +1,223 @@
+/* The nccl comm backend, bootstrapped over MPI: rank 0 makes the unique id,
+ * broadcasts it, each rank joins with its device (one GPU per local rank).
+ * Communicators are non-blocking, so every wait polls with the world's
+ * deadline and aborts the communicator on expiry. Plain C over nccl.h. */
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#include <stdlib.h>
+
+#include "fleetprint/comm.h"
+#include "fleetprint/cuda_kernels.h"
+#include "fleetprint/log.h"
+#include "fleetprint/timer.h"
+
+struct fp_comm {
+    fp_world *world;
+    ncclComm_t comm;
+    cudaStream_t stream;
+    float *scratch; /* one element, for barriers */
+    int rank, size;
+};
+
+struct fp_comm_req {
+    cudaEvent_t done;
+};
+
+#define FP_CHECK_NCCL(expr)                                                                \
+    do {                                                                                   \
+        ncclResult_t fp__r = (expr);                                                       \
+        if (fp__r != ncclSuccess && fp__r != ncclInProgress) {                             \
+            st = fp__fail(FP_ENCCL, #expr, __FILE__, __LINE__, "%s", ncclGetErrorString(fp__r)); \
+            goto cleanup;                                                                  \
+        }                                                                                  \
+    } while (0)
+
+/* Poll until the communicator has no operation in progress or the deadline. */
+static fp_status settle(fp_comm *c, const char *what)
+{
+    double deadline = fp_clock() + fp_world_timeout(c->world);
+    ncclResult_t state = ncclInProgress;
+    while (fp_clock() < deadline) {
+        if (ncclCommGetAsyncError(c->comm, &state) != ncclSuccess || state != ncclInProgress)
+            break;
+        fp_sleep(1e-4);
+    }
+    if (state == ncclSuccess)
+        return FP_OK;
+    if (state == ncclInProgress) {
+        ncclCommAbort(c->comm);
+        c->comm = NULL;
+        return fp_world_timed_out(c->world, what);
+    }
+    fp_error("NCCL error in %s: %s", what, ncclGetErrorString(state));
+    return FP_ENCCL;
+}
+
+static void nccl_close(fp_comm *c)
+{
+    if (!c)
+        return;
+    if (c->comm)
+        ncclCommDestroy(c->comm);
+    if (c->scratch)
+        cudaFree(c->scratch);
+    if (c->stream)
+        cudaStreamDestroy(c->stream);
+    free(c);
+}
+
+static fp_status nccl_open(fp_comm **out, fp_world *w, fp_device *dev)
+{
+    fp_status st = FP_OK;
+    ncclUniqueId id;
+    fp_comm *c = calloc(1, sizeof *c);
+    FP_CHECK_ALLOC(c);
+    c->world = w;
+    c->rank = fp_world_rank(w);
+    c->size = fp_world_size(w);
+    if (c->rank == 0)
+        FP_CHECK_NCCL(ncclGetUniqueId(&id));
+    MPI_Request req;
+    FP_CHECK_MPI(MPI_Ibcast(&id, (int)sizeof id, MPI_BYTE, 0, fp_world_comm(w), &req));
+    FP_CHECK(fp_world_wait(w, &req, 1, "NCCL bootstrap"));
+    FP_CHECK_CUDA(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+    FP_CHECK_CUDA(cudaMalloc((void **)&c->scratch, sizeof *c->scratch));
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    FP_CHECK_NCCL(ncclCommInitRankConfig(&c->comm, c->size, id, c->rank, &config));
+    FP_CHECK(settle(c, "NCCL communicator set-up"));
+cleanup:
+    if (st != FP_OK) {
+        nccl_close(c);
+        c = NULL;
+    }
+    *out = c;
+    return st;
+}
+
+static bool nccl_supports(fp_dtype t, fp_redop op)
+{
+    return t == FP_F32 || t == FP_F64 || t == FP_F16 || t == FP_BF16;
+}
+
+static ncclDataType_t nccl_type(fp_dtype t)
+{
+    switch (t) {
+    case FP_F64: return ncclFloat64;
+    case FP_F16: return ncclFloat16;
+    case FP_BF16: return ncclBfloat16;
+    default: return ncclFloat32;
+    }
+}
+
+static ncclRedOp_t nccl_op(fp_redop op)
+{
+    return op == FP_MAX ? ncclMax : op == FP_MIN ? ncclMin : ncclSum;
+}
+
+static fp_status nccl_start(fp_comm *c, const fp_coll_args *a, fp_comm_req **out)
+{
+    fp_status st = FP_OK;
+    fp_comm_req *q = calloc(1, sizeof *q);
+    FP_CHECK_ALLOC(q);
+    ncclDataType_t t = nccl_type(a->dtype);
+    size_t esz = fp_dtype_size(a->dtype);
+    switch (a->coll) {
+    case FP_ALLREDUCE:
+        FP_CHECK_NCCL(ncclAllReduce(a->send, a->recv, a->count, t, nccl_op(a->op), c->comm, c->stream));
+        break;
+    case FP_ALLGATHER: {
+        /* in place: the send block is this rank's slot of recv */
+        const void *send = a->send == a->recv ? (const char *)a->recv + (size_t)c->rank * a->count * esz : a->send;
+        FP_CHECK_NCCL(ncclAllGather(send, a->recv, a->count, t, c->comm, c->stream));
+        break;
+    }
+    case FP_REDUCE_SCATTER: {
+        void *recv = a->send == a->recv ? (char *)a->recv + (size_t)c->rank * a->count * esz : a->recv;
+        FP_CHECK_NCCL(ncclReduceScatter(a->send, recv, a->count, t, nccl_op(a->op), c->comm, c->stream));
+        break;
+    }
+    case FP_ALLTOALL:
+        FP_CHECK_NCCL(ncclGroupStart());
+        for (int p = 0; p < c->size; p++) {
+            FP_CHECK_NCCL(ncclSend((const char *)a->send + (size_t)p * a->count * esz, a->count, t, p, c->comm, c->stream));
+            FP_CHECK_NCCL(ncclRecv((char *)a->recv + (size_t)p * a->count * esz, a->count, t, p, c->comm, c->stream));
+        }
+        FP_CHECK_NCCL(ncclGroupEnd());
+        break;
+    case FP_BROADCAST:
+        FP_CHECK_NCCL(ncclBroadcast(a->send, a->recv, a->count, t, a->root, c->comm, c->stream));
+        break;
+    case FP_REDUCE:
+        FP_CHECK_NCCL(ncclReduce(a->send, a->recv, a->count, t, nccl_op(a->op), a->root, c->comm, c->stream));
+        break;
+    case FP_SENDRECV:
+        FP_CHECK_NCCL(ncclGroupStart());
+        FP_CHECK_NCCL(ncclSend(a->send, a->count, t, a->peer, c->comm, c->stream));
+        FP_CHECK_NCCL(ncclRecv(a->recv, a->count, t, a->recv_peer, c->comm, c->stream));
+        FP_CHECK_NCCL(ncclGroupEnd());
+        break;
+    case FP_BARRIER:
+        FP_CHECK_NCCL(ncclAllReduce(c->scratch, c->scratch, 1, ncclFloat32, ncclSum, c->comm, c->stream));
+        break;
+    default:
+        FP_FAIL(FP_EUNSUPPORTED, "collective %s is not supported by nccl", fp_coll_name(a->coll));
+    }
+    FP_CHECK_CUDA(cudaEventCreateWithFlags(&q->done, cudaEventDisableTiming));
+    FP_CHECK_CUDA(cudaEventRecord(q->done, c->stream));
+cleanup:
+    if (st != FP_OK && q) {
+        if (q->done)
+            cudaEventDestroy(q->done);
+        free(q);
+        q = NULL;
+    }
+    *out = q;
+    return st;
+}
+
+static fp_status nccl_test(fp_comm *c, fp_comm_req *q, bool *done)
+{
+    cudaError_t e = cudaEventQuery(q->done);
+    *done = e == cudaSuccess;
+    if (e != cudaSuccess && e != cudaErrorNotReady) {
+        fp_error("NCCL operation failed: %s", cudaGetErrorString(e));
+        return FP_ECUDA;
+    }
+    return FP_OK;
+}
+
+static fp_status nccl_wait(fp_comm *c, fp_comm_req *q, const char *what)
+{
+    fp_status st = FP_OK;
+    double deadline = fp_clock() + fp_world_timeout(c->world);
+    bool done = false;
+    while (st == FP_OK && !done) {
+        st = nccl_test(c, q, &done);
+        ncclResult_t async = ncclSuccess;
+        if (st == FP_OK && !done && ncclCommGetAsyncError(c->comm, &async) == ncclSuccess &&
+            async != ncclSuccess && async != ncclInProgress) {
+            fp_error("NCCL error in %s: %s", what, ncclGetErrorString(async));
+            st = FP_ENCCL;
+        }
+        if (st == FP_OK && !done && fp_clock() > deadline) {
+            ncclCommAbort(c->comm);
+            c->comm = NULL;
+            st = fp_world_timed_out(c->world, what);
+        }
+    }
+    cudaEventDestroy(q->done);
+    free(q);
+    return st;
+}
+
+const fp_comm_ops fp_comm_nccl = {
+    .name = "nccl",
+    .device_buffers = true,
+    .open = nccl_open,
+    .close = nccl_close,
+    .supports = nccl_supports,
+    .start = nccl_start,
+    .test = nccl_test,
+    .wait = nccl_wait,
+};

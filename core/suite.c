@@ -1,0 +1,240 @@
+/* The per-rank test context: backends, injections, sample emission, timed
+ * regions and collectives with deadlines, and the loop over selected tests. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fleetprint/log.h"
+#include "fleetprint/suite.h"
+#include "fleetprint/timer.h"
+
+/* ---- samples and timing ---------------------------------------------------------- */
+
+fp_status fp_emit(fp_ctx *ctx, const fp_test *t, const fp_metric *m, const fp_entity *e,
+                  uint64_t size, int iter, double value)
+{
+    fp_sample s;
+    fp_sample_make(&s, t->suite, t->name, m, e, size, iter, value, fp_world_now(ctx->world));
+    return fp_run_add(ctx->local, &s);
+}
+
+fp_status fp_timed_start(fp_ctx *ctx)
+{
+    return ctx->dev_ops->timer_start(ctx->dev);
+}
+
+fp_status fp_timed_stop(fp_ctx *ctx, double *seconds)
+{
+    fp_status st = ctx->dev_ops->timer_stop(ctx->dev, seconds);
+    if (st != FP_OK)
+        return st;
+    double now = fp_world_now(ctx->world);
+    double f = fp_inject_slow(ctx->inject, ctx->rank, now);
+    if (f > 1) {
+        /* the slow device really takes longer: peers waiting on it see it */
+        fp_sleep((f - 1) * *seconds);
+        *seconds *= f;
+    }
+    fp_inject_point(ctx->inject, ctx->rank, now);
+    return FP_OK;
+}
+
+fp_status fp_ctx_barrier(fp_ctx *ctx, const char *what)
+{
+    fp_inject_point(ctx->inject, ctx->rank, fp_world_now(ctx->world));
+    return fp_world_barrier(ctx->world, what);
+}
+
+fp_status fp_collective(fp_ctx *ctx, const fp_coll_args *a, const char *what)
+{
+    double t0 = fp_clock();
+    fp_inject_point(ctx->inject, ctx->rank, fp_world_now(ctx->world));
+    double slow = fp_inject_slow(ctx->inject, ctx->rank, fp_world_now(ctx->world));
+    if (slow > 1)
+        fp_sleep((slow - 1) * 1e-3); /* a straggler arrives late at every collective */
+    fp_comm_req *req = NULL;
+    fp_status st = ctx->comm_ops->start(ctx->comm, a, &req);
+    if (st != FP_OK)
+        return st;
+    st = ctx->comm_ops->wait(ctx->comm, req, what);
+    if (st == FP_OK && a->coll == FP_SENDRECV) {
+        /* an injected slow link: the exchange takes factor times as long */
+        double f = fp_inject_link(ctx->inject, ctx->rank, a->peer);
+        double g = fp_inject_link(ctx->inject, ctx->rank, a->recv_peer);
+        f = f > g ? f : g;
+        if (f > 1)
+            fp_sleep((f - 1) * (fp_clock() - t0));
+    }
+    return st;
+}
+
+/* ---- set-up --------------------------------------------------------------------- */
+
+static int default_threads(const fp_world *w)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int per = (int)(cores > 0 ? cores : 1) / fp_world_local_size(w);
+    return per > 0 ? per : 1;
+}
+
+fp_status fp_ctx_open(fp_ctx *ctx, const fp_config *cfg, fp_world *w, fp_inject_set *inject,
+                      fp_run *local)
+{
+    memset(ctx, 0, sizeof *ctx);
+    ctx->cfg = cfg;
+    ctx->world = w;
+    ctx->rank = fp_world_rank(w);
+    ctx->nranks = fp_world_size(w);
+    ctx->inject = inject;
+    ctx->local = local;
+    fp_world_configure(w, cfg->timeout, cfg->verbose, cfg->quiet);
+
+    char err[256];
+    fp_status st = fp_inject_parse(&cfg->inject, inject, err, sizeof err);
+    if (st == FP_OK)
+        st = fp_inject_validate(inject, ctx->nranks, err, sizeof err);
+    if (st != FP_OK && ctx->rank == 0)
+        fp_error("%s", err);
+    if (st == FP_OK && cfg->iters < 1) {
+        st = FP_EUSAGE;
+        if (ctx->rank == 0)
+            fp_error("--iters must be at least 1");
+    }
+    if (st == FP_OK)
+        st = fp_device_choose(cfg->device, &ctx->dev_ops);
+    st = fp_world_agree(w, st);
+    if (st != FP_OK)
+        return st;
+
+    int count = 0;
+    char why[64];
+    ctx->dev_ops->probe(&count, why, sizeof why);
+    int index = count > 0 ? fp_world_local_rank(w) % count : 0;
+    int threads = cfg->threads > 0 ? cfg->threads : default_threads(w);
+    st = ctx->dev_ops->open(&ctx->dev, index, threads);
+    if (st == FP_OK)
+        st = ctx->dev_ops->query(ctx->dev, &ctx->dev_info);
+    /* on the host backend each rank is one compute slot of its node */
+    ctx->self = fp_entity_gpu(fp_world_my_node(w), ctx->dev_ops == &fp_device_host
+                                                        ? fp_world_local_rank(w)
+                                                        : ctx->dev_info.index);
+    const char *want = cfg->comm;
+    if (strcmp(want, "auto") == 0)
+        want = ctx->dev_ops == &fp_device_host ? "mpi" : "nccl";
+    ctx->comm_ops = fp_comm_find(want);
+    if (st == FP_OK && !ctx->comm_ops) {
+        st = FP_EUSAGE;
+        if (ctx->rank == 0)
+            fp_error("unknown comm backend '%s' (choose auto, mpi or nccl)", want);
+    }
+    if (st == FP_OK && ctx->comm_ops->device_buffers && ctx->dev_ops == &fp_device_host) {
+        st = FP_EUSAGE;
+        if (ctx->rank == 0)
+            fp_error("comm backend %s needs --device cuda", want);
+    }
+    if (st == FP_OK)
+        st = ctx->comm_ops->open(&ctx->comm, w, ctx->dev);
+    st = fp_world_agree(w, st);
+    if (st == FP_OK)
+        fp_info("%d ranks on %d nodes; device %s (%s), comm %s, %d thread%s per rank; clock "
+                "offsets within %.1f us",
+                ctx->nranks, fp_world_nnodes(w), ctx->dev_ops->name, ctx->dev_info.model,
+                ctx->comm_ops->name, threads, threads == 1 ? "" : "s",
+                fp_world_clock_error_max(w) * 1e6);
+    return st;
+}
+
+void fp_ctx_close(fp_ctx *ctx)
+{
+    if (ctx->comm)
+        ctx->comm_ops->close(ctx->comm);
+    if (ctx->dev)
+        ctx->dev_ops->close(ctx->dev);
+    ctx->comm = NULL;
+    ctx->dev = NULL;
+}
+
+/* ---- the test loop ------------------------------------------------------------- */
+
+static bool selected(const fp_config *cfg, const fp_test *t)
+{
+    if (cfg->tests.n > 0) {
+        for (int i = 0; i < cfg->tests.n; i++)
+            if (strcmp(cfg->tests.item[i], t->name) == 0)
+                return true;
+        return false;
+    }
+    return strcmp(cfg->suite, "all") == 0 || strcmp(cfg->suite, t->suite) == 0;
+}
+
+fp_status fp_run_selected(fp_ctx *ctx)
+{
+    const fp_config *cfg = ctx->cfg;
+    /* every name given must exist, in the chosen suite */
+    for (int i = 0; i < cfg->tests.n; i++) {
+        bool known = false;
+        for (int k = 0; fp_tests[k]; k++)
+            known |= strcmp(fp_tests[k]->name, cfg->tests.item[i]) == 0;
+        if (!known) {
+            if (ctx->rank == 0)
+                fp_error("unknown test '%s' (see fleetprint run --help)", cfg->tests.item[i]);
+            return FP_EUSAGE;
+        }
+    }
+    bool suite_known = strcmp(cfg->suite, "all") == 0;
+    for (int k = 0; fp_tests[k]; k++)
+        suite_known |= strcmp(fp_tests[k]->suite, cfg->suite) == 0;
+    if (!suite_known) {
+        if (ctx->rank == 0)
+            fp_error("unknown suite '%s' (kernels, collectives, burnin or all)", cfg->suite);
+        return FP_EUSAGE;
+    }
+    fp_status st = FP_OK;
+    int ran = 0;
+    for (int k = 0; fp_tests[k] && st == FP_OK; k++) {
+        const fp_test *t = fp_tests[k];
+        if (!selected(cfg, t))
+            continue;
+        fp_info("test %s/%s: %s", t->suite, t->name, t->summary);
+        st = fp_ctx_barrier(ctx, t->name);
+        if (st == FP_OK)
+            st = t->run(ctx, t);
+        ran++;
+    }
+    if (st == FP_OK && ran == 0) {
+        if (ctx->rank == 0)
+            fp_error("no test selected in suite '%s'", cfg->suite);
+        st = FP_EUSAGE;
+    }
+    return st;
+}
+
+fp_status fp_ctx_gather(fp_ctx *ctx, fp_run *run)
+{
+    fp_rank_info mine;
+    memset(&mine, 0, sizeof mine);
+    mine.local_rank = fp_world_local_rank(ctx->world);
+    mine.dev = ctx->dev_ops == &fp_device_host ? -1 : ctx->dev_info.index;
+    snprintf(mine.model, sizeof mine.model, "%s", ctx->dev_info.model);
+    snprintf(mine.uuid, sizeof mine.uuid, "%s", ctx->dev_info.uuid);
+    snprintf(mine.pci_bus, sizeof mine.pci_bus, "%s", ctx->dev_info.pci_bus);
+    fp_status st = fp_world_gather_run(ctx->world, &mine, ctx->local->samples,
+                                       ctx->local->nsamples, run);
+    if (st != FP_OK || ctx->rank != 0)
+        return st;
+    snprintf(run->tag, sizeof run->tag, "%s", ctx->cfg->tag);
+    snprintf(run->command, sizeof run->command, "%s", fp_world_command_line(ctx->world));
+    snprintf(run->device_backend, sizeof run->device_backend, "%s", ctx->dev_ops->name);
+    snprintf(run->comm_backend, sizeof run->comm_backend, "%s", ctx->comm_ops->name);
+    snprintf(run->fleetprint_version, sizeof run->fleetprint_version, "%s", FP_VERSION);
+    snprintf(run->cuda_version, sizeof run->cuda_version, "%s", ctx->dev_info.runtime_version);
+    snprintf(run->driver_version, sizeof run->driver_version, "%s", ctx->dev_info.driver_version);
+    char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(mpi, &len);
+    mpi[strcspn(mpi, ",\n")] = 0;
+    snprintf(run->mpi_version, sizeof run->mpi_version, "%.63s", mpi);
+    fp_inject_describe(ctx->inject, run->injections, sizeof run->injections);
+    run->duration = fp_world_now(ctx->world);
+    return FP_OK;
+}

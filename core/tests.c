@@ -1,0 +1,11 @@
+/* The registry of tests, in the order a suite runs them. */
+#include <stddef.h>
+
+#include "fleetprint/suite.h"
+
+extern const fp_test fp_test_membw;
+
+const fp_test *const fp_tests[] = {
+    &fp_test_membw,
+    NULL,
+};

@@ -1,0 +1,42 @@
+#ifndef FLEETPRINT_CUDA_KERNELS_H
+#define FLEETPRINT_CUDA_KERNELS_H
+/* C-callable launchers of fleetprint's CUDA kernels (the .cu files in kernels/). Each
+ * launches one kernel built from the FP_HD element functions in hd.h on the
+ * given stream, checks the launch, and returns a status. Plain C. */
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+
+#include "fleetprint/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* x[i] = v for i < n. */
+fp_status fp_k_fill(double *x, size_t n, double v, cudaStream_t stream);
+
+/* dst[i] = fp_stream_elem(op, x[i], y[i], s) for i < n (y may be NULL for copy, scale). */
+fp_status fp_k_stream(int op, double *dst, const double *x, const double *y, double s, size_t n,
+                      cudaStream_t stream);
+
+/* *count (device memory, not zeroed here) += number of i < n with
+ * fp_elem_wrong(x[i], expect, tol). */
+fp_status fp_k_count_wrong(const double *x, size_t n, double expect, double tol,
+                           unsigned long long *count, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* Check a CUDA runtime call: log expression, error string, node, rank and
+ * file:line, set st and goto cleanup. */
+#define FP_CHECK_CUDA(expr)                                                                \
+    do {                                                                                   \
+        cudaError_t fp__e = (expr);                                                        \
+        if (fp__e != cudaSuccess) {                                                        \
+            st = fp__fail(FP_ECUDA, #expr, __FILE__, __LINE__, "%s", cudaGetErrorString(fp__e)); \
+            goto cleanup;                                                                  \
+        }                                                                                  \
+    } while (0)
+
+#endif

@@ -1,0 +1,140 @@
+#ifndef FLEETPRINT_SUITE_H
+#define FLEETPRINT_SUITE_H
+/* Test suites: the shared config of the commands that measure (run,
+ * preflight, burnin), the per-rank context a test runs in, and the registry
+ * of tests as const descriptors driven by one loop. */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fleetprint/comm.h"
+#include "fleetprint/device.h"
+#include "fleetprint/inject.h"
+#include "fleetprint/opts.h"
+#include "fleetprint/sample.h"
+#include "fleetprint/world.h"
+
+typedef struct fp_config {
+    const char *suite;          /* kernels, collectives, burnin, all */
+    fp_strlist tests;           /* --test NAME: only these */
+    const char *device;         /* auto, host, cuda */
+    const char *comm;           /* auto, mpi, nccl */
+    int threads;                /* host worker threads per rank; 0 = cores / local ranks */
+    uint64_t min_bytes, max_bytes;
+    double step_factor;
+    int iters, warmup;
+    int check;                  /* verify results (1) or not (0) */
+    uint64_t array_bytes;       /* membw: bytes per array */
+    const char *pairs;          /* link sweep: all, ring, k=K, random=K */
+    double timeout;             /* deadline of every blocking step */
+    fp_strlist inject;
+    const char *tag;
+    const char *json;           /* "-" for stdout */
+    const char *store;
+    const char *junit;
+    bool verbose, quiet;
+    double duration, interval;  /* burnin */
+    double memory_fraction;
+} fp_config;
+
+/* Option rows shared by run, preflight and burnin. */
+#define FP_SUITE_OPTS                                                                      \
+    {"suite", 's', FP_OPT_STRING, offsetof(fp_config, suite), "kernels",                   \
+     "suite to run: kernels, collectives, burnin or all"},                                 \
+        {"test", 't', FP_OPT_LIST, offsetof(fp_config, tests), NULL,                       \
+         "run only this test (repeatable)"},                                               \
+        {"device", 0, FP_OPT_STRING, offsetof(fp_config, device), "auto",                  \
+         "device backend: auto, host or cuda"},                                            \
+        {"comm", 0, FP_OPT_STRING, offsetof(fp_config, comm), "auto",                      \
+         "comm backend: auto (nccl with cuda, else mpi), mpi or nccl"},                    \
+        {"threads", 0, FP_OPT_INT, offsetof(fp_config, threads), "0",                      \
+         "host threads per rank (0: cores / ranks per node)"},                             \
+        {"min-bytes", 'b', FP_OPT_BYTES, offsetof(fp_config, min_bytes), "1M",             \
+         "smallest message size"},                                                         \
+        {"max-bytes", 'e', FP_OPT_BYTES, offsetof(fp_config, max_bytes), "16M",            \
+         "largest message size"},                                                          \
+        {"step-factor", 'f', FP_OPT_DOUBLE, offsetof(fp_config, step_factor), "2",         \
+         "size multiplier between steps"},                                                 \
+        {"iters", 'n', FP_OPT_INT, offsetof(fp_config, iters), "20", "timed iterations"},  \
+        {"warmup-iters", 'w', FP_OPT_INT, offsetof(fp_config, warmup), "5",                \
+         "untimed warm-up iterations"},                                                    \
+        {"check", 'c', FP_OPT_INT, offsetof(fp_config, check), "1",                        \
+         "verify results: 1 yes, 0 no"},                                                   \
+        {"array-size", 0, FP_OPT_BYTES, offsetof(fp_config, array_bytes), "64M",           \
+         "membw: bytes per array"},                                                        \
+        {"pairs", 0, FP_OPT_STRING, offsetof(fp_config, pairs), "all",                     \
+         "link sweep pairs: all, ring, k=K or random=K"},                                  \
+        {"timeout", 0, FP_OPT_SECONDS, offsetof(fp_config, timeout), "120s",               \
+         "deadline of every blocking step"},                                               \
+        {"inject", 0, FP_OPT_LIST, offsetof(fp_config, inject), NULL,                      \
+         "inject a fault (repeatable; see README)"},                                       \
+        {"tag", 0, FP_OPT_STRING, offsetof(fp_config, tag), "adhoc", "tag of the run"},    \
+        {"json", 0, FP_OPT_STRING, offsetof(fp_config, json), NULL,                        \
+         "write the run as JSON to FILE ('-' for stdout)"},                                \
+        {"store", 0, FP_OPT_STRING, offsetof(fp_config, store), NULL,                      \
+         "append the run to this HDF5 store"},                                             \
+        {"junit", 0, FP_OPT_STRING, offsetof(fp_config, junit), NULL,                      \
+         "write a JUnit XML report to FILE"},                                              \
+        {"verbose", 'v', FP_OPT_FLAG, offsetof(fp_config, verbose), NULL,                  \
+         "log from every rank"},                                                           \
+        {"quiet", 'q', FP_OPT_FLAG, offsetof(fp_config, quiet), NULL, "only warnings and errors"}
+
+/* Everything a test needs on one rank. */
+typedef struct fp_ctx {
+    const fp_config *cfg;
+    fp_world *world;
+    int rank, nranks;
+    const fp_inject_set *inject;
+    const fp_device_ops *dev_ops;
+    fp_device *dev;
+    fp_device_info dev_info;
+    const fp_comm_ops *comm_ops;
+    fp_comm *comm;
+    fp_entity self;      /* this rank's device: gpu:<node>/<index> */
+    fp_run *local;       /* this rank's samples, gathered to rank 0 at the end */
+    long long wrong;     /* wrong results found on this rank so far */
+} fp_ctx;
+
+typedef struct fp_test fp_test;
+struct fp_test {
+    const char *suite;
+    const char *name;
+    const char *summary;
+    /* Run on every rank; emits samples into ctx->local, counts wrong results
+     * in ctx->wrong. Returns FP_OK unless the test could not run. */
+    fp_status (*run)(fp_ctx *ctx, const fp_test *self);
+};
+
+/* Registry, NULL-terminated. */
+extern const fp_test *const fp_tests[];
+
+/* Record a sample of this rank, stamped with the common clock. */
+fp_status fp_emit(fp_ctx *ctx, const fp_test *t, const fp_metric *m, const fp_entity *e,
+                  uint64_t size, int iter, double value);
+
+/* Timed device region. stop waits for the work, applies an injected slowdown
+ * (the region then takes factor times as long, really) and is an injection
+ * point for hangs and crashes. */
+fp_status fp_timed_start(fp_ctx *ctx);
+fp_status fp_timed_stop(fp_ctx *ctx, double *seconds);
+
+/* Run one collective to completion with the deadline: injection point, an
+ * injected slow rank arrives late, an injected slow link between the
+ * sendrecv peers stretches the transfer. Returns the status of the wait. */
+fp_status fp_collective(fp_ctx *ctx, const fp_coll_args *a, const char *what);
+
+/* Barrier with the deadline; an injection point. */
+fp_status fp_ctx_barrier(fp_ctx *ctx, const char *what);
+
+/* Set up a context: parse injections, choose and open the backends. All
+ * ranks return the same status. On error logs one line (rank 0 for usage). */
+fp_status fp_ctx_open(fp_ctx *ctx, const fp_config *cfg, fp_world *w, fp_inject_set *inject,
+                      fp_run *local);
+void fp_ctx_close(fp_ctx *ctx);
+
+/* Run the tests cfg selects (suite and --test), in registry order. */
+fp_status fp_run_selected(fp_ctx *ctx);
+
+/* Gather the local samples into run on rank 0 and fill its context. */
+fp_status fp_ctx_gather(fp_ctx *ctx, fp_run *run);
+
+#endif

@@ -1,0 +1,64 @@
+/* Console summary of a run: one row per metric key. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fleetprint/report.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    const fp_sample *x = *(const fp_sample *const *)a, *y = *(const fp_sample *const *)b;
+    int c = strcmp(x->suite, y->suite);
+    if (!c)
+        c = strcmp(x->test, y->test);
+    if (!c)
+        c = strcmp(x->metric, y->metric);
+    if (!c)
+        c = (x->size > y->size) - (x->size < y->size);
+    return c;
+}
+
+/* Rows summarise summary samples (iter -1) where a key has them, else all. */
+void fp_report_console(FILE *out, const fp_run *run)
+{
+    size_t n = run->nsamples;
+    const fp_sample **idx = malloc((n ? n : 1) * sizeof *idx);
+    double *vals = malloc((n ? n : 1) * sizeof *vals);
+    if (!idx || !vals) {
+        free(idx);
+        free(vals);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        idx[i] = &run->samples[i];
+    qsort(idx, n, sizeof *idx, cmp_key);
+    fprintf(out, "%-34s %10s %6s %12s %12s %12s  %s\n", "# metric", "size", "count", "min",
+            "median", "max", "unit");
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        bool any_summary = false;
+        while (j < n && cmp_key(&idx[i], &idx[j]) == 0)
+            any_summary |= idx[j++]->iter < 0;
+        size_t m = 0;
+        for (size_t k = i; k < j; k++)
+            if (!any_summary || idx[k]->iter < 0)
+                vals[m++] = idx[k]->value;
+        qsort(vals, m, sizeof *vals, cmp_double);
+        const fp_sample *s = idx[i];
+        char key[96];
+        snprintf(key, sizeof key, "%s/%s %s", s->suite, s->test, s->metric);
+        double med = m % 2 ? vals[m / 2] : 0.5 * (vals[m / 2 - 1] + vals[m / 2]);
+        fprintf(out, "%-34s %10llu %6zu %12.4g %12.4g %12.4g  %s (%s is better)\n", key,
+                (unsigned long long)s->size, m, vals[0], med, vals[m - 1], s->unit,
+                s->better == FP_BETTER_LOWER ? "lower" : "higher");
+        i = j;
+    }
+    free(idx);
+    free(vals);
+}
