@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Configure and build with FLEETPRINT_CUDA=ON, so every .cu file compiles and
+# the cuda and nccl backends link (no GPU is needed to build).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmake -S . -B build-cuda -DFLEETPRINT_CUDA=ON -DFLEETPRINT_WERROR=ON >/dev/null
+cmake --build build-cuda -j"$(nproc)"
+build-cuda/fleetprint version | grep -q 'device backends: host cuda'
+nm -C build-cuda/fleetprint | grep -q ncclCommInitRankConfig
+echo "cuda build: ok (cuda and nccl backends linked)"
