@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build-cuda -DFLEETPRINT_CUDA=ON -DFLEETPRINT_WERROR=ON >/dev/null
 cmake --build build-cuda -j"$(nproc)"
-build-cuda/fleetprint version | grep -q 'device backends: host cuda'
-nm -C build-cuda/fleetprint | grep -q ncclCommInitRankConfig
+version=$(build-cuda/fleetprint version)
+symbols=$(nm build-cuda/fleetprint)
+grep -q 'device backends: host cuda' <<<"$version"
+grep -q 'fp_comm_nccl' <<<"$symbols" && grep -q 'ncclCommInitRankConfig' <<<"$symbols"
 echo "cuda build: ok (cuda and nccl backends linked)"
