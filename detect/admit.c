@@ -695,7 +695,7 @@ static void keep_candidate(cand *best, const int *a, double cost, int N)
 static long search_iters(int N)
 {
     long it = 40L * N;
-    return it < 20000 ? 20000 : it > 400000 ? 400000 : it;
+    return it < 5000 ? 5000 : it > 400000 ? 400000 : it;
 }
 
 static fp_status place_topo(const fp_topology *t, const fp_admit_shape *shape, const pool *p,

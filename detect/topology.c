@@ -388,11 +388,11 @@ static fp_status build_tree(fp_topology *t, pctx *c)
             char path[512];
             size_t n = (size_t)snprintf(path, sizeof path, "%s", t->sw[x].name);
             for (int y = t->sw[x].parent; n < sizeof path; y = t->sw[y].parent) {
-                n += (size_t)snprintf(path + n, sizeof path - n, " -> %s", t->sw[y].name);
+                n += (size_t)snprintf(path + n, sizeof path - n, " <- %s", t->sw[y].name);
                 if (y == x)
                     break;
             }
-            st = lerr(c, t->sw[x].parent_line, "switches form a cycle: %s", path);
+            st = lerr(c, t->sw[x].parent_line, "switches form a cycle (each one listed by the next): %s", path);
         }
     }
     free(seen);
