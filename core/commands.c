@@ -6,6 +6,7 @@
 #include "fleetprint/log.h"
 
 extern const fp_command fp_cmd_version;
+extern const fp_command fp_cmd_whatif;
 
 static const fp_opt no_opts[] = {{0}};
 
@@ -24,13 +25,12 @@ UNBUILT(cmd_preflight, "preflight", "quick checks before a job starts, then dete
 UNBUILT(cmd_burnin, "burnin", "sustained stress with result checks and telemetry (not built yet)");
 UNBUILT(cmd_baseline, "baseline", "build baselines from stored runs (not built yet)");
 UNBUILT(cmd_detect, "detect", "verdicts for a stored run (not built yet)");
-UNBUILT(cmd_whatif, "whatif", "what-if straggler analysis of a training trace (not built yet)");
 UNBUILT(cmd_admit, "admit", "topology-aware choice of nodes for a job (not built yet)");
 UNBUILT(cmd_report, "report", "render stored results (not built yet)");
 UNBUILT(cmd_store, "store", "list, show, export, ingest, remove stored runs (not built yet)");
 
 const fp_command *const fp_commands[] = {
-    &cmd_run,      &cmd_preflight, &cmd_burnin, &cmd_baseline, &cmd_detect,     &cmd_whatif,
+    &cmd_run,      &cmd_preflight, &cmd_burnin, &cmd_baseline, &cmd_detect,     &fp_cmd_whatif,
     &cmd_admit,    &cmd_report,    &cmd_store,  &fp_cmd_version, NULL,
 };
 
