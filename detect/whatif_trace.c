@@ -91,14 +91,13 @@ static bool parse_double_span(const char *s, size_t len, double *out)
     return true;
 }
 
-/* Read a whole file into a NUL-terminated buffer. */
+/* Read a whole file into a NUL-terminated buffer. A file that cannot be
+ * opened is bad input (the user named it); a failing read is FP_EIO. */
 static fp_status slurp(const char *path, char **buf, size_t *len)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) {
-        fp_error("%s: cannot open: %s", path, strerror(errno));
-        return FP_EIO;
-    }
+    if (!f)
+        return fp__wi_bad("%s: cannot open: %s", path, strerror(errno));
     fp_status st = FP_OK;
     char *b = NULL;
     size_t cap = 1 << 16, n = 0;

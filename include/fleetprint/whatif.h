@@ -82,7 +82,8 @@ typedef struct fp_wi_trace fp_wi_trace;
  * Known keys: trial_name, run_id, dp_size, pp_size, tp_size, dsp_size,
  * vpp_size, world_size; sizes default to 1, world_size to the product
  * dp*pp*tp*dsp. Unknown keys are ignored with a warning. On error logs one line
- * naming the file, line and key and returns FP_EINPUT (FP_EIO if unreadable). */
+ * naming the file, line and key and returns FP_EINPUT (also when the file
+ * cannot be opened; FP_EIO when reading fails). */
 fp_status fp_wi_meta_load(const char *path, fp_wi_meta *out);
 
 /* Check a meta record on its own: sizes positive and world_size equal to
@@ -93,7 +94,8 @@ fp_status fp_wi_meta_check(const fp_wi_meta *meta, const char *source);
  * optype, start_ts, duration, seq_id, mc, mb_id, gmc in any order (extra
  * columns are ignored), then one row per op. On success *out owns the trace
  * (free with fp_wi_trace_free). On a bad file logs one line naming the file,
- * line and field and returns FP_EINPUT (FP_EIO when unreadable); *out is NULL. */
+ * line and field and returns FP_EINPUT (also when the file cannot be opened;
+ * FP_EIO when reading fails); *out is NULL. */
 fp_status fp_wi_trace_load_csv(const char *path, fp_wi_trace **out);
 
 /* Build a trace from n in-memory rows (copied), e.g. per-rank timings that
