@@ -969,14 +969,23 @@ static void mix_cost(const wi_work *w, const bool *op_mask, const bool *worker_m
                      const double *a, const double *b, double *out)
 {
     const wi_model *m = w->m;
+    const size_t ni = (size_t)m->ninst;
     for (int v = 0; v < m->nops; v++) {
-        size_t off = (size_t)v * m->ninst;
-        bool opsel = !op_mask || op_mask[v];
-        for (int i = 0; i < m->ninst; i++) {
-            bool sel = opsel && (!worker_mask ||
-                                 worker_mask[m->ops[v].stage * m->dp + i % m->dp]);
-            out[off + i] = sel ? a[off + i] : b[off + i];
+        size_t off = (size_t)v * ni;
+        if (op_mask && !op_mask[v]) {
+            if (out != b)
+                memcpy(out + off, b + off, ni * sizeof *out);
+            continue;
         }
+        if (!worker_mask) {
+            if (out != a)
+                memcpy(out + off, a + off, ni * sizeof *out);
+            continue;
+        }
+        const bool *wm = worker_mask + (size_t)m->ops[v].stage * m->dp;
+        for (size_t i = 0; i < ni; i += (size_t)m->dp)
+            for (int d = 0; d < m->dp; d++)
+                out[off + i + d] = wm[d] ? a[off + i + d] : b[off + i + d];
     }
 }
 

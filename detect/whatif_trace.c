@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,24 +59,31 @@ fp_status fp__wi_bad(const char *fmt, ...)
 /* Parse [s, s+len) as a whole base-10 int. */
 static bool parse_int_span(const char *s, size_t len, int *out)
 {
-    char buf[32];
-    if (len == 0 || len >= sizeof buf)
+    size_t i = 0;
+    bool neg = false;
+    if (len && (s[0] == '-' || s[0] == '+')) {
+        neg = s[0] == '-';
+        i = 1;
+    }
+    if (i == len || len - i > 10)
         return false;
-    memcpy(buf, s, len);
-    buf[len] = 0;
-    char *end;
-    errno = 0;
-    long v = strtol(buf, &end, 10);
-    if (errno || *end || v < INT_MIN || v > INT_MAX)
+    long long v = 0;
+    for (; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        v = v * 10 + (s[i] - '0');
+    }
+    v = neg ? -v : v;
+    if (v < INT_MIN || v > INT_MAX)
         return false;
     *out = (int)v;
     return true;
 }
 
-/* Parse [s, s+len) as a whole finite double. */
-static bool parse_double_span(const char *s, size_t len, double *out)
+/* Slow but exact path: strtod on a NUL-terminated copy. */
+static bool parse_double_strtod(const char *s, size_t len, double *out)
 {
-    char buf[64];
+    char buf[128];
     if (len == 0 || len >= sizeof buf)
         return false;
     memcpy(buf, s, len);
@@ -88,6 +96,51 @@ static bool parse_double_span(const char *s, size_t len, double *out)
     if (*end || !isfinite(v))
         return false;
     *out = v;
+    return true;
+}
+
+/* Parse [s, s+len) as a whole finite double. Plain decimals (the trace's
+ * timestamps) take a fast path: up to 19 significant digits scaled by an exact
+ * power of ten, within about one ulp of strtod; anything else goes to strtod. */
+static bool parse_double_span(const char *s, size_t len, double *out)
+{
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    size_t i = 0;
+    bool neg = false;
+    if (len && (s[0] == '-' || s[0] == '+')) {
+        neg = s[0] == '-';
+        i = 1;
+    }
+    uint64_t mant = 0;
+    int digits = 0, frac = 0;
+    bool any = false, dot = false;
+    for (; i < len; i++) {
+        char c = s[i];
+        if (c >= '0' && c <= '9') {
+            any = true;
+            if (mant == 0 && c == '0') {
+                frac += dot; /* leading zeros carry no significant digit */
+                continue;
+            }
+            if (digits >= 19)
+                return parse_double_strtod(s, len, out);
+            mant = mant * 10 + (uint64_t)(c - '0');
+            digits++;
+            frac += dot;
+        } else if (c == '.' && !dot) {
+            dot = true;
+        } else {
+            return parse_double_strtod(s, len, out); /* exponent, inf, nan, junk */
+        }
+    }
+    if (!any)
+        return false;
+    if (frac > 22)
+        return parse_double_strtod(s, len, out);
+    double v = (double)mant / pow10[frac];
+    *out = neg ? -v : v;
     return true;
 }
 
