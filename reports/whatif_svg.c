@@ -70,9 +70,10 @@ fp_status fp_wi_write_heatmap_svg(const fp_wi_result *r, const char *path)
     double cw = 900.0 / dp, ch = 600.0 / pp;
     cw = cw > 64 ? 64 : cw < 6 ? 6 : cw;
     ch = ch > 40 ? 40 : ch < 6 ? 6 : ch;
-    const double left = 70, topm = 70;
+    const double left = 70, topm = 84;
     const double gw = cw * dp, gh = ch * pp;
-    const double width = left + gw + 100, height = topm + gh + 50;
+    /* wide enough for the title lines whatever the grid */
+    const double width = left + gw + 100 > 480 ? left + gw + 100 : 480, height = topm + gh + 50;
     bool annotate = cw >= 36 && ch >= 16;
     bool attributed = r->blocking[FP_WI_BY_DP_RANK].done;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -83,10 +84,12 @@ fp_status fp_wi_write_heatmap_svg(const fp_wi_result *r, const char *path)
     fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
     fprintf(f, "<text x=\"%.0f\" y=\"22\" font-size=\"14\">", left);
     xml_text(f, r->meta.trial_name);
-    fprintf(f, ": straggler slowdown S = %.3f, per-worker S_w = min(S_dp, S_stage)</text>\n",
-            r->blocking_slowdown);
+    fprintf(f, ": straggler slowdown S = %.3f</text>\n", r->blocking_slowdown);
+    fprintf(f, "<text x=\"%.0f\" y=\"38\" font-size=\"11\" fill=\"#555\">cells: per-worker "
+               "slowdown S_w = min(S_dp, S_stage)</text>\n",
+            left);
     if (!attributed)
-        fprintf(f, "<text x=\"%.0f\" y=\"40\">S is below the attribution threshold: no "
+        fprintf(f, "<text x=\"%.0f\" y=\"54\">S is below the attribution threshold: no "
                    "per-worker attribution</text>\n",
                 left);
     fprintf(f, "<g id=\"cells\">\n");
