@@ -3,9 +3,10 @@
 
 #include "fleetprint/suite.h"
 
-extern const fp_test fp_test_membw;
+extern const fp_test fp_test_membw, fp_test_gemm;
 
 const fp_test *const fp_tests[] = {
     &fp_test_membw,
+    &fp_test_gemm,
     NULL,
 };
