@@ -3,10 +3,11 @@
 
 #include "fleetprint/suite.h"
 
-extern const fp_test fp_test_membw, fp_test_gemm;
+extern const fp_test fp_test_membw, fp_test_gemm, fp_test_fused;
 
 const fp_test *const fp_tests[] = {
     &fp_test_membw,
     &fp_test_gemm,
+    &fp_test_fused,
     NULL,
 };

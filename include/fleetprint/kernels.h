@@ -165,6 +165,18 @@ static inline FP_HD void fp_rs_route(uint64_t t, uint64_t j, uint64_t n, uint64_
     *offset = (chunk * rows + tc % rows) * n + j;
 }
 
+/* The all-gather + GEMM pattern: rank r holds tokens r * m / nranks ... of
+ * an m-token X; gathered chunk by chunk (chunks of mc tokens, each rank
+ * contributing its next mc / nranks), position t of the gathered X holds
+ * the token this returns. */
+static inline FP_HD uint64_t fp_ag_source(uint64_t t, uint64_t mc, int nranks, uint64_t m)
+{
+    uint64_t rows = mc / (uint64_t)nranks;
+    uint64_t chunk = t / mc, tc = t % mc;
+    uint64_t owner = tc / rows;
+    return owner * (m / (uint64_t)nranks) + chunk * rows + tc % rows;
+}
+
 /* ---- C API (not for .cu files) --------------------------------------------------- */
 #ifndef __CUDACC__
 #include <stdbool.h>

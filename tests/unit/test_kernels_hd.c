@@ -122,6 +122,29 @@ static void test_rs_route(void)
     CHECK(ep[owner][off] == fp_fused_expect(13, 5, K, R * (R + 1) / 2));
 }
 
+/* All-gather in chunks: every token lands exactly once, in a position the
+ * emulated gather agrees with. */
+static void test_ag_source(void)
+{
+    enum { R = 4, M = 48, MC = 12 };
+    int hits[M] = {0};
+    uint64_t rows = MC / R;
+    for (uint64_t t = 0; t < M; t++) {
+        uint64_t src = fp_ag_source(t, MC, R, M);
+        CHECK(src < M);
+        if (src < M)
+            hits[src]++;
+        /* emulate: chunk c, block q = rank q's local rows c*rows.. */
+        uint64_t c = t / MC, q = (t % MC) / rows, l = c * rows + t % rows;
+        CHECK(src == q * (M / R) + l);
+    }
+    for (int i = 0; i < M; i++)
+        CHECK(hits[i] == 1);
+    /* one chunk: the plain all-gather order */
+    for (uint64_t t = 0; t < M; t++)
+        CHECK(fp_ag_source(t, M, R, M) == t);
+}
+
 static void test_flux_and_lists(void)
 {
     CHECK_NEAR(fp_flux_ect(12.0, 10.0), 2.0, 1e-12);
@@ -177,6 +200,7 @@ int main(void)
     test_minifloat();
     test_bounds();
     test_rs_route();
+    test_ag_source();
     test_flux_and_lists();
     test_pack();
     CHECK_DONE();
