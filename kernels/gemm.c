@@ -56,8 +56,11 @@ static fp_status verify(fp_ctx *ctx, fp_gemm_type t, size_t *wrong)
     FP_CHECK_ALLOC(hc);
     FP_CHECK_ALLOC(ta);
     FP_CHECK_ALLOC(tb);
-    for (size_t i = 0; i < na; i++)
-        ha[i] = fp_gemm_input(11, i);
+    /* A (m x k) column-major; for fp8 the device takes it transposed */
+    for (size_t i = 0; i < na; i++) {
+        size_t row = i % VM, col = i / VM;
+        ha[t == FP_GEMM_FP8 ? row * VK + col : i] = fp_gemm_input(11, i);
+    }
     for (size_t i = 0; i < nb; i++)
         hb[i] = fp_gemm_input(23, i);
     FP_CHECK(d->alloc(ctx->dev, na * fp_gemm_in_size(t), &da));
@@ -65,7 +68,7 @@ static fp_status verify(fp_ctx *ctx, fp_gemm_type t, size_t *wrong)
     FP_CHECK(d->alloc(ctx->dev, nc * fp_gemm_out_size(t), &dc));
     FP_CHECK(fp_gemm_upload(ctx, t, ha, na, da));
     FP_CHECK(fp_gemm_upload(ctx, t, hb, nb, db));
-    FP_CHECK(d->gemm(ctx->dev, t, VM, VN, VK, da, VM, db, VK, dc, VM));
+    FP_CHECK(d->gemm(ctx->dev, t, VM, VN, VK, da, t == FP_GEMM_FP8 ? VK : VM, db, VK, dc, VM));
     FP_CHECK(d->sync(ctx->dev));
     if (fp_inject_bitflip(ctx->inject, ctx->rank, fp_world_now(ctx->world)))
         FP_CHECK(flip_result(ctx, t, dc, nc / 2 + VM / 3));
@@ -78,7 +81,8 @@ static fp_status verify(fp_ctx *ctx, fp_gemm_type t, size_t *wrong)
         for (int i = 0; i < VM; i++) {
             double ref = 0, sumabs = 0;
             for (int l = 0; l < VK; l++) {
-                double a = fp_gemm_unpack(t, ta, (size_t)l * VM + (size_t)i);
+                size_t ai = t == FP_GEMM_FP8 ? (size_t)i * VK + (size_t)l : (size_t)l * VM + (size_t)i;
+                double a = fp_gemm_unpack(t, ta, ai);
                 double b = fp_gemm_unpack(t, tb, (size_t)j * VK + (size_t)l);
                 ref += a * b;
                 sumabs += fabs(a * b);

@@ -72,7 +72,9 @@ typedef struct fp_device_ops {
     /* Whether gemm runs type t on this device (false, not an error, when not). */
     bool (*gemm_supports)(fp_device *d, fp_gemm_type t);
     /* C = A * B, column-major: A m x k (lda >= m), B k x n (ldb >= k), C m x n
-     * (ldc >= m), all in device memory, types as fp_gemm_type says. Enqueued in
+     * (ldc >= m), all in device memory, types as fp_gemm_type says; for
+     * FP_GEMM_FP8 A is given transposed, k x m with lda >= k (the only layout
+     * fp8 tensor-core kernels take). Enqueued in
      * stream order (the host backend returns when done). FP_EUNSUPPORTED for a
      * type gemm_supports rejects. */
     fp_status (*gemm)(fp_device *d, fp_gemm_type t, int m, int n, int k, const void *a, int lda,
