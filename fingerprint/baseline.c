@@ -230,6 +230,8 @@ typedef struct runsets {
     size_t bufcap;
     uint32_t *off, *member; /* set i: member[off[i] .. off[i+1]) */
     size_t nsets, offcap, nmember, memcap;
+    uint32_t *sorted;       /* scratch */
+    size_t sortcap;
 } runsets;
 
 static fp_status grow_u32(uint32_t **p, size_t *cap, size_t need)
@@ -247,9 +249,21 @@ static fp_status grow_u32(uint32_t **p, size_t *cap, size_t need)
     return FP_OK;
 }
 
-/* The set id of the distinct values of runs[0..n) (sorted). */
-static fp_status runset_id(runsets *rs, const uint32_t *runs, size_t n, uint32_t *id)
+static int cmp_u32(const void *a, const void *b)
 {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (int)(x > y) - (int)(x < y);
+}
+
+/* The set id of the distinct values of runs[0..n) (any order). */
+static fp_status runset_id(runsets *rs, const uint32_t *runs_in, size_t n, uint32_t *id)
+{
+    fp_status st = grow_u32(&rs->sorted, &rs->sortcap, n);
+    if (st != FP_OK)
+        return st;
+    uint32_t *runs = rs->sorted;
+    memcpy(runs, runs_in, n * sizeof *runs);
+    qsort(runs, n, sizeof *runs, cmp_u32);
     size_t len = 0, nd = 0;
     for (size_t i = 0; i < n; i++) {
         if (i && runs[i] == runs[i - 1])
@@ -266,7 +280,7 @@ static fp_status runset_id(runsets *rs, const uint32_t *runs, size_t n, uint32_t
         nd++;
     }
     bool added;
-    fp_status st = fp__strmap_intern(&rs->text, rs->buf ? rs->buf : "", len, id, &added);
+    st = fp__strmap_intern(&rs->text, rs->buf ? rs->buf : "", len, id, &added);
     if (st != FP_OK || !added)
         return st;
     if ((st = grow_u32(&rs->off, &rs->offcap, rs->nsets + 2)) != FP_OK ||
@@ -287,6 +301,7 @@ static void runsets_free(runsets *rs)
     free(rs->buf);
     free(rs->off);
     free(rs->member);
+    free(rs->sorted);
     memset(rs, 0, sizeof *rs);
 }
 
@@ -478,11 +493,11 @@ static fp_status reduce(builder *b, const obs *o, const groups *gs, double rejec
         brow *r = &rows[g];
         r->key = (uint32_t)(gs->pair[g] >> 32);
         r->who = (uint32_t)gs->pair[g];
-        /* runs of a group are in order: observations were added run by run and
-         * the counting sort is stable */
         FP_CHECK(runset_id(&b->rs, run + a, n, &r->b.runset));
         r->b.nruns = b->rs.off[r->b.runset + 1] - b->rs.off[r->b.runset];
         if (entity_level) {
+            /* entity observations of a group are in run order (added run by run,
+             * and the counting sort is stable): each run is one segment */
             for (size_t i = 0; i < n;) {
                 size_t j = i;
                 while (j < n && run[a + j] == run[a + i])
