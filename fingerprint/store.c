@@ -575,12 +575,12 @@ static fp_status take_lock(fp_store *s, double timeout)
         read_lock_holder(fd, holder, sizeof holder);
         if (now_mono() >= deadline)
             FP_FAIL(FP_ETIMEOUT,
-                    "%s is locked by another writer (pid %s) and was not free within %gs "
-                    "(--lock-timeout)",
+                    "%s is locked by another writer (last taken by pid %s) and was not free "
+                    "within %gs (--lock-timeout)",
                     s->path, holder, timeout);
         if (!said) {
-            fp_info("waiting for the writer lock on %s, held by pid %s (up to %gs)", s->path,
-                    holder, timeout);
+            fp_info("waiting for the writer lock on %s: another writer holds it (last taken "
+                    "by pid %s); waiting up to %gs", s->path, holder, timeout);
             said = true;
         }
         struct timespec ts = {0, 20 * 1000 * 1000};
