@@ -10,6 +10,7 @@
 #include "store_internal.h"
 
 #define KEY_WIDTH 96
+#define MIN_REJECT_N 10
 
 /* A baseline row in memory: the ids it is for, then the statistic. */
 typedef struct brow {
@@ -81,14 +82,15 @@ static double mad_of(const double *v, size_t n, double med, double *scratch)
 /* Statistics of v[0..n) (sorted in place), dropping values farther than
  * reject * 1.4826 * MAD from the median. When the MAD is 0 (most values equal)
  * nothing is dropped: there is no scale to call anything an outlier by; nor
- * below 5 values, where the MAD itself is too noisy to judge by. */
+ * below MIN_REJECT_N values, where the MAD itself is too noisy to judge by
+ * (with 5 values of clean uniform noise it would drop a quarter of them). */
 static void robust_stats(double *v, size_t n, double reject, double *scratch, fp_baseline *b)
 {
     sort_doubles(v, n);
     double med = quantile(v, n, 0.5);
     double mad = mad_of(v, n, med, scratch);
     size_t lo = 0, hi = n;
-    if (reject > 0 && mad > 0 && n >= 5) {
+    if (reject > 0 && mad > 0 && n >= MIN_REJECT_N) {
         double lim = reject * 1.4826 * mad;
         while (lo < hi && v[lo] < med - lim)
             lo++;
