@@ -9,6 +9,8 @@ extern const fp_command fp_cmd_run;
 extern const fp_command fp_cmd_whatif;
 extern const fp_command fp_cmd_admit;
 extern const fp_command fp_cmd_version;
+extern const fp_command fp_cmd_store;
+extern const fp_command fp_cmd_baseline;
 
 static const fp_opt no_opts[] = {{0}};
 
@@ -24,21 +26,19 @@ static fp_status not_built(const void *config, fp_world *world)
 
 UNBUILT(cmd_preflight, "preflight", "quick checks before a job starts, then detect (not built yet)");
 UNBUILT(cmd_burnin, "burnin", "sustained stress with result checks and telemetry (not built yet)");
-UNBUILT(cmd_baseline, "baseline", "build baselines from stored runs (not built yet)");
 UNBUILT(cmd_detect, "detect", "verdicts for a stored run (not built yet)");
 UNBUILT(cmd_report, "report", "render stored results (not built yet)");
-UNBUILT(cmd_store, "store", "list, show, export, ingest, remove stored runs (not built yet)");
 
 const fp_command *const fp_commands[] = {
     &fp_cmd_run,
     &cmd_preflight,
     &cmd_burnin,
-    &cmd_baseline,
+    &fp_cmd_baseline,
     &cmd_detect,
     &fp_cmd_whatif,
     &fp_cmd_admit,
     &cmd_report,
-    &cmd_store,
+    &fp_cmd_store,
     &fp_cmd_version,
     NULL,
 };
