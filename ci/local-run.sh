@@ -8,4 +8,5 @@ bash ci/deps.sh
 cmake -S . -B build >/dev/null
 cmake --build build -j"$(nproc)" >/dev/null
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-exec mpirun -np "${FP_RANKS:-4}" --oversubscribe tests/fpnode build/fleetprint run --suite all "$@"
+exec mpirun -np "${FP_RANKS:-4}" --oversubscribe tests/fpnode build/fleetprint run --suite all \
+  --store "${FP_STORE:-fleet.h5}" "$@"

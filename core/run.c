@@ -7,6 +7,7 @@
 #include "fleetprint/cli.h"
 #include "fleetprint/log.h"
 #include "fleetprint/report.h"
+#include "fleetprint/store.h"
 #include "fleetprint/suite.h"
 
 /* Total wrong results over all ranks (deadline applies). */
@@ -41,11 +42,6 @@ static fp_status run_main(const void *config, fp_world *w)
     fp_run_init(&run);
     long long wrong = 0;
     fp_status st = fp_ctx_open(&ctx, cfg, w, &inject, &local);
-    if (st == FP_OK && cfg->store) {
-        if (ctx.rank == 0)
-            fp_error("--store: the HDF5 store is not built into this version yet");
-        st = FP_ENOTBUILT;
-    }
     if (st == FP_OK)
         st = fp_run_selected(&ctx);
     if (st != FP_ETIMEOUT)
@@ -63,6 +59,8 @@ static fp_status run_main(const void *config, fp_world *w)
             st = fp_report_json(&run, cfg->json);
         if (st == FP_OK && cfg->junit)
             st = write_junit(&run, cfg->junit);
+        if (st == FP_OK && cfg->store)
+            st = fp_store_append_file(cfg->store, &run, cfg->timeout);
         fp_info("run %s: %zu samples from %d ranks on %d nodes: %s", run.id, run.nsamples,
                 run.nranks, run.nnodes, wrong ? "FAIL" : "pass");
         if (wrong)

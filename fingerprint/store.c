@@ -1029,6 +1029,18 @@ fp_status fp_store_append(fp_store *s, const fp_run *run)
     return fp_store_append_runs(s, &run, 1);
 }
 
+fp_status fp_store_append_file(const char *path, const fp_run *run, double lock_timeout_s)
+{
+    fp_store *s = NULL;
+    fp_status st = fp_store_open(&s, path, FP_STORE_APPEND, lock_timeout_s);
+    if (st == FP_OK)
+        st = fp_store_append(s, run);
+    fp_store_close(s);
+    if (st == FP_OK)
+        fp_info("stored run %s (%zu samples) in %s", run->id, run->nsamples, path);
+    return st;
+}
+
 fp_status fp_store_remove(fp_store *s, const char *const *ids, size_t n)
 {
     fp_status st = FP_OK;

@@ -55,6 +55,11 @@ fp_status fp_store_append_runs(fp_store *store, const fp_run *const *runs, size_
 /* fp_store_append_runs for one run. */
 fp_status fp_store_append(fp_store *store, const fp_run *run);
 
+/* Open path for append (waiting up to lock_timeout_s for the lock), append
+ * run, close: what a measuring command does with --store. Logs one line on
+ * success ("stored run ID in FILE") and on error; statuses as above. */
+fp_status fp_store_append_file(const char *path, const fp_run *run, double lock_timeout_s);
+
 /* Remove runs by id in one atomic commit; the file is rewritten compactly.
  * Baselines are kept as they were (rebuild them). FP_EINPUT when an id is not
  * stored (nothing removed). */

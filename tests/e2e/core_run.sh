@@ -27,3 +27,13 @@ if [ "$n" = 2 ]; then
   [ "$(grep -c '<testcase ' "$WORK/j.xml")" -eq 2 ] || fail "JUnit: expected 2 test cases"
   grep -q 'failures="0"' "$WORK/j.xml" || fail "JUnit: expected no failures"
 fi
+if [ "$n" = 3 ]; then
+  # --store: rank 0 appends each run; a second run lands beside the first
+  for i in 1 2; do
+    expect_rc 0 mpi 3 "$FLEETPRINT" run --test membw --array-size 1M -n 2 -w 0 --tag t \
+      --store "$WORK/fleet.h5"
+  done
+  expect_rc 0 "$FLEETPRINT" store ls --store "$WORK/fleet.h5"
+  [ "$(grep -c ' t  *complete  *3  *3 ' "$WORK/out")" -eq 2 ] || { cat "$WORK/out"; fail "expected 2 stored runs"; }
+  h5dump -H "$WORK/fleet.h5" >/dev/null || fail "h5dump cannot read the store"
+fi
