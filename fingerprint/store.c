@@ -41,15 +41,18 @@ hid_t fp__h5_str_type(size_t width)
     return t;
 }
 
-static fp_status attr_write(hid_t obj, const char *name, hid_t type, const void *value)
+/* Write a scalar attribute, replacing one of the same name: stored as
+ * filetype, value given in memtype. */
+static fp_status attr_write(hid_t obj, const char *name, hid_t filetype, hid_t memtype,
+                            const void *value)
 {
     fp_status st = FP_OK;
     hid_t space = H5I_INVALID_HID, attr = H5I_INVALID_HID;
     if (H5Aexists(obj, name) > 0)
         FP_CHECK_H5(H5Adelete(obj, name));
     FP_CHECK_H5(space = H5Screate(H5S_SCALAR));
-    FP_CHECK_H5(attr = H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT));
-    FP_CHECK_H5(H5Awrite(attr, type, value));
+    FP_CHECK_H5(attr = H5Acreate2(obj, name, filetype, space, H5P_DEFAULT, H5P_DEFAULT));
+    FP_CHECK_H5(H5Awrite(attr, memtype, value));
 cleanup:
     if (attr >= 0)
         H5Aclose(attr);
@@ -63,7 +66,7 @@ fp_status fp__h5_attr_str(hid_t obj, const char *name, const char *value)
     hid_t t = fp__h5_str_type(strlen(value) + 1);
     if (t < 0)
         return FP_EH5;
-    fp_status st = attr_write(obj, name, t, value);
+    fp_status st = attr_write(obj, name, t, t, value);
     H5Tclose(t);
     return st;
 }
@@ -71,39 +74,14 @@ fp_status fp__h5_attr_str(hid_t obj, const char *name, const char *value)
 fp_status fp__h5_attr_double(hid_t obj, const char *name, double value)
 {
     /* file type: IEEE little-endian; memory: native */
-    fp_status st = FP_OK;
-    hid_t space = H5I_INVALID_HID, attr = H5I_INVALID_HID;
-    if (H5Aexists(obj, name) > 0)
-        FP_CHECK_H5(H5Adelete(obj, name));
-    FP_CHECK_H5(space = H5Screate(H5S_SCALAR));
-    FP_CHECK_H5(attr = H5Acreate2(obj, name, H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT));
-    FP_CHECK_H5(H5Awrite(attr, H5T_NATIVE_DOUBLE, &value));
-cleanup:
-    if (attr >= 0)
-        H5Aclose(attr);
-    if (space >= 0)
-        H5Sclose(space);
-    return st;
+    return attr_write(obj, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &value);
 }
 
 fp_status fp__h5_attr_i64(hid_t obj, const char *name, long long value)
 {
-    fp_status st = FP_OK;
-    hid_t space = H5I_INVALID_HID, attr = H5I_INVALID_HID;
-    if (H5Aexists(obj, name) > 0)
-        FP_CHECK_H5(H5Adelete(obj, name));
-    FP_CHECK_H5(space = H5Screate(H5S_SCALAR));
-    FP_CHECK_H5(attr = H5Acreate2(obj, name, H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT));
-    FP_CHECK_H5(H5Awrite(attr, H5T_NATIVE_LLONG, &value));
-cleanup:
-    if (attr >= 0)
-        H5Aclose(attr);
-    if (space >= 0)
-        H5Sclose(space);
-    return st;
+    return attr_write(obj, name, H5T_STD_I64LE, H5T_NATIVE_LLONG, &value);
 }
 
-/* Open attribute name; 0 when absent, 1 when open in *attr, -1 on error. */
 static int attr_open(hid_t obj, const char *name, hid_t *attr)
 {
     htri_t ex = H5Aexists(obj, name);
@@ -141,28 +119,28 @@ cleanup:
     return st;
 }
 
-fp_status fp__h5_read_attr_double(hid_t obj, const char *name, double *out)
+/* Read a scalar numeric attribute in memtype; a missing one reads as 0. */
+static fp_status attr_read_num(hid_t obj, const char *name, hid_t memtype, void *out)
 {
     hid_t attr;
-    *out = 0;
     int r = attr_open(obj, name, &attr);
     if (r <= 0)
         return r < 0 ? FP_EH5 : FP_OK;
-    herr_t e = H5Aread(attr, H5T_NATIVE_DOUBLE, out);
+    herr_t e = H5Aread(attr, memtype, out);
     H5Aclose(attr);
     return e < 0 ? FP_EH5 : FP_OK;
 }
 
+fp_status fp__h5_read_attr_double(hid_t obj, const char *name, double *out)
+{
+    *out = 0;
+    return attr_read_num(obj, name, H5T_NATIVE_DOUBLE, out);
+}
+
 fp_status fp__h5_read_attr_i64(hid_t obj, const char *name, long long *out)
 {
-    hid_t attr;
     *out = 0;
-    int r = attr_open(obj, name, &attr);
-    if (r <= 0)
-        return r < 0 ? FP_EH5 : FP_OK;
-    herr_t e = H5Aread(attr, H5T_NATIVE_LLONG, out);
-    H5Aclose(attr);
-    return e < 0 ? FP_EH5 : FP_OK;
+    return attr_read_num(obj, name, H5T_NATIVE_LLONG, out);
 }
 
 fp_status fp__h5_write_table(hid_t loc, const char *name, hid_t filetype, hid_t memtype,
