@@ -24,13 +24,13 @@ UNBUILT(cmd_burnin, "burnin", "sustained stress with result checks and telemetry
 UNBUILT(cmd_baseline, "baseline", "build baselines from stored runs (not built yet)");
 UNBUILT(cmd_detect, "detect", "verdicts for a stored run (not built yet)");
 UNBUILT(cmd_whatif, "whatif", "what-if straggler analysis of a training trace (not built yet)");
-UNBUILT(cmd_admit, "admit", "topology-aware choice of nodes for a job (not built yet)");
+extern const fp_command fp_cmd_admit;
 UNBUILT(cmd_report, "report", "render stored results (not built yet)");
 UNBUILT(cmd_store, "store", "list, show, export, ingest, remove stored runs (not built yet)");
 
 const fp_command *const fp_commands[] = {
-    &fp_cmd_run,   &cmd_preflight, &cmd_burnin, &cmd_baseline, &cmd_detect,     &cmd_whatif,
-    &cmd_admit,    &cmd_report,    &cmd_store,  &fp_cmd_version, NULL,
+    &fp_cmd_run,   &cmd_preflight, &cmd_burnin, &cmd_baseline, &cmd_detect, &cmd_whatif,
+    &fp_cmd_admit, &cmd_report,    &cmd_store,  &fp_cmd_version, NULL,
 };
 
 const fp_command *fp_command_find(const char *name)

@@ -21,3 +21,9 @@ for i in range(n):
     assert all(s["value"] == 0 for s in mine if s["metric"] == "wrong")
 print("ok: %d samples from %d nodes" % (len(samples), n))
 PY
+if [ "$n" = 2 ]; then
+  expect_rc 0 mpi 2 "$FLEETPRINT" run --test membw --array-size 1M -n 2 -w 0 --junit "$WORK/j.xml"
+  xmllint --noout "$WORK/j.xml"
+  [ "$(grep -c '<testcase ' "$WORK/j.xml")" -eq 2 ] || fail "JUnit: expected 2 test cases"
+  grep -q 'failures="0"' "$WORK/j.xml" || fail "JUnit: expected no failures"
+fi
