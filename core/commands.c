@@ -6,6 +6,8 @@
 #include "fleetprint/log.h"
 
 extern const fp_command fp_cmd_run, fp_cmd_version;
+extern const fp_command fp_cmd_store;
+extern const fp_command fp_cmd_baseline;
 
 static const fp_opt no_opts[] = {{0}};
 
@@ -21,16 +23,14 @@ static fp_status not_built(const void *config, fp_world *world)
 
 UNBUILT(cmd_preflight, "preflight", "quick checks before a job starts, then detect (not built yet)");
 UNBUILT(cmd_burnin, "burnin", "sustained stress with result checks and telemetry (not built yet)");
-UNBUILT(cmd_baseline, "baseline", "build baselines from stored runs (not built yet)");
 UNBUILT(cmd_detect, "detect", "verdicts for a stored run (not built yet)");
 UNBUILT(cmd_whatif, "whatif", "what-if straggler analysis of a training trace (not built yet)");
 extern const fp_command fp_cmd_admit;
 UNBUILT(cmd_report, "report", "render stored results (not built yet)");
-UNBUILT(cmd_store, "store", "list, show, export, ingest, remove stored runs (not built yet)");
 
 const fp_command *const fp_commands[] = {
-    &fp_cmd_run,   &cmd_preflight, &cmd_burnin, &cmd_baseline, &cmd_detect, &cmd_whatif,
-    &fp_cmd_admit, &cmd_report,    &cmd_store,  &fp_cmd_version, NULL,
+    &fp_cmd_run,   &cmd_preflight, &cmd_burnin, &fp_cmd_baseline, &cmd_detect, &cmd_whatif,
+    &fp_cmd_admit, &cmd_report,    &fp_cmd_store,  &fp_cmd_version, NULL,
 };
 
 const fp_command *fp_command_find(const char *name)

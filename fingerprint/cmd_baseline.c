@@ -1,0 +1,107 @@
+/* fleetprint baseline build: robust baselines from stored runs. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fleetprint/cli.h"
+#include "fleetprint/log.h"
+#include "fleetprint/store.h"
+
+typedef struct baseline_cfg {
+    const char *action;
+    const char *store;
+    const char *tag;
+    int last;
+    const char *since;
+    double reject;
+    double lock_timeout;
+} baseline_cfg;
+
+static const fp_opt baseline_opts[] = {
+    {"ACTION", 0, FP_OPT_POSITIONAL, offsetof(baseline_cfg, action), NULL, "build"},
+    {"store", 's', FP_OPT_STRING, offsetof(baseline_cfg, store), NULL, "the store file (HDF5)"},
+    {"tag", 't', FP_OPT_STRING, offsetof(baseline_cfg, tag), NULL, "only runs with this tag"},
+    {"last", 'n', FP_OPT_INT, offsetof(baseline_cfg, last), NULL, "only the newest N runs"},
+    {"since", 0, FP_OPT_STRING, offsetof(baseline_cfg, since), NULL,
+     "only runs started at or after DATE (YYYY-MM-DD[THH:MM[:SS]], UTC)"},
+    {"reject", 0, FP_OPT_DOUBLE, offsetof(baseline_cfg, reject), "3.5",
+     "drop values more than K robust sigmas (1.4826 MAD) from the median; 0 keeps all"},
+    {"lock-timeout", 0, FP_OPT_SECONDS, offsetof(baseline_cfg, lock_timeout), "60s",
+     "how long to wait for another writer's lock"},
+    {0},
+};
+
+/* "YYYY-MM-DD", "YYYY-MM-DDTHH:MM", "YYYY-MM-DDTHH:MM:SS", optional trailing Z; UTC. */
+static bool parse_date(const char *text, double *out)
+{
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    int y, mo, d, h = 0, mi = 0, s = 0, used = 0;
+    if (sscanf(text, "%4d-%2d-%2d%n", &y, &mo, &d, &used) != 3)
+        return false;
+    const char *p = text + used;
+    if (*p == 'T' || *p == ' ') {
+        int u2 = 0;
+        if (sscanf(p + 1, "%2d:%2d%n", &h, &mi, &u2) != 2)
+            return false;
+        p += 1 + u2;
+        if (*p == ':') {
+            int u3 = 0;
+            if (sscanf(p + 1, "%2d%n", &s, &u3) != 1)
+                return false;
+            p += 1 + u3;
+        }
+    }
+    if (*p == 'Z')
+        p++;
+    if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60 || y < 1970)
+        return false;
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    tm.tm_sec = s;
+    *out = (double)timegm(&tm);
+    return true;
+}
+
+static fp_status baseline_run(const void *config, fp_world *world)
+{
+    const baseline_cfg *c = config;
+    fp_status st = FP_OK;
+    fp_store *s = NULL;
+    fp_baseline_opts o = {.tag = c->tag, .last = c->last, .reject = c->reject};
+    if (!c->action || strcmp(c->action, "build") != 0)
+        FP_FAIL(FP_EUSAGE, "baseline: unknown action '%s' (build)", c->action ? c->action : "");
+    if (!c->store)
+        FP_FAIL(FP_EUSAGE, "baseline build: which store? (--store FILE)");
+    if (c->last < 0)
+        FP_FAIL(FP_EUSAGE, "baseline build: --last must be positive, not %d", c->last);
+    if (c->last && c->since)
+        FP_FAIL(FP_EUSAGE, "baseline build: give --last or --since, not both");
+    if (c->since && !parse_date(c->since, &o.since))
+        FP_FAIL(FP_EUSAGE, "baseline build: --since '%s' is not a date (YYYY-MM-DD[THH:MM[:SS]])",
+                c->since);
+    if (!(c->reject >= 0))
+        FP_FAIL(FP_EUSAGE, "baseline build: --reject must be >= 0");
+    FP_CHECK(fp_store_open(&s, c->store, FP_STORE_APPEND, c->lock_timeout));
+    fp_baseline_summary sum;
+    FP_CHECK(fp_store_build_baselines(s, &o, &sum));
+    fp_info("baselines from %zu run%s (%zu skipped: incomplete or fault-injected): %zu per "
+            "(metric, entity), %zu per (metric, SKU), %llu values rejected as outliers",
+            sum.runs_used, sum.runs_used == 1 ? "" : "s", sum.runs_skipped, sum.entity_rows,
+            sum.sku_rows, (unsigned long long)sum.values_rejected);
+cleanup:
+    fp_store_close(s);
+    return st;
+}
+
+const fp_command fp_cmd_baseline = {
+    .name = "baseline",
+    .summary = "build robust baselines (per entity and per SKU) from stored runs",
+    .opts = baseline_opts,
+    .config_size = sizeof(baseline_cfg),
+    .needs_world = false,
+    .run = baseline_run,
+};

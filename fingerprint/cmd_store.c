@@ -1,0 +1,514 @@
+/* fleetprint store ls|show|export|ingest|rm: look after the runs of a store,
+ * and move them in and out as JSON Lines (docs/store.md). */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fleetprint/cli.h"
+#include "fleetprint/log.h"
+#include "fleetprint/report.h"
+#include "store_internal.h"
+
+typedef struct store_cfg {
+    const char *action;
+    const char *arg;
+    const char *store;
+    const char *tag;
+    const char *out;
+    bool baselines;
+    double lock_timeout;
+} store_cfg;
+
+static const fp_opt store_opts[] = {
+    {"ACTION", 0, FP_OPT_POSITIONAL, offsetof(store_cfg, action), NULL,
+     "ls | show | export | ingest | rm"},
+    {"ARG", 0, FP_OPT_POSITIONAL, offsetof(store_cfg, arg), NULL,
+     "run id, 'latest' or 'all' (show, export), JSONL file or - (ingest), ids a,b (rm)"},
+    {"store", 's', FP_OPT_STRING, offsetof(store_cfg, store), NULL, "the store file (HDF5)"},
+    {"tag", 't', FP_OPT_STRING, offsetof(store_cfg, tag), NULL,
+     "ls/export/show latest: only runs with this tag; ingest: tag for runs without one"},
+    {"out", 'o', FP_OPT_STRING, offsetof(store_cfg, out), "-", "export: output file, - for stdout"},
+    {"baselines", 0, FP_OPT_FLAG, offsetof(store_cfg, baselines), NULL,
+     "show/export: the baselines too"},
+    {"lock-timeout", 0, FP_OPT_SECONDS, offsetof(store_cfg, lock_timeout), "60s",
+     "how long a writer waits for another writer's lock"},
+    {0},
+};
+
+static void format_time(double t, char *buf, size_t len)
+{
+    time_t s = (time_t)t;
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static bool tag_ok(const store_cfg *c, const char *tag)
+{
+    return !c->tag || !c->tag[0] || strcmp(c->tag, tag) == 0;
+}
+
+/* ==== ls ============================================================================== */
+
+static fp_status do_ls(const store_cfg *c, fp_store *s)
+{
+    fp_run_summary *rows = NULL;
+    size_t n = 0;
+    fp_status st = fp_store_list(s, &rows, &n);
+    if (st != FP_OK)
+        return st;
+    printf("%-28s %-20s %-10s %-10s %6s %6s %10s %s\n", "id", "time", "tag", "status", "nodes",
+           "ranks", "samples", "notes");
+    for (size_t i = 0; i < n; i++) {
+        const fp_run_summary *r = &rows[i];
+        if (!tag_ok(c, r->tag))
+            continue;
+        char when[32];
+        format_time(r->time, when, sizeof when);
+        printf("%-28s %-20s %-10s %-10s %6d %6d %10llu %s\n", r->id, when, r->tag[0] ? r->tag : "-",
+               r->status, r->nnodes, r->nranks, (unsigned long long)r->nsamples,
+               r->injected ? "fault-injected" : "");
+    }
+    free(rows);
+    return FP_OK;
+}
+
+/* ==== show ============================================================================ */
+
+static fp_status show_run(const store_cfg *c, fp_store *s, const char *which)
+{
+    fp_status st = FP_OK;
+    fp__runtab t;
+    fp_run_summary *rows = NULL;
+    size_t n = 0;
+    uint32_t *count = NULL;
+    memset(&t, 0, sizeof t);
+    char id[48];
+    snprintf(id, sizeof id, "%s", which);
+    if (strcmp(which, "latest") == 0) {
+        FP_CHECK(fp_store_list(s, &rows, &n));
+        id[0] = 0;
+        for (size_t i = 0; i < n; i++)
+            if (tag_ok(c, rows[i].tag))
+                snprintf(id, sizeof id, "%s", rows[i].id);
+        if (!id[0])
+            FP_FAIL(FP_EINPUT, "%s holds no run%s%s", fp_store_path(s),
+                    c->tag ? " tagged " : "", c->tag ? c->tag : "");
+    }
+    FP_CHECK(fp__store_read_runtab(s, id, &t));
+    const fp_run *r = &t.ctx;
+    char when[32];
+    format_time(r->time, when, sizeof when);
+    printf("run        %s\ntag        %s\nstatus     %s\ntime       %s\nduration   %.3f s\n"
+           "command    %s\nbackends   device %s, comm %s\nversions   fleetprint %s, mpi %s, "
+           "cuda %s, driver %s, nccl %s\ninjections %s\nnodes      %d\nranks      %d\n"
+           "samples    %zu\n",
+           r->id, r->tag, r->status, when, r->duration, r->command, r->device_backend,
+           r->comm_backend, r->fleetprint_version, r->mpi_version, r->cuda_version,
+           r->driver_version, r->nccl_version, r->injections[0] ? r->injections : "none",
+           r->nnodes, r->nranks, t.nrows);
+    /* samples per metric key, in the order the keys were first stored */
+    count = calloc(t.keys.n ? t.keys.n : 1, sizeof *count);
+    FP_CHECK_ALLOC(count);
+    for (size_t i = 0; i < t.nrows; i++)
+        count[t.rows[i].metric]++;
+    printf("\n%-48s %-10s %-7s %10s\n", "metric key", "unit", "better", "samples");
+    for (uint32_t m = 0; m < t.keys.n; m++) {
+        fp_sample smp;
+        memset(&smp, 0, sizeof smp);
+        memcpy(smp.suite, t.metrics[m].suite, sizeof smp.suite);
+        memcpy(smp.test, t.metrics[m].test, sizeof smp.test);
+        memcpy(smp.metric, t.metrics[m].metric, sizeof smp.metric);
+        smp.size = t.metrics[m].size;
+        char key[128];
+        printf("%-48s %-10s %-7s %10u\n", fp_sample_key(&smp, key, sizeof key),
+               t.metrics[m].unit, t.metrics[m].better ? "lower" : "higher", count[m]);
+    }
+cleanup:
+    free(count);
+    free(rows);
+    fp__runtab_free(&t);
+    return st;
+}
+
+static fp_status show_baselines(fp_store *s)
+{
+    fp_baselines *b = NULL;
+    fp_status st = fp_store_load_baselines(s, &b);
+    if (st != FP_OK)
+        return st;
+    if (!fp_baselines_entity_count(b) && !fp_baselines_sku_count(b)) {
+        printf("no baselines (run 'fleetprint baseline build --store %s')\n", fp_store_path(s));
+    } else {
+        char when[32];
+        format_time(fp_baselines_built(b), when, sizeof when);
+        printf("baselines built %s: %zu per (metric, entity), %zu per (metric, SKU)\n", when,
+               fp_baselines_entity_count(b), fp_baselines_sku_count(b));
+    }
+    fp_baselines_free(b);
+    return FP_OK;
+}
+
+/* ==== export =========================================================================== */
+
+static void put_num(FILE *f, const char *name, double v)
+{
+    if (isfinite(v))
+        fprintf(f, ",\"%s\":%.17g", name, v);
+    else
+        fprintf(f, ",\"%s\":null", name);
+}
+
+/* Baseline lines, read straight from the file so every row is written. */
+static fp_status export_baselines(fp_store *s, FILE *f)
+{
+    fp_status st = FP_OK;
+    fp_baselines *b = NULL;
+    hid_t file = fp__store_file(s), g = H5I_INVALID_HID;
+    fp__strmap keys = {0}, ents = {0}, skus = {0};
+    FP_CHECK(fp_store_load_baselines(s, &b));
+    if (!fp_baselines_entity_count(b) && !fp_baselines_sku_count(b))
+        goto cleanup;
+    /* walk the tables by re-reading names; lookups go through the public API */
+    FP_CHECK_H5(g = H5Gopen2(file, "baselines", H5P_DEFAULT));
+    FP_CHECK(fp__h5_read_strings(g, "entities", &ents));
+    FP_CHECK(fp__h5_read_strings(g, "skus", &skus));
+    {
+        hid_t sk = fp__h5_str_type(96);
+        char (*kt)[96] = NULL;
+        size_t nk = 0;
+        hid_t mt = H5Tcreate(H5T_COMPOUND, 96);
+        H5Tinsert(mt, "key", 0, sk);
+        st = fp__h5_read_table(g, "keys", mt, 96, (void **)&kt, &nk);
+        H5Tclose(mt);
+        H5Tclose(sk);
+        for (size_t i = 0; st == FP_OK && i < nk; i++) {
+            uint32_t id;
+            kt[i][95] = 0;
+            st = fp__strmap_intern(&keys, kt[i], strlen(kt[i]), &id, NULL);
+        }
+        free(kt);
+        FP_CHECK(st);
+    }
+    for (int level = 0; level < 2; level++) {
+        const fp__strmap *who = level == 0 ? &ents : &skus;
+        const char *scope = level == 0 ? "entity" : "sku";
+        for (uint32_t k = 0; k < keys.n; k++) {
+            for (uint32_t w = 0; w < who->n; w++) {
+                const char *key = fp__strmap_str(&keys, k), *name = fp__strmap_str(who, w);
+                const fp_baseline *row = level == 0 ? fp_baselines_entity(b, key, name)
+                                                    : fp_baselines_sku(b, key, name);
+                if (!row)
+                    continue;
+                char qk[160], qw[320];
+                fp_json_quote(qk, sizeof qk, key);
+                fp_json_quote(qw, sizeof qw, name);
+                fprintf(f, "{\"kind\":\"baseline\",\"scope\":\"%s\",\"key\":%s,\"%s\":%s,"
+                           "\"count\":%u,\"rejected\":%u",
+                        scope, qk, scope, qw, row->count, row->rejected);
+                put_num(f, "median", row->median);
+                put_num(f, "mad", row->mad);
+                put_num(f, "p05", row->p05);
+                put_num(f, "p95", row->p95);
+                put_num(f, "min", row->min);
+                put_num(f, "max", row->max);
+                const char *ids[64];
+                size_t nr = fp_baselines_runs(b, row, ids, 64);
+                fputs(",\"runs\":[", f);
+                for (size_t i = 0; i < nr && i < 64; i++) {
+                    char q[128];
+                    fp_json_quote(q, sizeof q, ids[i]);
+                    fprintf(f, "%s%s", i ? "," : "", q);
+                }
+                fprintf(f, "],\"nruns\":%zu}\n", nr);
+            }
+        }
+    }
+cleanup:
+    fp__strmap_free(&keys);
+    fp__strmap_free(&ents);
+    fp__strmap_free(&skus);
+    if (g >= 0)
+        H5Gclose(g);
+    fp_baselines_free(b);
+    return st;
+}
+
+static fp_status export_run(fp_store *s, const char *id, FILE *f)
+{
+    fp_status st = FP_OK;
+    fp__runtab t;
+    char line[1024];
+    FP_CHECK(fp__store_read_runtab(s, id, &t));
+    FP_CHECK(fp_jsonl_write_run(f, &t.ctx));
+    for (size_t i = 0; i < t.nrows; i++) {
+        fp_sample smp;
+        fp__runtab_sample(&t, i, &smp);
+        int n = fp_jsonl_format_sample(line, sizeof line, t.ctx.id, &smp);
+        if (n < 0 || (size_t)n >= sizeof line)
+            FP_FAIL(FP_EINTERNAL, "sample line too long");
+        if (fwrite(line, 1, (size_t)n, f) != (size_t)n)
+            FP_FAIL(FP_EIO, "write error: %s", strerror(errno));
+    }
+cleanup:
+    fp__runtab_free(&t);
+    return st;
+}
+
+static fp_status do_export(const store_cfg *c, fp_store *s)
+{
+    fp_status st = FP_OK;
+    fp_run_summary *rows = NULL;
+    size_t n = 0;
+    bool to_stdout = strcmp(c->out, "-") == 0;
+    FILE *f = to_stdout ? stdout : fopen(c->out, "w");
+    if (!f)
+        FP_FAIL(FP_EINPUT, "cannot write %s: %s", c->out, strerror(errno));
+    setvbuf(f, NULL, _IOFBF, 1 << 20);
+    const char *which = c->arg ? c->arg : "all";
+    FP_CHECK(fp_store_list(s, &rows, &n));
+    if (strcmp(which, "all") == 0) {
+        for (size_t i = 0; i < n; i++)
+            if (tag_ok(c, rows[i].tag))
+                FP_CHECK(export_run(s, rows[i].id, f));
+    } else if (strcmp(which, "latest") == 0) {
+        const char *id = NULL;
+        for (size_t i = 0; i < n; i++)
+            if (tag_ok(c, rows[i].tag))
+                id = rows[i].id;
+        if (!id)
+            FP_FAIL(FP_EINPUT, "%s holds no run%s%s", fp_store_path(s),
+                    c->tag ? " tagged " : "", c->tag ? c->tag : "");
+        FP_CHECK(export_run(s, id, f));
+    } else {
+        FP_CHECK(export_run(s, which, f));
+    }
+    if (c->baselines)
+        FP_CHECK(export_baselines(s, f));
+    if (fflush(f) != 0)
+        FP_FAIL(FP_EIO, "cannot write %s: %s", c->out, strerror(errno));
+cleanup:
+    free(rows);
+    if (f && !to_stdout && fclose(f) != 0 && st == FP_OK)
+        st = fp__fail(FP_EIO, NULL, __FILE__, __LINE__, "cannot write %s", c->out);
+    return st;
+}
+
+/* ==== ingest =========================================================================== */
+
+typedef struct ingest {
+    fp__strmap ids;       /* run id -> index */
+    fp__runtab **tabs;
+    bool *has_context;
+    size_t n, cap;
+    uint32_t last;        /* the run of the previous sample line */
+} ingest;
+
+static fp_status ingest_run(ingest *in, const char *id, uint32_t *idx)
+{
+    bool added;
+    fp_status st = fp__strmap_intern(&in->ids, id, strlen(id), idx, &added);
+    if (st != FP_OK || !added)
+        return st;
+    if (in->n == in->cap) {
+        size_t cap = in->cap ? in->cap * 2 : 8;
+        fp__runtab **t = realloc(in->tabs, cap * sizeof *t);
+        if (!t)
+            return FP_ENOMEM;
+        in->tabs = t;
+        bool *h = realloc(in->has_context, cap * sizeof *h);
+        if (!h)
+            return FP_ENOMEM;
+        in->has_context = h;
+        in->cap = cap;
+    }
+    fp__runtab *t = calloc(1, sizeof *t);
+    if (!t)
+        return FP_ENOMEM;
+    snprintf(t->ctx.id, sizeof t->ctx.id, "%s", id);
+    snprintf(t->ctx.status, sizeof t->ctx.status, "complete");
+    in->tabs[in->n] = t;
+    in->has_context[in->n++] = false;
+    return FP_OK;
+}
+
+static void ingest_free(ingest *in)
+{
+    for (size_t i = 0; i < in->n; i++) {
+        fp__runtab_free(in->tabs[i]);
+        free(in->tabs[i]);
+    }
+    free(in->tabs);
+    free(in->has_context);
+    fp__strmap_free(&in->ids);
+}
+
+static fp_status ingest_line(ingest *in, const char *line, size_t len, char *err, size_t errlen)
+{
+    fp_jsonl_line l;
+    fp_status st = fp_jsonl_parse(line, len, &l, err, errlen);
+    if (st != FP_OK)
+        return st;
+    uint32_t idx;
+    switch (l.kind) {
+    case FP_JSONL_BLANK:
+        return FP_OK;
+    case FP_JSONL_BASELINE:
+        snprintf(err, errlen, "baseline lines are written by export for reading, not ingested "
+                              "(run 'fleetprint baseline build')");
+        return FP_EINPUT;
+    case FP_JSONL_SAMPLE:
+        if (in->n && strcmp(in->tabs[in->last]->ctx.id, l.run_id) == 0) {
+            idx = in->last;
+        } else {
+            if ((st = ingest_run(in, l.run_id, &idx)) != FP_OK)
+                return st;
+            in->last = idx;
+        }
+        return fp__runtab_add(in->tabs[idx], &l.sample, err, errlen);
+    case FP_JSONL_RUN: {
+        fp_run ctx;
+        memset(&ctx, 0, sizeof ctx);
+        st = fp_json_parse_context(l.context, &ctx, err, errlen);
+        json_decref(l.context);
+        if (st == FP_OK && (st = ingest_run(in, ctx.id, &idx)) == FP_OK) {
+            fp__runtab *t = in->tabs[idx];
+            if (in->has_context[idx]) {
+                snprintf(err, errlen, "a second run line for run %s", ctx.id);
+                st = FP_EINPUT;
+            } else {
+                in->has_context[idx] = true;
+                fp_run_free(&t->ctx);
+                st = fp__run_copy_context(&t->ctx, &ctx);
+                if (st == FP_OK && !t->ctx.status[0])
+                    snprintf(t->ctx.status, sizeof t->ctx.status, "complete");
+            }
+        }
+        fp_run_free(&ctx);
+        return st;
+    }
+    }
+    return FP_EINTERNAL;
+}
+
+static fp_status do_ingest(const store_cfg *c, fp_store *s)
+{
+    fp_status st = FP_OK;
+    ingest in;
+    memset(&in, 0, sizeof in);
+    char *line = NULL;
+    size_t cap = 0, lineno = 0, nsamples = 0;
+    const char *name = c->arg;
+    bool from_stdin = strcmp(name, "-") == 0;
+    FILE *f = from_stdin ? stdin : fopen(name, "r");
+    if (!f)
+        FP_FAIL(FP_EINPUT, "cannot read %s: %s", name, strerror(errno));
+    setvbuf(f, NULL, _IOFBF, 1 << 20);
+    ssize_t len;
+    char err[512];
+    while ((len = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        if ((size_t)len != strlen(line))
+            FP_FAIL(FP_EINPUT, "%s:%zu: NUL byte in line", name, lineno);
+        if (ingest_line(&in, line, (size_t)len, err, sizeof err) != FP_OK) {
+            if (!err[0])
+                FP_FAIL(FP_ENOMEM, "%s:%zu: out of memory", name, lineno);
+            FP_FAIL(FP_EINPUT, "%s:%zu: %s", name, lineno, err);
+        }
+    }
+    if (ferror(f))
+        FP_FAIL(FP_EINPUT, "cannot read %s: %s", name, strerror(errno));
+    if (in.n == 0)
+        FP_FAIL(FP_EINPUT, "%s: no samples or runs in it", name);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    for (size_t i = 0; i < in.n; i++) {
+        fp_run *ctx = &in.tabs[i]->ctx;
+        if (!in.has_context[i])
+            ctx->time = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+        if (!ctx->tag[0] && c->tag)
+            snprintf(ctx->tag, sizeof ctx->tag, "%s", c->tag);
+        nsamples += in.tabs[i]->nrows;
+    }
+    FP_CHECK(fp__store_append_runtabs(s, in.tabs, in.n));
+    fp_info("ingested %zu run%s, %zu samples from %s into %s", in.n, in.n == 1 ? "" : "s",
+            nsamples, name, fp_store_path(s));
+cleanup:
+    free(line);
+    if (f && !from_stdin)
+        fclose(f);
+    ingest_free(&in);
+    return st;
+}
+
+/* ==== rm ================================================================================ */
+
+static fp_status do_rm(const store_cfg *c, fp_store *s)
+{
+    fp_status st = FP_OK;
+    char *copy = strdup(c->arg);
+    const char *ids[256];
+    size_t n = 0;
+    FP_CHECK_ALLOC(copy);
+    for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (n == sizeof ids / sizeof ids[0])
+            FP_FAIL(FP_EUSAGE, "at most 256 run ids at once");
+        ids[n++] = tok;
+    }
+    if (!n)
+        FP_FAIL(FP_EUSAGE, "store rm: which runs? (ids separated by commas)");
+    FP_CHECK(fp_store_remove(s, ids, n));
+    fp_info("removed %zu run%s from %s", n, n == 1 ? "" : "s", fp_store_path(s));
+cleanup:
+    free(copy);
+    return st;
+}
+
+/* ==== dispatch ========================================================================== */
+
+static fp_status store_run(const void *config, fp_world *world)
+{
+    const store_cfg *c = config;
+    fp_status st = FP_OK;
+    fp_store *s = NULL;
+    if (!c->action)
+        FP_FAIL(FP_EUSAGE, "store: which action? ls, show, export, ingest or rm");
+    if (!c->store)
+        FP_FAIL(FP_EUSAGE, "store %s: which store? (--store FILE)", c->action);
+    bool writes = strcmp(c->action, "ingest") == 0 || strcmp(c->action, "rm") == 0;
+    bool needs_arg = writes;
+    if (!writes && strcmp(c->action, "ls") != 0 && strcmp(c->action, "show") != 0 &&
+        strcmp(c->action, "export") != 0)
+        FP_FAIL(FP_EUSAGE, "store: unknown action '%s' (ls, show, export, ingest, rm)", c->action);
+    if (needs_arg && !c->arg)
+        FP_FAIL(FP_EUSAGE, "store %s: missing argument (%s)", c->action,
+                strcmp(c->action, "ingest") == 0 ? "a JSONL file or -" : "run ids");
+    if (c->arg && strcmp(c->action, "ls") == 0)
+        FP_FAIL(FP_EUSAGE, "store ls: unexpected argument '%s'", c->arg);
+    FP_CHECK(fp_store_open(&s, c->store, writes ? FP_STORE_APPEND : FP_STORE_READ,
+                           c->lock_timeout));
+    if (strcmp(c->action, "ls") == 0)
+        st = do_ls(c, s);
+    else if (strcmp(c->action, "show") == 0)
+        st = c->baselines && !c->arg ? show_baselines(s) : show_run(c, s, c->arg ? c->arg : "latest");
+    else if (strcmp(c->action, "export") == 0)
+        st = do_export(c, s);
+    else if (strcmp(c->action, "ingest") == 0)
+        st = do_ingest(c, s);
+    else
+        st = do_rm(c, s);
+cleanup:
+    fp_store_close(s);
+    return st;
+}
+
+const fp_command fp_cmd_store = {
+    .name = "store",
+    .summary = "list, show, export, ingest (JSON Lines) and remove stored runs",
+    .opts = store_opts,
+    .config_size = sizeof(store_cfg),
+    .needs_world = false,
+    .run = store_run,
+};

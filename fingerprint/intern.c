@@ -1,0 +1,208 @@
+/* Hash tables for the store: string interning (entity and metric tables) and
+ * a 64-bit key map (baseline lookup). Open addressing, linear probing,
+ * power-of-two sizes, grown at half load. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_internal.h"
+
+/* ---- string map ------------------------------------------------------------------ */
+
+static uint32_t hash_bytes(const char *s, size_t len)
+{
+    /* FNV-1a, then a final mix so low bits spread */
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 16777619u;
+    h ^= h >> 15;
+    h *= 0x2c1b3c6du;
+    h ^= h >> 12;
+    return h;
+}
+
+static fp_status strmap_rehash(fp__strmap *m, uint32_t nslots)
+{
+    uint32_t *slot = calloc(nslots, sizeof *slot);
+    if (!slot)
+        return FP_ENOMEM;
+    for (uint32_t id = 0; id < m->n; id++) {
+        uint32_t i = m->hash[id] & (nslots - 1);
+        while (slot[i])
+            i = (i + 1) & (nslots - 1);
+        slot[i] = id + 1;
+    }
+    free(m->slot);
+    m->slot = slot;
+    m->nslots = nslots;
+    return FP_OK;
+}
+
+uint32_t fp__strmap_find(const fp__strmap *m, const char *s, size_t len)
+{
+    if (!m->nslots)
+        return FP__NONE;
+    uint32_t h = hash_bytes(s, len);
+    for (uint32_t i = h & (m->nslots - 1);; i = (i + 1) & (m->nslots - 1)) {
+        uint32_t v = m->slot[i];
+        if (!v)
+            return FP__NONE;
+        const char *k = m->pool + m->off[v - 1];
+        if (m->hash[v - 1] == h && strncmp(k, s, len) == 0 && k[len] == 0)
+            return v - 1;
+    }
+}
+
+fp_status fp__strmap_intern(fp__strmap *m, const char *s, size_t len, uint32_t *id, bool *added)
+{
+    uint32_t found = fp__strmap_find(m, s, len);
+    if (added)
+        *added = found == FP__NONE;
+    if (found != FP__NONE) {
+        *id = found;
+        return FP_OK;
+    }
+    if (m->n == FP__NONE - 1 || m->pool_len + len + 1 > UINT32_MAX)
+        return FP_ENOMEM;
+    if ((size_t)(m->n + 1) * 2 > m->nslots) {
+        fp_status st = strmap_rehash(m, m->nslots ? m->nslots * 2 : 64);
+        if (st != FP_OK)
+            return st;
+    }
+    if (m->n == m->cap) {
+        uint32_t cap = m->cap ? m->cap * 2 : 32;
+        uint32_t *off = realloc(m->off, cap * sizeof *off);
+        if (!off)
+            return FP_ENOMEM;
+        m->off = off;
+        uint32_t *hash = realloc(m->hash, cap * sizeof *hash);
+        if (!hash)
+            return FP_ENOMEM;
+        m->hash = hash;
+        m->cap = cap;
+    }
+    if (m->pool_len + len + 1 > m->pool_cap) {
+        size_t cap = m->pool_cap ? m->pool_cap : 1024;
+        while (cap < m->pool_len + len + 1)
+            cap *= 2;
+        char *pool = realloc(m->pool, cap);
+        if (!pool)
+            return FP_ENOMEM;
+        m->pool = pool;
+        m->pool_cap = cap;
+    }
+    memcpy(m->pool + m->pool_len, s, len);
+    m->pool[m->pool_len + len] = 0;
+    uint32_t h = hash_bytes(s, len);
+    m->off[m->n] = (uint32_t)m->pool_len;
+    m->hash[m->n] = h;
+    m->pool_len += len + 1;
+    uint32_t i = h & (m->nslots - 1);
+    while (m->slot[i])
+        i = (i + 1) & (m->nslots - 1);
+    m->slot[i] = m->n + 1;
+    *id = m->n++;
+    return FP_OK;
+}
+
+size_t fp__strmap_width(const fp__strmap *m)
+{
+    size_t w = 2;
+    for (uint32_t id = 0; id < m->n; id++) {
+        size_t l = strlen(m->pool + m->off[id]) + 1;
+        if (l > w)
+            w = l;
+    }
+    return w;
+}
+
+void fp__strmap_free(fp__strmap *m)
+{
+    free(m->pool);
+    free(m->off);
+    free(m->hash);
+    free(m->slot);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- 64-bit key map --------------------------------------------------------------- */
+
+static size_t mix64(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53ULL;
+    k ^= k >> 33;
+    return (size_t)k;
+}
+
+static fp_status u64map_grow(fp__u64map *m, size_t nslots)
+{
+    uint64_t *key = malloc(nslots * sizeof *key);
+    uint32_t *val = malloc(nslots * sizeof *val);
+    if (!key || !val) {
+        free(key);
+        free(val);
+        return FP_ENOMEM;
+    }
+    memset(val, 0xff, nslots * sizeof *val);
+    for (size_t i = 0; i < m->nslots; i++) {
+        if (m->val[i] == FP__NONE)
+            continue;
+        size_t j = mix64(m->key[i]) & (nslots - 1);
+        while (val[j] != FP__NONE)
+            j = (j + 1) & (nslots - 1);
+        key[j] = m->key[i];
+        val[j] = m->val[i];
+    }
+    free(m->key);
+    free(m->val);
+    m->key = key;
+    m->val = val;
+    m->nslots = nslots;
+    return FP_OK;
+}
+
+fp_status fp__u64map_reserve(fp__u64map *m, size_t n)
+{
+    size_t want = 64;
+    while (want < 2 * n)
+        want *= 2;
+    return want > m->nslots ? u64map_grow(m, want) : FP_OK;
+}
+
+fp_status fp__u64map_put(fp__u64map *m, uint64_t key, uint32_t val)
+{
+    if ((m->n + 1) * 2 > m->nslots) {
+        fp_status st = u64map_grow(m, m->nslots ? m->nslots * 2 : 64);
+        if (st != FP_OK)
+            return st;
+    }
+    size_t j = mix64(key) & (m->nslots - 1);
+    while (m->val[j] != FP__NONE && m->key[j] != key)
+        j = (j + 1) & (m->nslots - 1);
+    if (m->val[j] == FP__NONE)
+        m->n++;
+    m->key[j] = key;
+    m->val[j] = val;
+    return FP_OK;
+}
+
+uint32_t fp__u64map_get(const fp__u64map *m, uint64_t key)
+{
+    if (!m->nslots)
+        return FP__NONE;
+    for (size_t j = mix64(key) & (m->nslots - 1);; j = (j + 1) & (m->nslots - 1)) {
+        if (m->val[j] == FP__NONE)
+            return FP__NONE;
+        if (m->key[j] == key)
+            return m->val[j];
+    }
+}
+
+void fp__u64map_free(fp__u64map *m)
+{
+    free(m->key);
+    free(m->val);
+    memset(m, 0, sizeof *m);
+}

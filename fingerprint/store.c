@@ -1,0 +1,1358 @@
+/* The HDF5 fingerprint store: handle, writer lock, atomic commits
+ * (copy beside, fsync, rename), run groups (write, read, list), runtabs.
+ * Layout: docs/store.md. Baselines: baseline.c. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fleetprint/log.h"
+#include "store_internal.h"
+
+struct fp_store {
+    char *path;
+    char *lock_path;
+    char *tmp_path;
+    char *dir;
+    fp_store_mode mode;
+    int lock_fd;
+    hid_t file; /* committed file, read-only; H5I_INVALID_HID when none yet */
+};
+
+#define ROWS_PER_CHUNK 32768
+
+/* ==== HDF5 helpers ================================================================ */
+
+hid_t fp__h5_str_type(size_t width)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    if (t < 0)
+        return t;
+    if (H5Tset_size(t, width ? width : 1) < 0 || H5Tset_strpad(t, H5T_STR_NULLTERM) < 0) {
+        H5Tclose(t);
+        return H5I_INVALID_HID;
+    }
+    return t;
+}
+
+static fp_status attr_write(hid_t obj, const char *name, hid_t type, const void *value)
+{
+    fp_status st = FP_OK;
+    hid_t space = H5I_INVALID_HID, attr = H5I_INVALID_HID;
+    if (H5Aexists(obj, name) > 0)
+        FP_CHECK_H5(H5Adelete(obj, name));
+    FP_CHECK_H5(space = H5Screate(H5S_SCALAR));
+    FP_CHECK_H5(attr = H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT));
+    FP_CHECK_H5(H5Awrite(attr, type, value));
+cleanup:
+    if (attr >= 0)
+        H5Aclose(attr);
+    if (space >= 0)
+        H5Sclose(space);
+    return st;
+}
+
+fp_status fp__h5_attr_str(hid_t obj, const char *name, const char *value)
+{
+    hid_t t = fp__h5_str_type(strlen(value) + 1);
+    if (t < 0)
+        return FP_EH5;
+    fp_status st = attr_write(obj, name, t, value);
+    H5Tclose(t);
+    return st;
+}
+
+fp_status fp__h5_attr_double(hid_t obj, const char *name, double value)
+{
+    /* file type: IEEE little-endian; memory: native */
+    fp_status st = FP_OK;
+    hid_t space = H5I_INVALID_HID, attr = H5I_INVALID_HID;
+    if (H5Aexists(obj, name) > 0)
+        FP_CHECK_H5(H5Adelete(obj, name));
+    FP_CHECK_H5(space = H5Screate(H5S_SCALAR));
+    FP_CHECK_H5(attr = H5Acreate2(obj, name, H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT));
+    FP_CHECK_H5(H5Awrite(attr, H5T_NATIVE_DOUBLE, &value));
+cleanup:
+    if (attr >= 0)
+        H5Aclose(attr);
+    if (space >= 0)
+        H5Sclose(space);
+    return st;
+}
+
+fp_status fp__h5_attr_i64(hid_t obj, const char *name, long long value)
+{
+    fp_status st = FP_OK;
+    hid_t space = H5I_INVALID_HID, attr = H5I_INVALID_HID;
+    if (H5Aexists(obj, name) > 0)
+        FP_CHECK_H5(H5Adelete(obj, name));
+    FP_CHECK_H5(space = H5Screate(H5S_SCALAR));
+    FP_CHECK_H5(attr = H5Acreate2(obj, name, H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT));
+    FP_CHECK_H5(H5Awrite(attr, H5T_NATIVE_LLONG, &value));
+cleanup:
+    if (attr >= 0)
+        H5Aclose(attr);
+    if (space >= 0)
+        H5Sclose(space);
+    return st;
+}
+
+/* Open attribute name; 0 when absent, 1 when open in *attr, -1 on error. */
+static int attr_open(hid_t obj, const char *name, hid_t *attr)
+{
+    htri_t ex = H5Aexists(obj, name);
+    if (ex <= 0)
+        return ex < 0 ? -1 : 0;
+    *attr = H5Aopen(obj, name, H5P_DEFAULT);
+    return *attr < 0 ? -1 : 1;
+}
+
+fp_status fp__h5_read_attr_str(hid_t obj, const char *name, char *buf, size_t len)
+{
+    hid_t attr = H5I_INVALID_HID, ftype = H5I_INVALID_HID, mtype = H5I_INVALID_HID;
+    fp_status st = FP_OK;
+    char *tmp = NULL;
+    buf[0] = 0;
+    int r = attr_open(obj, name, &attr);
+    if (r <= 0)
+        return r < 0 ? FP_EH5 : FP_OK;
+    FP_CHECK_H5(ftype = H5Aget_type(attr));
+    if (H5Tget_class(ftype) != H5T_STRING || H5Tis_variable_str(ftype) > 0)
+        FP_FAIL(FP_EINPUT, "attribute '%s' is not a fixed-size string", name);
+    size_t w = H5Tget_size(ftype);
+    tmp = calloc(1, w + 1);
+    FP_CHECK_ALLOC(tmp);
+    FP_CHECK_H5(mtype = fp__h5_str_type(w + 1));
+    FP_CHECK_H5(H5Aread(attr, mtype, tmp));
+    snprintf(buf, len, "%s", tmp);
+cleanup:
+    free(tmp);
+    if (mtype >= 0)
+        H5Tclose(mtype);
+    if (ftype >= 0)
+        H5Tclose(ftype);
+    H5Aclose(attr);
+    return st;
+}
+
+fp_status fp__h5_read_attr_double(hid_t obj, const char *name, double *out)
+{
+    hid_t attr;
+    *out = 0;
+    int r = attr_open(obj, name, &attr);
+    if (r <= 0)
+        return r < 0 ? FP_EH5 : FP_OK;
+    herr_t e = H5Aread(attr, H5T_NATIVE_DOUBLE, out);
+    H5Aclose(attr);
+    return e < 0 ? FP_EH5 : FP_OK;
+}
+
+fp_status fp__h5_read_attr_i64(hid_t obj, const char *name, long long *out)
+{
+    hid_t attr;
+    *out = 0;
+    int r = attr_open(obj, name, &attr);
+    if (r <= 0)
+        return r < 0 ? FP_EH5 : FP_OK;
+    herr_t e = H5Aread(attr, H5T_NATIVE_LLONG, out);
+    H5Aclose(attr);
+    return e < 0 ? FP_EH5 : FP_OK;
+}
+
+fp_status fp__h5_write_table(hid_t loc, const char *name, hid_t filetype, hid_t memtype,
+                             const void *data, size_t n)
+{
+    fp_status st = FP_OK;
+    hid_t space = H5I_INVALID_HID, dcpl = H5I_INVALID_HID, ds = H5I_INVALID_HID;
+    hsize_t dims[1] = {n}, maxdims[1] = {H5S_UNLIMITED};
+    hsize_t chunk[1] = {n < ROWS_PER_CHUNK ? (n ? n : 1) : ROWS_PER_CHUNK};
+    size_t rowbytes = H5Tget_size(filetype);
+    /* keep a chunk within HDF5's default 1 MiB chunk cache */
+    while (chunk[0] > 1 && chunk[0] * rowbytes > (1u << 20))
+        chunk[0] /= 2;
+    FP_CHECK_H5(space = H5Screate_simple(1, dims, maxdims));
+    FP_CHECK_H5(dcpl = H5Pcreate(H5P_DATASET_CREATE));
+    FP_CHECK_H5(H5Pset_chunk(dcpl, 1, chunk));
+    FP_CHECK_H5(H5Pset_shuffle(dcpl));
+    FP_CHECK_H5(H5Pset_deflate(dcpl, 1));
+    FP_CHECK_H5(ds = H5Dcreate2(loc, name, filetype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+    if (n)
+        FP_CHECK_H5(H5Dwrite(ds, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data));
+cleanup:
+    if (ds >= 0)
+        H5Dclose(ds);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (space >= 0)
+        H5Sclose(space);
+    return st;
+}
+
+fp_status fp__h5_read_table(hid_t loc, const char *name, hid_t memtype, size_t rowsize,
+                            void **out, size_t *n)
+{
+    fp_status st = FP_OK;
+    hid_t ds = H5I_INVALID_HID, space = H5I_INVALID_HID;
+    void *data = NULL;
+    *out = NULL;
+    *n = 0;
+    if (H5Lexists(loc, name, H5P_DEFAULT) <= 0)
+        FP_FAIL(FP_EINPUT, "dataset '%s' is missing", name);
+    FP_CHECK_H5(ds = H5Dopen2(loc, name, H5P_DEFAULT));
+    FP_CHECK_H5(space = H5Dget_space(ds));
+    hsize_t dims[1];
+    if (H5Sget_simple_extent_ndims(space) != 1)
+        FP_FAIL(FP_EINPUT, "dataset '%s' is not one-dimensional", name);
+    FP_CHECK_H5(H5Sget_simple_extent_dims(space, dims, NULL));
+    data = malloc(dims[0] ? dims[0] * rowsize : 1);
+    FP_CHECK_ALLOC(data);
+    if (dims[0]) {
+        memset(data, 0, dims[0] * rowsize);
+        if (H5Dread(ds, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+            FP_FAIL(FP_EINPUT, "dataset '%s' cannot be read as the expected type", name);
+    }
+    *out = data;
+    *n = dims[0];
+    data = NULL;
+cleanup:
+    free(data);
+    if (space >= 0)
+        H5Sclose(space);
+    if (ds >= 0)
+        H5Dclose(ds);
+    return st;
+}
+
+fp_status fp__h5_read_strings(hid_t loc, const char *name, fp__strmap *m)
+{
+    fp_status st = FP_OK;
+    hid_t ds = H5I_INVALID_HID, ftype = H5I_INVALID_HID, mtype = H5I_INVALID_HID;
+    char *buf = NULL;
+    size_t n = 0;
+    memset(m, 0, sizeof *m);
+    if (H5Lexists(loc, name, H5P_DEFAULT) <= 0)
+        FP_FAIL(FP_EINPUT, "dataset '%s' is missing", name);
+    FP_CHECK_H5(ds = H5Dopen2(loc, name, H5P_DEFAULT));
+    FP_CHECK_H5(ftype = H5Dget_type(ds));
+    if (H5Tget_class(ftype) != H5T_STRING || H5Tis_variable_str(ftype) > 0)
+        FP_FAIL(FP_EINPUT, "dataset '%s' is not fixed-size strings", name);
+    size_t w = H5Tget_size(ftype) + 1;
+    FP_CHECK_H5(mtype = fp__h5_str_type(w));
+    H5Dclose(ds);
+    ds = H5I_INVALID_HID;
+    FP_CHECK(fp__h5_read_table(loc, name, mtype, w, (void **)&buf, &n));
+    for (size_t i = 0; i < n; i++) {
+        const char *s = buf + i * w;
+        uint32_t id;
+        bool added;
+        FP_CHECK(fp__strmap_intern(m, s, strlen(s), &id, &added));
+        if (!added)
+            FP_FAIL(FP_EINPUT, "dataset '%s': row %zu repeats '%s'", name, i, s);
+    }
+cleanup:
+    free(buf);
+    if (mtype >= 0)
+        H5Tclose(mtype);
+    if (ftype >= 0)
+        H5Tclose(ftype);
+    if (ds >= 0)
+        H5Dclose(ds);
+    return st;
+}
+
+fp_status fp__h5_write_strings(hid_t loc, const char *name, const fp__strmap *m)
+{
+    fp_status st = FP_OK;
+    size_t w = fp__strmap_width(m);
+    char *buf = calloc(m->n ? m->n : 1, w);
+    hid_t t = H5I_INVALID_HID;
+    FP_CHECK_ALLOC(buf);
+    for (uint32_t i = 0; i < m->n; i++)
+        memcpy(buf + (size_t)i * w, fp__strmap_str(m, i), strlen(fp__strmap_str(m, i)));
+    FP_CHECK_H5(t = fp__h5_str_type(w));
+    FP_CHECK(fp__h5_write_table(loc, name, t, t, buf, m->n));
+cleanup:
+    if (t >= 0)
+        H5Tclose(t);
+    free(buf);
+    return st;
+}
+
+/* ---- record types ----------------------------------------------------------------- */
+
+typedef struct rank_rec {
+    int32_t node, local_rank, dev;
+    double clock_offset, clock_error;
+    char model[FP_NAME_MAX];
+    char uuid[48];
+    char pci_bus[24];
+} rank_rec;
+
+/* Build the memory (native, padded) or file (little-endian, packed) compound
+ * type for one of the record kinds below. */
+typedef enum { REC_ROW, REC_METRIC, REC_RANK } rec_kind;
+
+static hid_t rec_type(rec_kind kind, bool file)
+{
+    hid_t t = H5I_INVALID_HID, s16 = fp__h5_str_type(16), s24 = fp__h5_str_type(24),
+          s32 = fp__h5_str_type(32), s48 = fp__h5_str_type(48),
+          s64 = fp__h5_str_type(FP_NAME_MAX);
+    hid_t u8 = file ? H5T_STD_U8LE : H5T_NATIVE_UINT8, u32 = file ? H5T_STD_U32LE : H5T_NATIVE_UINT32,
+          i32 = file ? H5T_STD_I32LE : H5T_NATIVE_INT32, u64 = file ? H5T_STD_U64LE : H5T_NATIVE_UINT64,
+          f64 = file ? H5T_IEEE_F64LE : H5T_NATIVE_DOUBLE;
+    size_t off = 0;
+    bool ok = true;
+#define FIELD(name, type, memoff, size)                                                    \
+    do {                                                                                   \
+        ok = ok && H5Tinsert(t, name, file ? off : (memoff), type) >= 0;                   \
+        off += (size);                                                                     \
+    } while (0)
+    switch (kind) {
+    case REC_ROW:
+        t = H5Tcreate(H5T_COMPOUND, file ? 28 : sizeof(fp__row));
+        FIELD("entity", u32, HOFFSET(fp__row, entity), 4);
+        FIELD("metric", u32, HOFFSET(fp__row, metric), 4);
+        FIELD("iter", i32, HOFFSET(fp__row, iter), 4);
+        FIELD("value", f64, HOFFSET(fp__row, value), 8);
+        FIELD("t", f64, HOFFSET(fp__row, t), 8);
+        break;
+    case REC_METRIC:
+        t = H5Tcreate(H5T_COMPOUND, file ? 16 + 24 + 32 + 16 + 1 + 8 : sizeof(fp__metric));
+        FIELD("suite", s16, HOFFSET(fp__metric, suite), 16);
+        FIELD("test", s24, HOFFSET(fp__metric, test), 24);
+        FIELD("metric", s32, HOFFSET(fp__metric, metric), 32);
+        FIELD("unit", s16, HOFFSET(fp__metric, unit), 16);
+        FIELD("better", u8, HOFFSET(fp__metric, better), 1);
+        FIELD("size", u64, HOFFSET(fp__metric, size), 8);
+        break;
+    case REC_RANK:
+        t = H5Tcreate(H5T_COMPOUND, file ? 12 + 16 + FP_NAME_MAX + 48 + 24 : sizeof(rank_rec));
+        FIELD("node", i32, HOFFSET(rank_rec, node), 4);
+        FIELD("local_rank", i32, HOFFSET(rank_rec, local_rank), 4);
+        FIELD("dev", i32, HOFFSET(rank_rec, dev), 4);
+        FIELD("clock_offset", f64, HOFFSET(rank_rec, clock_offset), 8);
+        FIELD("clock_error", f64, HOFFSET(rank_rec, clock_error), 8);
+        FIELD("model", s64, HOFFSET(rank_rec, model), FP_NAME_MAX);
+        FIELD("uuid", s48, HOFFSET(rank_rec, uuid), 48);
+        FIELD("pci_bus", s24, HOFFSET(rank_rec, pci_bus), 24);
+        break;
+    }
+#undef FIELD
+    H5Tclose(s16);
+    H5Tclose(s24);
+    H5Tclose(s32);
+    H5Tclose(s48);
+    H5Tclose(s64);
+    if (!ok && t >= 0) {
+        H5Tclose(t);
+        t = H5I_INVALID_HID;
+    }
+    return t;
+}
+
+/* ==== runtabs ======================================================================= */
+
+fp_status fp__run_copy_context(fp_run *dst, const fp_run *src)
+{
+    *dst = *src;
+    dst->samples = NULL;
+    dst->nsamples = dst->cap = 0;
+    dst->nodes = NULL;
+    dst->ranks = NULL;
+    dst->nnodes = dst->nranks = 0;
+    fp_status st = fp_run_set_shape(dst, src->nnodes, src->nranks);
+    if (st != FP_OK)
+        return st;
+    if (src->nnodes)
+        memcpy(dst->nodes, src->nodes, (size_t)src->nnodes * sizeof *src->nodes);
+    if (src->nranks)
+        memcpy(dst->ranks, src->ranks, (size_t)src->nranks * sizeof *src->ranks);
+    return FP_OK;
+}
+
+/* Append text to a key buffer, with a separator that names never contain. */
+static char *key_put(char *p, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(p, s, n);
+    p[n] = '\x1f';
+    return p + n + 1;
+}
+
+fp_status fp__runtab_add(fp__runtab *t, const fp_sample *s, char *err, size_t errlen)
+{
+    char ent[2 * FP_NAME_MAX + 32], key[160];
+    fp_entity_format(&s->entity, ent, sizeof ent);
+    uint32_t eid, mid;
+    bool added;
+    fp_status st = fp__strmap_intern(&t->entities, ent, strlen(ent), &eid, NULL);
+    if (st != FP_OK)
+        return st;
+    char *p = key_put(key_put(key_put(key, s->suite), s->test), s->metric);
+    char digits[24];
+    int nd = 0;
+    uint64_t v = s->size;
+    do {
+        digits[nd++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (nd)
+        *p++ = digits[--nd];
+    st = fp__strmap_intern(&t->keys, key, (size_t)(p - key), &mid, &added);
+    if (st != FP_OK)
+        return st;
+    if (added) {
+        if (mid >= t->metric_cap) {
+            size_t cap = t->metric_cap ? t->metric_cap * 2 : 64;
+            fp__metric *m = realloc(t->metrics, cap * sizeof *m);
+            if (!m)
+                return FP_ENOMEM;
+            t->metrics = m;
+            t->metric_cap = cap;
+        }
+        fp__metric *m = &t->metrics[mid];
+        memset(m, 0, sizeof *m);
+        memcpy(m->suite, s->suite, sizeof m->suite);
+        memcpy(m->test, s->test, sizeof m->test);
+        memcpy(m->metric, s->metric, sizeof m->metric);
+        memcpy(m->unit, s->unit, sizeof m->unit);
+        m->suite[sizeof m->suite - 1] = m->test[sizeof m->test - 1] = 0;
+        m->metric[sizeof m->metric - 1] = m->unit[sizeof m->unit - 1] = 0;
+        m->better = (uint8_t)s->better;
+        m->size = s->size;
+    } else {
+        const fp__metric *m = &t->metrics[mid];
+        if (strcmp(m->unit, s->unit) != 0 || m->better != (uint8_t)s->better) {
+            char k[128];
+            snprintf(err, errlen,
+                     "metric %s has unit '%s' (%s is better) here but '%s' (%s) earlier in run %s",
+                     fp_sample_key(s, k, sizeof k), s->unit,
+                     s->better == FP_BETTER_LOWER ? "lower" : "higher", m->unit,
+                     m->better == FP_BETTER_LOWER ? "lower" : "higher", t->ctx.id);
+            return FP_EINPUT;
+        }
+    }
+    if (t->nrows == t->row_cap) {
+        size_t cap = t->row_cap ? t->row_cap * 2 : 1024;
+        fp__row *r = realloc(t->rows, cap * sizeof *r);
+        if (!r)
+            return FP_ENOMEM;
+        t->rows = r;
+        t->row_cap = cap;
+    }
+    fp__row *r = &t->rows[t->nrows++];
+    memset(r, 0, sizeof *r);
+    r->entity = eid;
+    r->metric = mid;
+    r->iter = s->iter;
+    r->value = s->value;
+    r->t = s->t_start;
+    return FP_OK;
+}
+
+fp_status fp__runtab_from_run(fp__runtab *t, const fp_run *run)
+{
+    memset(t, 0, sizeof *t);
+    fp_status st = fp__run_copy_context(&t->ctx, run);
+    char err[256];
+    for (size_t i = 0; st == FP_OK && i < run->nsamples; i++) {
+        st = fp__runtab_add(t, &run->samples[i], err, sizeof err);
+        if (st == FP_EINPUT)
+            fp_error("run %s, sample %zu: %s", run->id, i, err);
+    }
+    return st;
+}
+
+void fp__runtab_sample(const fp__runtab *t, size_t i, fp_sample *s)
+{
+    const fp__row *r = &t->rows[i];
+    const fp__metric *m = &t->metrics[r->metric];
+    memset(s, 0, sizeof *s);
+    memcpy(s->suite, m->suite, sizeof s->suite);
+    memcpy(s->test, m->test, sizeof s->test);
+    memcpy(s->metric, m->metric, sizeof s->metric);
+    memcpy(s->unit, m->unit, sizeof s->unit);
+    s->better = m->better ? FP_BETTER_LOWER : FP_BETTER_HIGHER;
+    s->size = m->size;
+    s->entity = t->ent[r->entity];
+    s->iter = r->iter;
+    s->value = r->value;
+    s->t_start = r->t;
+}
+
+void fp__runtab_free(fp__runtab *t)
+{
+    fp_run_free(&t->ctx);
+    fp__strmap_free(&t->entities);
+    fp__strmap_free(&t->keys);
+    free(t->ent);
+    free(t->metrics);
+    free(t->rows);
+    memset(t, 0, sizeof *t);
+}
+
+/* ==== open, validate, lock ========================================================== */
+
+static char *dup_printf(const char *a, const char *b)
+{
+    size_t n = strlen(a) + strlen(b) + 1;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, "%s%s", a, b);
+    return s;
+}
+
+/* Open a committed store file read-only and check it is ours. */
+static fp_status open_committed(const char *path, hid_t *out)
+{
+    fp_status st = FP_OK;
+    hid_t f = H5I_INVALID_HID;
+    struct stat sb;
+    *out = H5I_INVALID_HID;
+    if (stat(path, &sb) != 0)
+        FP_FAIL(FP_EINPUT, "%s: %s", path, strerror(errno));
+    if (!S_ISREG(sb.st_mode))
+        FP_FAIL(FP_EINPUT, "%s: not a regular file", path);
+    if (H5Fis_hdf5(path) <= 0)
+        FP_FAIL(FP_EINPUT, "%s: not an HDF5 file, so not a fleetprint store", path);
+    f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0)
+        FP_FAIL(FP_EINPUT, "%s: HDF5 cannot open it (truncated or corrupt file)", path);
+    long long schema = 0;
+    if (H5Aexists(f, "fleetprint_schema") <= 0)
+        FP_FAIL(FP_EINPUT, "%s: an HDF5 file but not a fleetprint store (no fleetprint_schema)",
+                path);
+    if (fp__h5_read_attr_i64(f, "fleetprint_schema", &schema) != FP_OK)
+        FP_FAIL(FP_EINPUT, "%s: unreadable fleetprint_schema attribute", path);
+    if (schema != FP_STORE_SCHEMA)
+        FP_FAIL(FP_EINPUT, "%s: store schema version %lld, this fleetprint reads version %d",
+                path, schema, FP_STORE_SCHEMA);
+    if (H5Lexists(f, "runs", H5P_DEFAULT) <= 0)
+        FP_FAIL(FP_EINPUT, "%s: fleetprint store without /runs (corrupt)", path);
+    *out = f;
+    f = H5I_INVALID_HID;
+cleanup:
+    if (f >= 0)
+        H5Fclose(f);
+    return st;
+}
+
+static void read_lock_holder(int fd, char *buf, size_t len)
+{
+    ssize_t n = pread(fd, buf, len - 1, 0);
+    buf[n > 0 ? n : 0] = 0;
+    buf[strcspn(buf, "\n")] = 0;
+    if (!buf[0])
+        snprintf(buf, len, "unknown");
+}
+
+static double now_mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static fp_status take_lock(fp_store *s, double timeout)
+{
+    fp_status st = FP_OK;
+    int fd = open(s->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0)
+        FP_FAIL(FP_EINPUT, "cannot write in %s (%s): a store is changed by writing beside it",
+                s->dir, strerror(errno));
+    double deadline = now_mono() + (timeout > 0 ? timeout : 0);
+    bool said = false;
+    while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno != EWOULDBLOCK && errno != EINTR)
+            FP_FAIL(FP_EIO, "cannot lock %s: %s", s->lock_path, strerror(errno));
+        char holder[64];
+        read_lock_holder(fd, holder, sizeof holder);
+        if (now_mono() >= deadline)
+            FP_FAIL(FP_ETIMEOUT,
+                    "%s is locked by another writer (last taken by pid %s) and was not free "
+                    "within %gs (--lock-timeout)",
+                    s->path, holder, timeout);
+        if (!said) {
+            fp_info("waiting for the writer lock on %s: another writer holds it (last taken "
+                    "by pid %s); waiting up to %gs", s->path, holder, timeout);
+            said = true;
+        }
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (said)
+        fp_info("got the writer lock on %s", s->path);
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+        /* the pid is only for messages; a lock file we cannot write is still a lock */
+    }
+    s->lock_fd = fd;
+    fd = -1;
+cleanup:
+    if (fd >= 0)
+        close(fd);
+    return st;
+}
+
+fp_status fp_store_open(fp_store **out, const char *path, fp_store_mode mode,
+                        double lock_timeout_s)
+{
+    fp_status st = FP_OK;
+    fp_store *s = NULL;
+    *out = NULL;
+    /* fleetprint reports HDF5 failures itself, in one line */
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    if (!path || !path[0])
+        FP_FAIL(FP_EUSAGE, "no store file given (--store FILE)");
+    s = calloc(1, sizeof *s);
+    FP_CHECK_ALLOC(s);
+    s->lock_fd = -1;
+    s->file = H5I_INVALID_HID;
+    s->mode = mode;
+    s->path = strdup(path);
+    s->lock_path = dup_printf(path, ".lock");
+    s->tmp_path = dup_printf(path, ".tmp");
+    char *copy = strdup(path);
+    s->dir = copy ? strdup(dirname(copy)) : NULL;
+    free(copy);
+    FP_CHECK_ALLOC(s->path);
+    FP_CHECK_ALLOC(s->lock_path);
+    FP_CHECK_ALLOC(s->tmp_path);
+    FP_CHECK_ALLOC(s->dir);
+    if (mode == FP_STORE_APPEND) {
+        if (access(s->dir, W_OK) != 0)
+            FP_FAIL(FP_EINPUT, "cannot write in %s (%s): a store is changed by writing beside it",
+                    s->dir, strerror(errno));
+        FP_CHECK(take_lock(s, lock_timeout_s));
+        if (access(path, F_OK) == 0)
+            FP_CHECK(open_committed(path, &s->file));
+    } else {
+        if (access(path, F_OK) != 0)
+            FP_FAIL(FP_EINPUT, "%s: no such store (%s)", path, strerror(errno));
+        FP_CHECK(open_committed(path, &s->file));
+    }
+    *out = s;
+    s = NULL;
+cleanup:
+    fp_store_close(s);
+    return st;
+}
+
+void fp_store_close(fp_store *s)
+{
+    if (!s)
+        return;
+    if (s->file >= 0)
+        H5Fclose(s->file);
+    if (s->lock_fd >= 0)
+        close(s->lock_fd); /* releases the flock */
+    free(s->path);
+    free(s->lock_path);
+    free(s->tmp_path);
+    free(s->dir);
+    free(s);
+}
+
+const char *fp_store_path(const fp_store *s)
+{
+    return s->path;
+}
+
+hid_t fp__store_file(const fp_store *s)
+{
+    return s->file;
+}
+
+/* ==== transactions ================================================================= */
+
+static fp_status copy_bytes(const char *from, const char *to)
+{
+    fp_status st = FP_OK;
+    int in = open(from, O_RDONLY | O_CLOEXEC), outfd = -1;
+    char *buf = NULL;
+    if (in < 0)
+        FP_FAIL(FP_EIO, "cannot read %s: %s", from, strerror(errno));
+    outfd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (outfd < 0)
+        FP_FAIL(FP_EINPUT, "cannot create %s: %s", to, strerror(errno));
+    for (;;) {
+        ssize_t n = copy_file_range(in, NULL, outfd, NULL, 1 << 30, 0);
+        if (n == 0)
+            break;
+        if (n > 0)
+            continue;
+        if (errno != EXDEV && errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP)
+            FP_FAIL(FP_EIO, "copying %s: %s", from, strerror(errno));
+        /* no in-kernel copy here: fall back to read/write from where we are */
+        buf = malloc(1 << 20);
+        FP_CHECK_ALLOC(buf);
+        for (;;) {
+            ssize_t r = read(in, buf, 1 << 20);
+            if (r < 0)
+                FP_FAIL(FP_EIO, "reading %s: %s", from, strerror(errno));
+            if (r == 0)
+                break;
+            for (ssize_t w = 0; w < r;) {
+                ssize_t k = write(outfd, buf + w, (size_t)(r - w));
+                if (k < 0)
+                    FP_FAIL(FP_EIO, "writing %s: %s", to, strerror(errno));
+                w += k;
+            }
+        }
+        break;
+    }
+cleanup:
+    free(buf);
+    if (in >= 0)
+        close(in);
+    if (outfd >= 0 && close(outfd) != 0 && st == FP_OK)
+        st = fp__fail(FP_EIO, NULL, __FILE__, __LINE__, "writing %s: %s", to, strerror(errno));
+    return st;
+}
+
+static fp_status write_root_attrs(hid_t f)
+{
+    fp_status st = FP_OK;
+    FP_CHECK(fp__h5_attr_i64(f, "fleetprint_schema", FP_STORE_SCHEMA));
+    FP_CHECK(fp__h5_attr_str(f, "fleetprint_writer", "fleetprint " FP_VERSION));
+cleanup:
+    return st;
+}
+
+static bool in_list(const char *name, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(name, list[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Names of the links in a group, in name order. */
+typedef struct namelist {
+    char **name;
+    size_t n, cap;
+} namelist;
+
+static herr_t collect_name(hid_t g, const char *name, const H5L_info_t *info, void *data)
+{
+    namelist *l = data;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        char **grown = realloc(l->name, cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        l->name = grown;
+        l->cap = cap;
+    }
+    l->name[l->n] = strdup(name);
+    return l->name[l->n++] ? 0 : -1;
+}
+
+static void namelist_free(namelist *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->name[i]);
+    free(l->name);
+    memset(l, 0, sizeof *l);
+}
+
+static fp_status list_group(hid_t loc, const char *group, namelist *out)
+{
+    fp_status st = FP_OK;
+    hid_t g = H5I_INVALID_HID;
+    memset(out, 0, sizeof *out);
+    FP_CHECK_H5(g = H5Gopen2(loc, group, H5P_DEFAULT));
+    hsize_t idx = 0;
+    FP_CHECK_H5(H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_name, out));
+cleanup:
+    if (g >= 0)
+        H5Gclose(g);
+    return st;
+}
+
+fp_status fp__store_tx_begin(fp_store *s, bool rebuild, const char *const *drop, size_t n_drop,
+                             bool drop_baselines, hid_t *tmp)
+{
+    fp_status st = FP_OK;
+    hid_t f = H5I_INVALID_HID, runs = H5I_INVALID_HID, src_runs = H5I_INVALID_HID;
+    namelist names = {0};
+    *tmp = H5I_INVALID_HID;
+    if (s->mode != FP_STORE_APPEND)
+        FP_FAIL(FP_EUSAGE, "%s was opened read-only", s->path);
+    /* a FILE.tmp left by a writer killed earlier is stale: we hold the lock */
+    if (unlink(s->tmp_path) != 0 && errno != ENOENT)
+        FP_FAIL(FP_EINPUT, "cannot remove stale %s: %s", s->tmp_path, strerror(errno));
+    if (!rebuild && s->file >= 0) {
+        FP_CHECK(copy_bytes(s->path, s->tmp_path));
+        f = H5Fopen(s->tmp_path, H5F_ACC_RDWR, H5P_DEFAULT);
+        if (f < 0)
+            FP_FAIL(FP_EH5, "cannot open the working copy %s", s->tmp_path);
+        FP_CHECK(write_root_attrs(f));
+    } else {
+        f = H5Fcreate(s->tmp_path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+        if (f < 0)
+            FP_FAIL(FP_EINPUT, "cannot create %s (is the directory writable?)", s->tmp_path);
+        FP_CHECK(write_root_attrs(f));
+        FP_CHECK_H5(runs = H5Gcreate2(f, "runs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+        if (s->file >= 0) {
+            FP_CHECK(list_group(s->file, "runs", &names));
+            FP_CHECK_H5(src_runs = H5Gopen2(s->file, "runs", H5P_DEFAULT));
+            for (size_t i = 0; i < names.n; i++)
+                if (!in_list(names.name[i], drop, n_drop))
+                    FP_CHECK_H5(H5Ocopy(src_runs, names.name[i], runs, names.name[i],
+                                        H5P_DEFAULT, H5P_DEFAULT));
+            if (!drop_baselines && H5Lexists(s->file, "baselines", H5P_DEFAULT) > 0)
+                FP_CHECK_H5(H5Ocopy(s->file, "baselines", f, "baselines", H5P_DEFAULT,
+                                    H5P_DEFAULT));
+        }
+    }
+    *tmp = f;
+    f = H5I_INVALID_HID;
+cleanup:
+    namelist_free(&names);
+    if (src_runs >= 0)
+        H5Gclose(src_runs);
+    if (runs >= 0)
+        H5Gclose(runs);
+    if (f >= 0) {
+        H5Fclose(f);
+        unlink(s->tmp_path);
+    }
+    return st;
+}
+
+void fp__store_tx_abort(fp_store *s, hid_t tmp)
+{
+    if (tmp >= 0)
+        H5Fclose(tmp);
+    unlink(s->tmp_path);
+}
+
+static fp_status fsync_path(const char *path, int flags)
+{
+    int fd = open(path, flags | O_CLOEXEC);
+    if (fd < 0)
+        return FP_EIO;
+    int rc = fsync(fd);
+    close(fd);
+    return rc == 0 ? FP_OK : FP_EIO;
+}
+
+fp_status fp__store_tx_commit(fp_store *s, hid_t tmp)
+{
+    fp_status st = FP_OK;
+    bool renamed = false;
+    if (H5Fclose(tmp) < 0)
+        FP_FAIL(FP_EH5, "cannot finish writing %s", s->tmp_path);
+    tmp = H5I_INVALID_HID;
+    /* the copy keeps the permissions of the store it replaces */
+    struct stat sb;
+    if (stat(s->path, &sb) == 0)
+        chmod(s->tmp_path, sb.st_mode & 07777);
+    if (fsync_path(s->tmp_path, O_RDONLY) != FP_OK)
+        FP_FAIL(FP_EIO, "cannot fsync %s: %s", s->tmp_path, strerror(errno));
+    if (rename(s->tmp_path, s->path) != 0)
+        FP_FAIL(FP_EIO, "cannot rename %s to %s: %s", s->tmp_path, s->path, strerror(errno));
+    renamed = true;
+    if (fsync_path(s->dir, O_RDONLY | O_DIRECTORY) != FP_OK)
+        FP_FAIL(FP_EIO, "cannot fsync directory %s: %s", s->dir, strerror(errno));
+    if (s->file >= 0)
+        H5Fclose(s->file);
+    s->file = H5I_INVALID_HID;
+    FP_CHECK(open_committed(s->path, &s->file));
+cleanup:
+    if (!renamed) {
+        if (tmp >= 0)
+            H5Fclose(tmp);
+        unlink(s->tmp_path);
+    }
+    return st;
+}
+
+/* ==== run groups ===================================================================== */
+
+static bool valid_run_id(const char *id)
+{
+    size_t n = strlen(id);
+    if (n == 0 || n >= sizeof(((fp_run *)0)->id) || strcmp(id, ".") == 0 ||
+        strcmp(id, "..") == 0 || strcmp(id, "latest") == 0 || strcmp(id, "all") == 0)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (id[i] <= ' ' || id[i] > '~' || id[i] == '/')
+            return false;
+    return true;
+}
+
+static fp_status write_run(hid_t runs, const fp__runtab *t)
+{
+    fp_status st = FP_OK;
+    hid_t g = H5I_INVALID_HID, ft = H5I_INVALID_HID, mt = H5I_INVALID_HID;
+    hid_t nodet = H5I_INVALID_HID;
+    rank_rec *rr = NULL;
+    const fp_run *c = &t->ctx;
+    FP_CHECK_H5(g = H5Gcreate2(runs, c->id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+#define STR(field) FP_CHECK(fp__h5_attr_str(g, #field, c->field))
+    STR(id);
+    STR(tag);
+    STR(status);
+    STR(command);
+    STR(device_backend);
+    STR(comm_backend);
+    STR(fleetprint_version);
+    STR(mpi_version);
+    STR(cuda_version);
+    STR(driver_version);
+    STR(nccl_version);
+    STR(injections);
+#undef STR
+    FP_CHECK(fp__h5_attr_double(g, "time", c->time));
+    FP_CHECK(fp__h5_attr_double(g, "duration", c->duration));
+    FP_CHECK(fp__h5_attr_i64(g, "nranks", c->nranks));
+    FP_CHECK(fp__h5_attr_i64(g, "nnodes", c->nnodes));
+    FP_CHECK(fp__h5_attr_i64(g, "nsamples", (long long)t->nrows));
+
+    FP_CHECK_H5(nodet = fp__h5_str_type(FP_NAME_MAX));
+    FP_CHECK(fp__h5_write_table(g, "nodes", nodet, nodet, c->nodes, (size_t)c->nnodes));
+
+    rr = calloc(c->nranks > 0 ? (size_t)c->nranks : 1, sizeof *rr);
+    FP_CHECK_ALLOC(rr);
+    for (int r = 0; r < c->nranks; r++) {
+        const fp_rank_info *ri = &c->ranks[r];
+        rr[r].node = ri->node;
+        rr[r].local_rank = ri->local_rank;
+        rr[r].dev = ri->dev;
+        rr[r].clock_offset = ri->clock_offset;
+        rr[r].clock_error = ri->clock_error;
+        memcpy(rr[r].model, ri->model, sizeof rr[r].model);
+        memcpy(rr[r].uuid, ri->uuid, sizeof rr[r].uuid);
+        memcpy(rr[r].pci_bus, ri->pci_bus, sizeof rr[r].pci_bus);
+    }
+    FP_CHECK_H5(ft = rec_type(REC_RANK, true));
+    FP_CHECK_H5(mt = rec_type(REC_RANK, false));
+    FP_CHECK(fp__h5_write_table(g, "ranks", ft, mt, rr, (size_t)c->nranks));
+    H5Tclose(ft);
+    H5Tclose(mt);
+    ft = mt = H5I_INVALID_HID;
+
+    FP_CHECK(fp__h5_write_strings(g, "entities", &t->entities));
+
+    FP_CHECK_H5(ft = rec_type(REC_METRIC, true));
+    FP_CHECK_H5(mt = rec_type(REC_METRIC, false));
+    FP_CHECK(fp__h5_write_table(g, "metrics", ft, mt, t->metrics, t->keys.n));
+    H5Tclose(ft);
+    H5Tclose(mt);
+    ft = mt = H5I_INVALID_HID;
+
+    FP_CHECK_H5(ft = rec_type(REC_ROW, true));
+    FP_CHECK_H5(mt = rec_type(REC_ROW, false));
+    FP_CHECK(fp__h5_write_table(g, "samples", ft, mt, t->rows, t->nrows));
+cleanup:
+    free(rr);
+    if (nodet >= 0)
+        H5Tclose(nodet);
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (mt >= 0)
+        H5Tclose(mt);
+    if (g >= 0)
+        H5Gclose(g);
+    return st;
+}
+
+fp_status fp__store_append_runtabs(fp_store *s, fp__runtab *const *tabs, size_t n)
+{
+    fp_status st = FP_OK;
+    hid_t tmp = H5I_INVALID_HID, runs = H5I_INVALID_HID;
+    if (s->mode != FP_STORE_APPEND)
+        FP_FAIL(FP_EUSAGE, "%s was opened read-only", s->path);
+    for (size_t i = 0; i < n; i++) {
+        const char *id = tabs[i]->ctx.id;
+        if (!valid_run_id(id))
+            FP_FAIL(FP_EINPUT, "run id '%s' is not valid (1-47 printable characters, no '/', "
+                               "not 'latest' or 'all')", id);
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(tabs[j]->ctx.id, id) == 0)
+                FP_FAIL(FP_EINPUT, "run %s is given twice", id);
+        if (s->file >= 0) {
+            char name[64];
+            snprintf(name, sizeof name, "runs/%s", id);
+            if (H5Lexists(s->file, name, H5P_DEFAULT) > 0)
+                FP_FAIL(FP_EINPUT, "run %s is already in %s (nothing written)", id, s->path);
+        }
+    }
+    FP_CHECK(fp__store_tx_begin(s, false, NULL, 0, false, &tmp));
+    FP_CHECK_H5(runs = H5Gopen2(tmp, "runs", H5P_DEFAULT));
+    for (size_t i = 0; i < n; i++)
+        FP_CHECK(write_run(runs, tabs[i]));
+    H5Gclose(runs);
+    runs = H5I_INVALID_HID;
+    st = fp__store_tx_commit(s, tmp);
+    tmp = H5I_INVALID_HID;
+cleanup:
+    if (runs >= 0)
+        H5Gclose(runs);
+    if (tmp >= 0)
+        fp__store_tx_abort(s, tmp);
+    return st;
+}
+
+fp_status fp_store_append_runs(fp_store *s, const fp_run *const *runs, size_t n)
+{
+    fp_status st = FP_OK;
+    fp__runtab *tabs = calloc(n ? n : 1, sizeof *tabs);
+    fp__runtab **ptrs = calloc(n ? n : 1, sizeof *ptrs);
+    size_t built = 0;
+    FP_CHECK_ALLOC(tabs);
+    FP_CHECK_ALLOC(ptrs);
+    for (; built < n; built++) {
+        ptrs[built] = &tabs[built];
+        FP_CHECK(fp__runtab_from_run(&tabs[built], runs[built]));
+    }
+    FP_CHECK(fp__store_append_runtabs(s, ptrs, n));
+cleanup:
+    for (size_t i = 0; tabs && i < n; i++)
+        fp__runtab_free(&tabs[i]);
+    free(tabs);
+    free(ptrs);
+    return st;
+}
+
+fp_status fp_store_append(fp_store *s, const fp_run *run)
+{
+    return fp_store_append_runs(s, &run, 1);
+}
+
+fp_status fp_store_remove(fp_store *s, const char *const *ids, size_t n)
+{
+    fp_status st = FP_OK;
+    hid_t tmp = H5I_INVALID_HID;
+    if (s->mode != FP_STORE_APPEND)
+        FP_FAIL(FP_EUSAGE, "%s was opened read-only", s->path);
+    if (s->file < 0)
+        FP_FAIL(FP_EINPUT, "%s: no such store", s->path);
+    for (size_t i = 0; i < n; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "runs/%s", ids[i]);
+        if (!valid_run_id(ids[i]) || H5Lexists(s->file, name, H5P_DEFAULT) <= 0)
+            FP_FAIL(FP_EINPUT, "no run '%s' in %s (nothing removed)", ids[i], s->path);
+    }
+    FP_CHECK(fp__store_tx_begin(s, true, ids, n, false, &tmp));
+    st = fp__store_tx_commit(s, tmp);
+    tmp = H5I_INVALID_HID;
+cleanup:
+    if (tmp >= 0)
+        fp__store_tx_abort(s, tmp);
+    return st;
+}
+
+/* ---- reading runs ------------------------------------------------------------------ */
+
+static fp_status read_context(hid_t g, fp_run *c)
+{
+    fp_status st = FP_OK;
+#define STR(field) FP_CHECK(fp__h5_read_attr_str(g, #field, c->field, sizeof c->field))
+    STR(id);
+    STR(tag);
+    STR(status);
+    STR(command);
+    STR(device_backend);
+    STR(comm_backend);
+    STR(fleetprint_version);
+    STR(mpi_version);
+    STR(cuda_version);
+    STR(driver_version);
+    STR(nccl_version);
+    STR(injections);
+#undef STR
+    FP_CHECK(fp__h5_read_attr_double(g, "time", &c->time));
+    FP_CHECK(fp__h5_read_attr_double(g, "duration", &c->duration));
+cleanup:
+    return st;
+}
+
+fp_status fp__store_read_runtab(fp_store *s, const char *id, fp__runtab *t)
+{
+    fp_status st = FP_OK;
+    hid_t g = H5I_INVALID_HID, mt = H5I_INVALID_HID, nodet = H5I_INVALID_HID;
+    rank_rec *rr = NULL;
+    char (*nodes)[FP_NAME_MAX] = NULL;
+    size_t nn = 0, nr = 0, nm = 0;
+    char name[64];
+    memset(t, 0, sizeof *t);
+    snprintf(name, sizeof name, "runs/%s", id);
+    if (s->file < 0 || !valid_run_id(id) || H5Lexists(s->file, name, H5P_DEFAULT) <= 0)
+        FP_FAIL(FP_EINPUT, "no run '%s' in %s", id, s->path);
+    FP_CHECK_H5(g = H5Gopen2(s->file, name, H5P_DEFAULT));
+    FP_CHECK(read_context(g, &t->ctx));
+
+    FP_CHECK_H5(nodet = fp__h5_str_type(FP_NAME_MAX));
+    FP_CHECK(fp__h5_read_table(g, "nodes", nodet, FP_NAME_MAX, (void **)&nodes, &nn));
+    FP_CHECK_H5(mt = rec_type(REC_RANK, false));
+    FP_CHECK(fp__h5_read_table(g, "ranks", mt, sizeof *rr, (void **)&rr, &nr));
+    H5Tclose(mt);
+    mt = H5I_INVALID_HID;
+    FP_CHECK(fp_run_set_shape(&t->ctx, (int)nn, (int)nr));
+    for (size_t i = 0; i < nn; i++) {
+        nodes[i][FP_NAME_MAX - 1] = 0;
+        memcpy(t->ctx.nodes[i], nodes[i], FP_NAME_MAX);
+    }
+    for (size_t r = 0; r < nr; r++) {
+        fp_rank_info *ri = &t->ctx.ranks[r];
+        if (rr[r].node < 0 || (size_t)rr[r].node >= nn)
+            FP_FAIL(FP_EINPUT, "%s: run %s: rank %zu names node %d of %zu (corrupt)", s->path,
+                    id, r, rr[r].node, nn);
+        ri->node = rr[r].node;
+        ri->local_rank = rr[r].local_rank;
+        ri->dev = rr[r].dev;
+        ri->clock_offset = rr[r].clock_offset;
+        ri->clock_error = rr[r].clock_error;
+        memcpy(ri->model, rr[r].model, sizeof ri->model);
+        memcpy(ri->uuid, rr[r].uuid, sizeof ri->uuid);
+        memcpy(ri->pci_bus, rr[r].pci_bus, sizeof ri->pci_bus);
+        ri->model[sizeof ri->model - 1] = ri->uuid[sizeof ri->uuid - 1] = 0;
+        ri->pci_bus[sizeof ri->pci_bus - 1] = 0;
+    }
+
+    FP_CHECK(fp__h5_read_strings(g, "entities", &t->entities));
+    t->ent = calloc(t->entities.n ? t->entities.n : 1, sizeof *t->ent);
+    FP_CHECK_ALLOC(t->ent);
+    for (uint32_t i = 0; i < t->entities.n; i++)
+        if (!fp_entity_parse(fp__strmap_str(&t->entities, i), &t->ent[i]))
+            FP_FAIL(FP_EINPUT, "%s: run %s: entity %u '%s' is malformed", s->path, id, i,
+                    fp__strmap_str(&t->entities, i));
+
+    FP_CHECK_H5(mt = rec_type(REC_METRIC, false));
+    FP_CHECK(fp__h5_read_table(g, "metrics", mt, sizeof(fp__metric), (void **)&t->metrics, &nm));
+    H5Tclose(mt);
+    mt = H5I_INVALID_HID;
+    t->metric_cap = nm;
+    for (size_t i = 0; i < nm; i++) {
+        fp__metric *m = &t->metrics[i];
+        char key[160];
+        m->suite[sizeof m->suite - 1] = m->test[sizeof m->test - 1] = 0;
+        m->metric[sizeof m->metric - 1] = m->unit[sizeof m->unit - 1] = 0;
+        int len = snprintf(key, sizeof key, "%s\x1f%s\x1f%s\x1f%llu", m->suite, m->test,
+                           m->metric, (unsigned long long)m->size);
+        uint32_t kid;
+        FP_CHECK(fp__strmap_intern(&t->keys, key, (size_t)len, &kid, NULL));
+        if (kid != i)
+            FP_FAIL(FP_EINPUT, "%s: run %s: metric row %zu is repeated (corrupt)", s->path, id, i);
+    }
+
+    FP_CHECK_H5(mt = rec_type(REC_ROW, false));
+    FP_CHECK(fp__h5_read_table(g, "samples", mt, sizeof(fp__row), (void **)&t->rows, &t->nrows));
+    t->row_cap = t->nrows;
+    for (size_t i = 0; i < t->nrows; i++)
+        if (t->rows[i].entity >= t->entities.n || t->rows[i].metric >= nm)
+            FP_FAIL(FP_EINPUT, "%s: run %s: sample %zu refers past the entity or metric table "
+                               "(corrupt)", s->path, id, i);
+cleanup:
+    if (st == FP_EH5)
+        fp_error("%s: run %s cannot be read", s->path, id);
+    free(rr);
+    free(nodes);
+    if (nodet >= 0)
+        H5Tclose(nodet);
+    if (mt >= 0)
+        H5Tclose(mt);
+    if (g >= 0)
+        H5Gclose(g);
+    return st;
+}
+
+static int summary_cmp(const void *a, const void *b)
+{
+    const fp_run_summary *x = a, *y = b;
+    if (x->time != y->time)
+        return x->time < y->time ? -1 : 1;
+    return strcmp(x->id, y->id);
+}
+
+fp_status fp_store_list(fp_store *s, fp_run_summary **out, size_t *n)
+{
+    fp_status st = FP_OK;
+    namelist names = {0};
+    fp_run_summary *rows = NULL;
+    hid_t runs = H5I_INVALID_HID, g = H5I_INVALID_HID;
+    fp_run *ctx = NULL;
+    *out = NULL;
+    *n = 0;
+    if (s->file < 0)
+        return FP_OK;
+    FP_CHECK(list_group(s->file, "runs", &names));
+    rows = calloc(names.n ? names.n : 1, sizeof *rows);
+    ctx = calloc(1, sizeof *ctx);
+    FP_CHECK_ALLOC(rows);
+    FP_CHECK_ALLOC(ctx);
+    FP_CHECK_H5(runs = H5Gopen2(s->file, "runs", H5P_DEFAULT));
+    for (size_t i = 0; i < names.n; i++) {
+        fp_run_summary *r = &rows[i];
+        long long v;
+        FP_CHECK_H5(g = H5Gopen2(runs, names.name[i], H5P_DEFAULT));
+        memset(ctx, 0, sizeof *ctx);
+        FP_CHECK(read_context(g, ctx));
+        snprintf(r->id, sizeof r->id, "%s", names.name[i]);
+        memcpy(r->tag, ctx->tag, sizeof r->tag);
+        memcpy(r->status, ctx->status, sizeof r->status);
+        r->time = ctx->time;
+        r->duration = ctx->duration;
+        r->injected = ctx->injections[0] != 0;
+        FP_CHECK(fp__h5_read_attr_i64(g, "nranks", &v));
+        r->nranks = (int)v;
+        FP_CHECK(fp__h5_read_attr_i64(g, "nnodes", &v));
+        r->nnodes = (int)v;
+        FP_CHECK(fp__h5_read_attr_i64(g, "nsamples", &v));
+        r->nsamples = (uint64_t)v;
+        H5Gclose(g);
+        g = H5I_INVALID_HID;
+    }
+    qsort(rows, names.n, sizeof *rows, summary_cmp);
+    *out = rows;
+    *n = names.n;
+    rows = NULL;
+cleanup:
+    free(ctx);
+    free(rows);
+    namelist_free(&names);
+    if (g >= 0)
+        H5Gclose(g);
+    if (runs >= 0)
+        H5Gclose(runs);
+    return st;
+}
+
+fp_status fp_store_load_run(fp_store *s, const char *which, const char *tag, fp_run *run)
+{
+    fp_status st = FP_OK;
+    fp__runtab t;
+    fp_run_summary *rows = NULL;
+    size_t n = 0;
+    char id[48];
+    memset(run, 0, sizeof *run);
+    memset(&t, 0, sizeof t);
+    if (strcmp(which, "latest") == 0) {
+        FP_CHECK(fp_store_list(s, &rows, &n));
+        const fp_run_summary *best = NULL;
+        for (size_t i = 0; i < n; i++)
+            if (!tag || !tag[0] || strcmp(rows[i].tag, tag) == 0)
+                best = &rows[i];
+        if (!best)
+            FP_FAIL(FP_EINPUT, "%s holds no run%s%s", s->path, tag && tag[0] ? " tagged " : "",
+                    tag && tag[0] ? tag : "");
+        snprintf(id, sizeof id, "%s", best->id);
+    } else {
+        snprintf(id, sizeof id, "%s", which);
+    }
+    FP_CHECK(fp__store_read_runtab(s, id, &t));
+    FP_CHECK(fp__run_copy_context(run, &t.ctx));
+    run->samples = malloc((t.nrows ? t.nrows : 1) * sizeof *run->samples);
+    FP_CHECK_ALLOC(run->samples);
+    run->cap = t.nrows;
+    for (size_t i = 0; i < t.nrows; i++)
+        fp__runtab_sample(&t, i, &run->samples[i]);
+    run->nsamples = t.nrows;
+cleanup:
+    free(rows);
+    fp__runtab_free(&t);
+    return st;
+}
+
+/* ==== SKU index ======================================================================= */
+
+struct fp_sku_index {
+    const fp_run *run;
+    fp__strmap nodes;         /* node name -> index into node_sku */
+    const char **node_sku;    /* per node: its model, "mixed" or "unknown" */
+    const char *all_sku;      /* over every rank */
+    fp__u64map gpu;           /* (node << 32 | dev) -> rank */
+};
+
+static const char *merge_sku(const char *have, const char *model)
+{
+    if (!model[0])
+        return have;
+    if (strcmp(have, "unknown") == 0)
+        return model;
+    return strcmp(have, model) == 0 ? have : "mixed";
+}
+
+fp_status fp_sku_index_build(const fp_run *run, fp_sku_index **out)
+{
+    fp_status st = FP_OK;
+    fp_sku_index *ix = calloc(1, sizeof *ix);
+    *out = NULL;
+    FP_CHECK_ALLOC(ix);
+    ix->run = run;
+    ix->all_sku = "unknown";
+    ix->node_sku = calloc(run->nnodes > 0 ? (size_t)run->nnodes : 1, sizeof *ix->node_sku);
+    FP_CHECK_ALLOC(ix->node_sku);
+    for (int i = 0; i < run->nnodes; i++) {
+        uint32_t id;
+        FP_CHECK(fp__strmap_intern(&ix->nodes, run->nodes[i], strlen(run->nodes[i]), &id, NULL));
+        ix->node_sku[i] = "unknown";
+    }
+    for (int r = 0; r < run->nranks; r++) {
+        const fp_rank_info *ri = &run->ranks[r];
+        if (ri->node < 0 || ri->node >= run->nnodes)
+            continue;
+        uint32_t nid = fp__strmap_find(&ix->nodes, run->nodes[ri->node],
+                                       strlen(run->nodes[ri->node]));
+        ix->node_sku[nid] = merge_sku(ix->node_sku[nid], ri->model);
+        ix->all_sku = merge_sku(ix->all_sku, ri->model);
+        if (ri->dev >= 0)
+            FP_CHECK(fp__u64map_put(&ix->gpu, ((uint64_t)nid << 32) | (uint32_t)ri->dev,
+                                    (uint32_t)r));
+    }
+    *out = ix;
+    ix = NULL;
+cleanup:
+    fp_sku_index_free(ix);
+    return st;
+}
+
+static const char *node_sku(const fp_sku_index *ix, const char *node, int dev)
+{
+    uint32_t nid = fp__strmap_find(&ix->nodes, node, strlen(node));
+    if (nid == FP__NONE)
+        return "unknown";
+    if (dev >= 0) {
+        uint32_t r = fp__u64map_get(&ix->gpu, ((uint64_t)nid << 32) | (uint32_t)dev);
+        if (r != FP__NONE && ix->run->ranks[r].model[0])
+            return ix->run->ranks[r].model;
+    }
+    return ix->node_sku[nid];
+}
+
+const char *fp_sku_index_get(const fp_sku_index *ix, const fp_entity *e)
+{
+    switch (e->kind) {
+    case FP_ENT_GPU:
+    case FP_ENT_LINK:
+        return node_sku(ix, e->node, e->dev);
+    case FP_ENT_NODE:
+        return node_sku(ix, e->node, -1);
+    case FP_ENT_RANK:
+        if (e->rank >= 0 && e->rank < ix->run->nranks && ix->run->ranks[e->rank].model[0])
+            return ix->run->ranks[e->rank].model;
+        return node_sku(ix, e->node, -1);
+    default:
+        return ix->all_sku;
+    }
+}
+
+void fp_sku_index_free(fp_sku_index *ix)
+{
+    if (!ix)
+        return;
+    fp__strmap_free(&ix->nodes);
+    fp__u64map_free(&ix->gpu);
+    free(ix->node_sku);
+    free(ix);
+}

@@ -1,0 +1,165 @@
+#ifndef FLEETPRINT_STORE_H
+#define FLEETPRINT_STORE_H
+/* The fingerprint store: one HDF5 file holding every run (context and
+ * samples) and the baselines built from them. Layout and guarantees are in
+ * docs/store.md.
+ *
+ * Integrity: every change (append, remove, baseline build) is written to a
+ * private copy beside the store (FILE.tmp), fsync'ed and renamed over FILE, so
+ * a change lands whole or not at all, even under kill -9. Writers serialise on
+ * an advisory lock (flock on FILE.lock); readers take no lock and always see a
+ * committed file. Only one process (rank 0) should write. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fleetprint/sample.h"
+#include "fleetprint/status.h"
+
+/* The on-disk schema version this build reads and writes (root attribute
+ * "fleetprint_schema"). */
+#define FP_STORE_SCHEMA 1
+
+typedef struct fp_store fp_store;
+
+typedef enum fp_store_mode {
+    FP_STORE_READ,   /* read only; FILE must exist */
+    FP_STORE_APPEND, /* takes the writer lock; FILE is created on the first commit */
+} fp_store_mode;
+
+/* Open the store at path. FP_STORE_APPEND first takes the writer lock, waiting
+ * up to lock_timeout_s seconds (0: do not wait) and saying once that it waits
+ * and for whom; the lock is held until fp_store_close. On success *out is a new
+ * handle the caller closes. Errors (one line logged, *out NULL):
+ *   FP_EINPUT  no such file (READ), not HDF5, truncated, not a fleetprint store,
+ *              other schema version, directory not writable (APPEND);
+ *   FP_ETIMEOUT the lock was not free in time; FP_ENOMEM, FP_EIO. */
+fp_status fp_store_open(fp_store **out, const char *path, fp_store_mode mode,
+                        double lock_timeout_s);
+
+/* Close the handle and release the lock. NULL is a no-op. */
+void fp_store_close(fp_store *store);
+
+/* The path the store was opened with. */
+const char *fp_store_path(const fp_store *store);
+
+/* ---- writing (FP_STORE_APPEND handles only) ------------------------------------- */
+
+/* Append n runs (context and samples) in one atomic commit: after a crash the
+ * store holds all of them or none. Runs are copied; the caller keeps ownership.
+ * FP_EINPUT (nothing written) when a run id is empty, not a valid name
+ * (no '/', printable, < 48 bytes), repeated, or already stored; FP_EUSAGE on a
+ * read-only handle; FP_EH5/FP_EIO when writing fails (nothing written). */
+fp_status fp_store_append_runs(fp_store *store, const fp_run *const *runs, size_t n);
+
+/* fp_store_append_runs for one run. */
+fp_status fp_store_append(fp_store *store, const fp_run *run);
+
+/* Remove runs by id in one atomic commit; the file is rewritten compactly.
+ * Baselines are kept as they were (rebuild them). FP_EINPUT when an id is not
+ * stored (nothing removed). */
+fp_status fp_store_remove(fp_store *store, const char *const *ids, size_t n);
+
+/* ---- reading ---------------------------------------------------------------------- */
+
+/* One row of fp_store_list. */
+typedef struct fp_run_summary {
+    char id[48];
+    char tag[32];
+    char status[16];
+    double time;
+    double duration;
+    int nranks;
+    int nnodes;
+    uint64_t nsamples;
+    bool injected; /* fault injections were in force */
+} fp_run_summary;
+
+/* List the stored runs, oldest first (by time, then id). *out is a new array of
+ * *n rows the caller frees (NULL when n is 0). */
+fp_status fp_store_list(fp_store *store, fp_run_summary **out, size_t *n);
+
+/* Load one run into *run (initialised by this call; the caller fp_run_free()s
+ * it, also on error). which is a run id or "latest" (the newest run, counting
+ * only runs tagged tag when tag is non-NULL and non-empty). FP_EINPUT naming
+ * the id when there is no such run. */
+fp_status fp_store_load_run(fp_store *store, const char *which, const char *tag, fp_run *run);
+
+/* The SKU an entity of a run belongs to, for per-SKU baselines: the device
+ * model (fp_rank_info.model) of the rank that owns it -- a gpu by node and
+ * device, a rank by number, a link by its first endpoint, a node by its ranks,
+ * a group by all ranks. Several models give "mixed"; none known gives
+ * "unknown". The index makes each lookup O(1) for runs of any size. */
+typedef struct fp_sku_index fp_sku_index;
+
+/* Build the index of a run (which must outlive it). *out is freed by the
+ * caller with fp_sku_index_free. FP_ENOMEM on allocation failure. */
+fp_status fp_sku_index_build(const fp_run *run, fp_sku_index **out);
+/* The SKU of e: a string owned by the run or the index, never NULL. */
+const char *fp_sku_index_get(const fp_sku_index *ix, const fp_entity *e);
+void fp_sku_index_free(fp_sku_index *ix);
+
+/* ---- baselines ---------------------------------------------------------------------- */
+
+typedef struct fp_baseline_opts {
+    const char *tag;  /* only runs with this tag; NULL or "" for all */
+    int last;         /* only the newest N runs (after the tag filter); 0 for all */
+    double since;     /* only runs started at or after this Unix time; 0 for all */
+    double reject;    /* drop values farther than reject * 1.4826 * MAD from the
+                         median before the statistics; 0 keeps everything */
+} fp_baseline_opts;
+
+/* What fp_store_build_baselines did. */
+typedef struct fp_baseline_summary {
+    size_t runs_used;
+    size_t runs_skipped;   /* selected but not complete, or with injections */
+    size_t entity_rows;
+    size_t sku_rows;
+    uint64_t values_rejected; /* entity-level values dropped as outliers */
+} fp_baseline_summary;
+
+/* Compute baselines over the selected runs and replace /baselines in one
+ * atomic commit (FP_STORE_APPEND handle). Runs that are not "complete" or had
+ * fault injections are skipped. Per (metric key, entity) the statistics are
+ * over all its samples; per (metric key, SKU) over the per-run medians of each
+ * entity of that SKU, so a few bad nodes are rejected as outliers and cannot
+ * move the SKU's median. FP_EINPUT when no run is selected. summary may be
+ * NULL. */
+fp_status fp_store_build_baselines(fp_store *store, const fp_baseline_opts *opts,
+                                   fp_baseline_summary *summary);
+
+/* One baseline statistic. */
+typedef struct fp_baseline {
+    uint32_t count;    /* values used */
+    uint32_t rejected; /* values dropped as outliers */
+    uint32_t nruns;    /* runs the values came from */
+    uint32_t runset;   /* index for fp_baselines_runs */
+    double median, mad, p05, p95, min, max;
+} fp_baseline;
+
+typedef struct fp_baselines fp_baselines;
+
+/* Load /baselines into memory with hash indexes for fp_baselines_entity and
+ * fp_baselines_sku. *out is a new object the caller frees with
+ * fp_baselines_free. A store without baselines gives an empty object (FP_OK). */
+fp_status fp_store_load_baselines(fp_store *store, fp_baselines **out);
+
+void fp_baselines_free(fp_baselines *b);
+
+/* The baseline of metric key (fp_sample_key) for an entity (canonical text,
+ * fp_entity_format) or for a SKU; NULL when there is none. O(1). */
+const fp_baseline *fp_baselines_entity(const fp_baselines *b, const char *key,
+                                       const char *entity);
+const fp_baseline *fp_baselines_sku(const fp_baselines *b, const char *key, const char *sku);
+
+/* Number of rows of each kind, and when the baselines were built (Unix time). */
+size_t fp_baselines_entity_count(const fp_baselines *b);
+size_t fp_baselines_sku_count(const fp_baselines *b);
+double fp_baselines_built(const fp_baselines *b);
+
+/* The ids of the runs a baseline came from: up to max pointers into b are
+ * stored in ids; returns how many there are in all. */
+size_t fp_baselines_runs(const fp_baselines *b, const fp_baseline *row, const char **ids,
+                         size_t max);
+
+#endif

@@ -1,0 +1,544 @@
+/* JSON Lines: the store's interchange format. Sample lines are flat objects
+ * and are read by a small strict scanner (jansson takes ~8 us a line, too slow
+ * for a million-sample ingest); lines with nested values (run contexts,
+ * baseline rows) are handed to jansson. */
+#include "fleetprint/report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- writing ------------------------------------------------------------------- */
+
+int fp_json_quote(char *buf, size_t len, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t n = 0;
+#define PUT(c)                                                                             \
+    do {                                                                                   \
+        if (n + 1 < len)                                                                   \
+            buf[n] = (c);                                                                  \
+        n++;                                                                               \
+    } while (0)
+    PUT('"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        unsigned char c = *p;
+        if (c == '"' || c == '\\') {
+            PUT('\\');
+            PUT((char)c);
+        } else if (c == '\n') {
+            PUT('\\');
+            PUT('n');
+        } else if (c == '\t') {
+            PUT('\\');
+            PUT('t');
+        } else if (c < 0x20) {
+            PUT('\\');
+            PUT('u');
+            PUT('0');
+            PUT('0');
+            PUT(hex[c >> 4]);
+            PUT(hex[c & 15]);
+        } else {
+            PUT((char)c);
+        }
+    }
+    PUT('"');
+#undef PUT
+    if (len)
+        buf[n < len ? n : len - 1] = 0;
+    return (int)n;
+}
+
+/* Shortest of %.15g / %.17g that reads back to the same double; JSON null for
+ * NaN and infinities. */
+static int format_double(char *buf, size_t len, double v)
+{
+    if (!isfinite(v))
+        return snprintf(buf, len, "null");
+    int n = snprintf(buf, len, "%.15g", v);
+    if (n > 0 && (size_t)n < len && strtod(buf, NULL) == v)
+        return n;
+    return snprintf(buf, len, "%.17g", v);
+}
+
+int fp_jsonl_format_sample(char *buf, size_t len, const char *run_id, const fp_sample *s)
+{
+    char ent[2 * FP_NAME_MAX + 32], value[40], t[40];
+    char q_run[128], q_suite[64], q_test[64], q_metric[96], q_unit[64], q_ent[320];
+    fp_entity_format(&s->entity, ent, sizeof ent);
+    fp_json_quote(q_run, sizeof q_run, run_id);
+    fp_json_quote(q_suite, sizeof q_suite, s->suite);
+    fp_json_quote(q_test, sizeof q_test, s->test);
+    fp_json_quote(q_metric, sizeof q_metric, s->metric);
+    fp_json_quote(q_unit, sizeof q_unit, s->unit);
+    fp_json_quote(q_ent, sizeof q_ent, ent);
+    format_double(value, sizeof value, s->value);
+    format_double(t, sizeof t, s->t_start);
+    return snprintf(buf, len,
+                    "{\"kind\":\"sample\",\"run\":%s,\"suite\":%s,\"test\":%s,\"metric\":%s,"
+                    "\"unit\":%s,\"better\":\"%s\",\"entity\":%s,\"size\":%llu,\"iter\":%d,"
+                    "\"value\":%s,\"t\":%s}\n",
+                    q_run, q_suite, q_test, q_metric, q_unit,
+                    s->better == FP_BETTER_LOWER ? "lower" : "higher", q_ent,
+                    (unsigned long long)s->size, (int)s->iter, value, t);
+}
+
+fp_status fp_jsonl_write_run(FILE *out, const fp_run *run)
+{
+    json_t *line = json_object();
+    json_object_set_new(line, "kind", json_string("run"));
+    json_object_set_new(line, "run", fp_json_context(run));
+    char *text = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+    json_decref(line);
+    if (!text)
+        return FP_ENOMEM;
+    int rc = fputs(text, out);
+    free(text);
+    if (rc < 0 || fputc('\n', out) == EOF)
+        return FP_EIO;
+    return FP_OK;
+}
+
+/* ---- the flat scanner ------------------------------------------------------------ */
+
+typedef struct scan {
+    const char *start, *p, *end;
+    char *err;
+    size_t errlen;
+    bool nested; /* met '{' or '[' as a value: the caller falls back to jansson */
+} scan;
+
+static bool syntax(scan *sc, const char *what)
+{
+    snprintf(sc->err, sc->errlen, "malformed JSON at column %d: %s",
+             (int)(sc->p - sc->start) + 1, what);
+    return false;
+}
+
+static void skip_ws(scan *sc)
+{
+    while (sc->p < sc->end && (*sc->p == ' ' || *sc->p == '\t' || *sc->p == '\r' || *sc->p == '\n'))
+        sc->p++;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static bool read_hex4(scan *sc, unsigned *out)
+{
+    if (sc->end - sc->p < 4)
+        return syntax(sc, "short \\u escape");
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        int h = hexval(sc->p[i]);
+        if (h < 0)
+            return syntax(sc, "bad \\u escape");
+        v = v * 16 + (unsigned)h;
+    }
+    sc->p += 4;
+    *out = v;
+    return true;
+}
+
+/* Decode a string literal (sc->p at the opening quote) into dst[cap]. On
+ * overflow keeps scanning and sets *too_long. */
+static bool read_string(scan *sc, char *dst, size_t cap, bool *too_long)
+{
+    size_t n = 0;
+    *too_long = false;
+    sc->p++; /* opening quote */
+    for (;;) {
+        if (sc->p >= sc->end)
+            return syntax(sc, "unterminated string");
+        unsigned char c = (unsigned char)*sc->p;
+        unsigned cp;
+        char enc[4];
+        int k = 0;
+        if (c == '"') {
+            sc->p++;
+            break;
+        }
+        if (c < 0x20)
+            return syntax(sc, "control character in string");
+        if (c != '\\') {
+            /* copy a run of plain bytes at once */
+            const char *q = sc->p;
+            while (q < sc->end && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20)
+                q++;
+            size_t m = (size_t)(q - sc->p);
+            if (n + m < cap)
+                memcpy(dst + n, sc->p, m);
+            else
+                *too_long = true;
+            n += m;
+            sc->p = q;
+            continue;
+        }
+        sc->p++;
+        if (sc->p >= sc->end)
+            return syntax(sc, "unterminated escape");
+        switch (*sc->p++) {
+        case '"': enc[k++] = '"'; break;
+        case '\\': enc[k++] = '\\'; break;
+        case '/': enc[k++] = '/'; break;
+        case 'b': enc[k++] = '\b'; break;
+        case 'f': enc[k++] = '\f'; break;
+        case 'n': enc[k++] = '\n'; break;
+        case 'r': enc[k++] = '\r'; break;
+        case 't': enc[k++] = '\t'; break;
+        case 'u':
+            if (!read_hex4(sc, &cp))
+                return false;
+            if (cp >= 0xD800 && cp < 0xDC00) {
+                unsigned lo;
+                if (sc->end - sc->p < 2 || sc->p[0] != '\\' || sc->p[1] != 'u')
+                    return syntax(sc, "lone surrogate");
+                sc->p += 2;
+                if (!read_hex4(sc, &lo))
+                    return false;
+                if (lo < 0xDC00 || lo > 0xDFFF)
+                    return syntax(sc, "bad surrogate pair");
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            } else if (cp >= 0xDC00 && cp < 0xE000) {
+                return syntax(sc, "lone surrogate");
+            }
+            if (cp == 0)
+                return syntax(sc, "\\u0000 in string");
+            if (cp < 0x80) {
+                enc[k++] = (char)cp;
+            } else if (cp < 0x800) {
+                enc[k++] = (char)(0xC0 | (cp >> 6));
+                enc[k++] = (char)(0x80 | (cp & 0x3F));
+            } else if (cp < 0x10000) {
+                enc[k++] = (char)(0xE0 | (cp >> 12));
+                enc[k++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+                enc[k++] = (char)(0x80 | (cp & 0x3F));
+            } else {
+                enc[k++] = (char)(0xF0 | (cp >> 18));
+                enc[k++] = (char)(0x80 | ((cp >> 12) & 0x3F));
+                enc[k++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+                enc[k++] = (char)(0x80 | (cp & 0x3F));
+            }
+            break;
+        default:
+            sc->p--;
+            return syntax(sc, "bad escape");
+        }
+        if (n + (size_t)k < cap)
+            memcpy(dst + n, enc, (size_t)k);
+        else
+            *too_long = true;
+        n += (size_t)k;
+    }
+    if (cap)
+        dst[n < cap ? n : cap - 1] = 0;
+    return true;
+}
+
+/* A value's kind as seen by the scanner. */
+typedef enum { V_STRING, V_NUMBER, V_NULL, V_BOOL } vkind;
+
+typedef struct value {
+    vkind kind;
+    const char *num;      /* V_NUMBER: the token */
+    size_t numlen;
+    bool num_integer;     /* no fraction or exponent */
+    bool too_long;        /* V_STRING: did not fit */
+} value;
+
+/* Check JSON number grammar: -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)? */
+static bool read_number(scan *sc, value *v)
+{
+    const char *q = sc->p;
+    v->num_integer = true;
+    if (q < sc->end && *q == '-')
+        q++;
+    if (q >= sc->end || *q < '0' || *q > '9')
+        return syntax(sc, "bad value");
+    if (*q == '0')
+        q++;
+    else
+        while (q < sc->end && *q >= '0' && *q <= '9')
+            q++;
+    if (q < sc->end && *q == '.') {
+        v->num_integer = false;
+        q++;
+        if (q >= sc->end || *q < '0' || *q > '9')
+            return syntax(sc, "bad number");
+        while (q < sc->end && *q >= '0' && *q <= '9')
+            q++;
+    }
+    if (q < sc->end && (*q == 'e' || *q == 'E')) {
+        v->num_integer = false;
+        q++;
+        if (q < sc->end && (*q == '+' || *q == '-'))
+            q++;
+        if (q >= sc->end || *q < '0' || *q > '9')
+            return syntax(sc, "bad number");
+        while (q < sc->end && *q >= '0' && *q <= '9')
+            q++;
+    }
+    v->kind = V_NUMBER;
+    v->num = sc->p;
+    v->numlen = (size_t)(q - sc->p);
+    sc->p = q;
+    return true;
+}
+
+static bool read_literal(scan *sc, const char *word, vkind kind, value *v)
+{
+    size_t n = strlen(word);
+    if ((size_t)(sc->end - sc->p) < n || memcmp(sc->p, word, n) != 0)
+        return syntax(sc, "bad value");
+    sc->p += n;
+    v->kind = kind;
+    return true;
+}
+
+/* Read a scalar value; string contents go to dst[cap]. */
+static bool read_value(scan *sc, value *v, char *dst, size_t cap)
+{
+    skip_ws(sc);
+    if (sc->p >= sc->end)
+        return syntax(sc, "missing value");
+    switch (*sc->p) {
+    case '"':
+        v->kind = V_STRING;
+        return read_string(sc, dst, cap, &v->too_long);
+    case '{':
+    case '[':
+        sc->nested = true;
+        return false;
+    case 'n':
+        return read_literal(sc, "null", V_NULL, v);
+    case 't':
+        return read_literal(sc, "true", V_BOOL, v);
+    case 'f':
+        return read_literal(sc, "false", V_BOOL, v);
+    default:
+        return read_number(sc, v);
+    }
+}
+
+/* ---- sample lines ------------------------------------------------------------------ */
+
+enum {
+    F_KIND, F_RUN, F_SUITE, F_TEST, F_METRIC, F_UNIT, F_BETTER, F_ENTITY,
+    F_SIZE, F_ITER, F_VALUE, F_T, F_COUNT
+};
+static const char *const field_names[F_COUNT] = {"kind", "run", "suite", "test", "metric", "unit",
+                                                 "better", "entity", "size", "iter", "value", "t"};
+
+static bool bad_field(char *err, size_t errlen, int f, const char *why)
+{
+    snprintf(err, errlen, "field '%s' %s", field_names[f], why);
+    return false;
+}
+
+/* Number value of a field into *out; integers must be exact. */
+static bool num_field(const value *v, int f, double *out, char *err, size_t errlen)
+{
+    if (v->kind == V_NULL && f == F_VALUE) {
+        *out = NAN;
+        return true;
+    }
+    if (v->kind != V_NUMBER)
+        return bad_field(err, errlen, f, "is not a number");
+    char tmp[64];
+    if (v->numlen >= sizeof tmp)
+        return bad_field(err, errlen, f, "has too many digits");
+    memcpy(tmp, v->num, v->numlen);
+    tmp[v->numlen] = 0;
+    errno = 0;
+    *out = strtod(tmp, NULL);
+    if (errno == ERANGE && isinf(*out))
+        return bad_field(err, errlen, f, "is out of range");
+    return true;
+}
+
+static bool scan_sample(scan *sc, fp_jsonl_line *out, char *kind, size_t kindcap)
+{
+    fp_sample *s = &out->sample;
+    bool seen[F_COUNT] = {false};
+    char key[16], better[16], entity[2 * FP_NAME_MAX + 32];
+    char *strdst[F_COUNT] = {[F_KIND] = kind,      [F_RUN] = out->run_id, [F_SUITE] = s->suite,
+                             [F_TEST] = s->test,   [F_METRIC] = s->metric, [F_UNIT] = s->unit,
+                             [F_BETTER] = better,  [F_ENTITY] = entity};
+    size_t strcap[F_COUNT] = {[F_KIND] = kindcap,          [F_RUN] = sizeof out->run_id,
+                              [F_SUITE] = sizeof s->suite,   [F_TEST] = sizeof s->test,
+                              [F_METRIC] = sizeof s->metric, [F_UNIT] = sizeof s->unit,
+                              [F_BETTER] = sizeof better,    [F_ENTITY] = sizeof entity};
+    double num[F_COUNT] = {0};
+    char *err = sc->err;
+    size_t errlen = sc->errlen;
+
+    skip_ws(sc);
+    if (sc->p >= sc->end || *sc->p != '{')
+        return syntax(sc, "expected '{'");
+    sc->p++;
+    skip_ws(sc);
+    if (sc->p < sc->end && *sc->p == '}') {
+        sc->p++;
+    } else {
+        for (;;) {
+            skip_ws(sc);
+            if (sc->p >= sc->end || *sc->p != '"')
+                return syntax(sc, "expected a key");
+            bool long_key;
+            if (!read_string(sc, key, sizeof key, &long_key))
+                return false;
+            skip_ws(sc);
+            if (sc->p >= sc->end || *sc->p != ':')
+                return syntax(sc, "expected ':'");
+            sc->p++;
+            int f = -1;
+            for (int i = 0; i < F_COUNT && !long_key; i++)
+                if (strcmp(key, field_names[i]) == 0)
+                    f = i;
+            value v;
+            char junk[8];
+            if (!read_value(sc, &v, f >= 0 && strdst[f] ? strdst[f] : junk,
+                            f >= 0 && strdst[f] ? strcap[f] : sizeof junk))
+                return false;
+            if (f >= 0) {
+                seen[f] = true;
+                if (strdst[f]) {
+                    if (v.kind != V_STRING)
+                        return bad_field(err, errlen, f, "is not a string");
+                    if (v.too_long) {
+                        char why[48];
+                        snprintf(why, sizeof why, "is too long (at most %zu bytes)",
+                                 strcap[f] - 1);
+                        return bad_field(err, errlen, f, why);
+                    }
+                } else {
+                    if (!num_field(&v, f, &num[f], err, errlen))
+                        return false;
+                    if (f == F_SIZE && (!v.num_integer || v.num[0] == '-'))
+                        return bad_field(err, errlen, f, "is not a non-negative integer");
+                    if (f == F_SIZE) {
+                        char tmp[32];
+                        if (v.numlen >= sizeof tmp)
+                            return bad_field(err, errlen, f, "is out of range");
+                        memcpy(tmp, v.num, v.numlen);
+                        tmp[v.numlen] = 0;
+                        errno = 0;
+                        unsigned long long u = strtoull(tmp, NULL, 10);
+                        if (errno == ERANGE)
+                            return bad_field(err, errlen, f, "is out of range");
+                        s->size = (uint64_t)u;
+                    }
+                    if (f == F_ITER && (!v.num_integer || fabs(num[f]) > 2147483647.0))
+                        return bad_field(err, errlen, f, "is not a 32-bit integer");
+                }
+            }
+            skip_ws(sc);
+            if (sc->p < sc->end && *sc->p == ',') {
+                sc->p++;
+                continue;
+            }
+            if (sc->p < sc->end && *sc->p == '}') {
+                sc->p++;
+                break;
+            }
+            return syntax(sc, "expected ',' or '}'");
+        }
+    }
+    skip_ws(sc);
+    if (sc->p != sc->end)
+        return syntax(sc, "text after the object");
+    if (seen[F_KIND] && strcmp(kind, "sample") != 0) {
+        if (strcmp(kind, "run") == 0)
+            return bad_field(err, errlen, F_RUN, "of a run line must be an object");
+        return bad_field(err, errlen, F_KIND, "must be \"sample\" or \"run\"");
+    }
+    static const int required[] = {F_RUN, F_SUITE, F_TEST, F_METRIC, F_UNIT, F_BETTER,
+                                   F_ENTITY, F_VALUE};
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
+        if (!seen[required[i]])
+            return bad_field(err, errlen, required[i], "is missing");
+    if (!out->run_id[0])
+        return bad_field(err, errlen, F_RUN, "is empty");
+    if (strcmp(better, "higher") == 0)
+        s->better = FP_BETTER_HIGHER;
+    else if (strcmp(better, "lower") == 0)
+        s->better = FP_BETTER_LOWER;
+    else
+        return bad_field(err, errlen, F_BETTER, "must be \"higher\" or \"lower\"");
+    if (!fp_entity_parse(entity, &s->entity))
+        return bad_field(err, errlen, F_ENTITY, "is not an entity (node:n0, gpu:n0/3, "
+                                                "link:a~b, rank:5@n1, group:g)");
+    s->iter = (int32_t)num[F_ITER];
+    s->value = num[F_VALUE];
+    s->t_start = num[F_T];
+    return true;
+}
+
+/* ---- nested lines (jansson) ------------------------------------------------------ */
+
+static fp_status parse_nested(const char *line, size_t len, fp_jsonl_line *out, char *err,
+                              size_t errlen)
+{
+    json_error_t jerr;
+    json_t *j = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!j) {
+        snprintf(err, errlen, "malformed JSON at column %d: %s", jerr.column, jerr.text);
+        return FP_EINPUT;
+    }
+    fp_status st = FP_EINPUT;
+    const char *kind = json_string_value(json_object_get(j, "kind"));
+    if (!json_is_object(j)) {
+        snprintf(err, errlen, "a line must be a JSON object");
+    } else if (kind && strcmp(kind, "baseline") == 0) {
+        out->kind = FP_JSONL_BASELINE;
+        st = FP_OK;
+    } else if (kind && strcmp(kind, "run") == 0) {
+        json_t *ctx = json_object_get(j, "run");
+        if (!json_is_object(ctx)) {
+            snprintf(err, errlen, "field 'run' of a run line must be an object");
+        } else {
+            out->kind = FP_JSONL_RUN;
+            out->context = json_incref(ctx);
+            st = FP_OK;
+        }
+    } else {
+        snprintf(err, errlen, "a sample line has only strings, numbers and null as values "
+                              "(or set \"kind\" to \"run\")");
+    }
+    json_decref(j);
+    return st;
+}
+
+fp_status fp_jsonl_parse(const char *line, size_t len, fp_jsonl_line *out, char *err,
+                         size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    err[0] = 0;
+    scan sc = {.start = line, .p = line, .end = line + len, .err = err, .errlen = errlen};
+    skip_ws(&sc);
+    if (sc.p == sc.end) {
+        out->kind = FP_JSONL_BLANK;
+        return FP_OK;
+    }
+    char kind[16] = "";
+    if (scan_sample(&sc, out, kind, sizeof kind)) {
+        out->kind = FP_JSONL_SAMPLE;
+        return FP_OK;
+    }
+    if (sc.nested) {
+        memset(out, 0, sizeof *out);
+        err[0] = 0;
+        return parse_nested(line, len, out, err, errlen);
+    }
+    return FP_EINPUT;
+}

@@ -1,0 +1,112 @@
+# Must show 1: JSONL ingest -> export round trip gives the same samples.
+# Plus the store's input errors: one line, exit 2, nothing written.
+source "$(dirname "$0")/lib.sh"
+
+# ---- round trip -------------------------------------------------------------------
+"$GEN" --runs 3 --nodes 6 --gpus 2 --metrics 5 --iters 3 --prefix rt > in.jsonl
+# hand-written lines: escapes, unicode, NaN, every entity kind, no "kind", extra keys,
+# and samples of a run that has no run line
+cat >> in.jsonl <<'JSONL'
+{"run":"rt-0","suite":"collectives","test":"allreduce","metric":"busbw","unit":"GB/s","better":"higher","entity":"link:n0000/0~n0001/1","size":1024,"iter":-1,"value":1.5e-300,"t":1e300}
+{"kind":"sample","run":"rt-0","suite":"kernels","test":"lat\"q\\","metric":"t\u00e9","unit":"us","better":"lower","entity":"rank:3@n0001","size":0,"iter":7,"value":null,"t":0.5,"note":"ignored"}
+{"run":"rt-0","suite":"collectives","test":"allreduce","metric":"busbw","unit":"GB/s","better":"higher","entity":"group:world","size":1024,"iter":0,"value":-0.0,"t":2}
+{"run":"bare","suite":"kernels","test":"membw","metric":"triad","unit":"GB/s","better":"higher","entity":"node:x","value":42}
+
+JSONL
+expect_rc 0 "$F" store ingest in.jsonl --store s.h5 --tag adhoc
+grep -q "ingested 4 runs, 544 samples" err.txt || { cat err.txt; fail "ingest summary"; }
+expect_rc 0 "$F" store export --store s.h5 -o out.jsonl
+$PY "$HERE/compare_jsonl.py" in.jsonl out.jsonl rt-0 rt-1 rt-2 bare
+# the run without a run line got the --tag; tagged runs kept theirs
+"$F" store ls --store s.h5 --tag adhoc | grep -q "^bare " || fail "bare run lacks tag adhoc"
+"$F" store ls --store s.h5 --tag test | grep -q "^rt-2 " || fail "rt-2 lost its tag"
+# export of one run, and of the latest; re-ingest of an export into a new store
+expect_rc 0 "$F" store export rt-1 --store s.h5 -o one.jsonl
+$PY "$HERE/compare_jsonl.py" in.jsonl one.jsonl rt-1
+expect_rc 0 "$F" store ingest out.jsonl --store s2.h5
+"$F" store export --store s2.h5 > out2.jsonl
+cmp out.jsonl out2.jsonl || fail "export of a re-ingested export differs"
+expect_rc 0 "$F" store show rt-0 --store s.h5
+grep -q "samples    183" out.txt || { cat out.txt; fail "show rt-0"; }
+h5dump -H s.h5 > /dev/null || fail "h5dump cannot read the store"
+
+# ---- bad input: one line, exit 2, nothing written -----------------------------------
+sum() { md5sum "$1" | cut -d' ' -f1; }
+before=$(sum s.h5)
+"$GEN" --runs 1 --prefix bad > bad.jsonl
+sed -i '5s/"better":"higher"/"better":"sideways"/' bad.jsonl
+expect_rc 2 "$F" store ingest bad.jsonl --store s.h5
+expect_err "bad.jsonl:5: field 'better'"
+printf '{"run":"x","suite":"k","test":"t"\n' > trunc.jsonl
+expect_rc 2 "$F" store ingest trunc.jsonl --store s.h5
+expect_err "trunc.jsonl:1: malformed JSON at column"
+# same metric, two units
+printf '%s\n%s\n' \
+  '{"run":"u","suite":"k","test":"t","metric":"m","unit":"us","better":"lower","entity":"node:a","value":1}' \
+  '{"run":"u","suite":"k","test":"t","metric":"m","unit":"ms","better":"lower","entity":"node:a","value":1}' > units.jsonl
+expect_rc 2 "$F" store ingest units.jsonl --store s.h5
+expect_err "units.jsonl:2: metric k.t.m has unit 'ms'"
+# a run already stored
+expect_rc 2 "$F" store ingest one.jsonl --store s.h5
+expect_err "run rt-1 is already in"
+[ "$(sum s.h5)" = "$before" ] || fail "a refused ingest changed the store"
+
+# not HDF5, truncated, wrong schema: readers and writers refuse, nothing changes
+echo "hello" > text.h5
+for act in "ls" "ingest in.jsonl"; do
+    expect_rc 2 "$F" store $act --store text.h5
+    expect_err "not an HDF5 file"
+done
+head -c 20000 s.h5 > cut.h5
+cut_sum=$(sum cut.h5)
+for act in "ls" "ingest one.jsonl" "export"; do
+    expect_rc 2 "$F" store $act --store cut.h5
+    expect_err "truncated or corrupt"
+done
+[ "$(sum cut.h5)" = "$cut_sum" ] || fail "a truncated store was modified"
+cp s.h5 v99.h5
+$PY -c "import h5py,sys; f=h5py.File('v99.h5','r+'); f.attrs['fleetprint_schema']=99; f.close()"
+v99_sum=$(sum v99.h5)
+for act in "ls" "ingest one.jsonl" "rm rt-0"; do
+    expect_rc 2 "$F" store $act --store v99.h5
+    expect_err "store schema version 99, this fleetprint reads version 1"
+done
+expect_rc 2 "$F" baseline build --store v99.h5
+[ "$(sum v99.h5)" = "$v99_sum" ] || fail "a store of another schema was modified"
+expect_rc 2 "$F" store ls --store missing.h5
+expect_err "no such store"
+expect_rc 2 "$F" store frobnicate --store s.h5
+expect_err "unknown action 'frobnicate'"
+expect_rc 2 "$F" store rm nope --store s.h5
+expect_err "no run 'nope'"
+expect_rc 2 "$F" baseline build --store s.h5 --last 2 --since 2024-01-01
+expect_rc 2 "$F" baseline build --store s.h5 --since yesterday
+expect_err "--since 'yesterday' is not a date"
+
+# a read-only directory: run as an unprivileged user (root ignores mode bits)
+mkdir ro && cp s.h5 ro/ && chmod 555 ro && chmod 644 ro/s.h5 && chmod 644 one.jsonl
+if command -v setpriv > /dev/null && setpriv --reuid=65534 --regid=65534 --clear-groups "$F" --version > /dev/null 2>&1; then
+    ro_sum=$(sum ro/s.h5)
+    expect_rc 2 setpriv --reuid=65534 --regid=65534 --clear-groups "$F" store ingest one.jsonl --store ro/s.h5
+    expect_err "cannot write in ro"
+    expect_rc 0 setpriv --reuid=65534 --regid=65534 --clear-groups "$F" store ls --store ro/s.h5
+    [ "$(sum ro/s.h5)" = "$ro_sum" ] && [ "$(ls ro)" = "s.h5" ] || fail "read-only dir was written"
+else
+    echo "note: cannot drop privileges here; read-only directory case not run"
+fi
+
+# ---- the writer lock ----------------------------------------------------------------
+"$GEN" --runs 1 --prefix lk > lk.jsonl
+flock s.h5.lock sleep 3 &
+holder=$!
+sleep 0.3
+expect_rc 4 "$F" store ingest lk.jsonl --store s.h5 --lock-timeout 0.5
+grep -q "waiting for the writer lock" err.txt || fail "waiting writer was silent"
+tail -n 1 err.txt > last.txt && mv last.txt err.txt
+expect_err "is locked by another writer"
+[ "$(sum s.h5)" = "$before" ] || fail "a writer that timed out changed the store"
+# a writer that waits says so, then succeeds
+expect_rc 0 "$F" store ingest lk.jsonl --store s.h5 --lock-timeout 30
+grep -q "waiting for the writer lock" err.txt || { cat err.txt; fail "waiting writer was silent"; }
+wait $holder
+echo "store cli: all checks passed"
