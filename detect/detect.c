@@ -17,9 +17,7 @@
 #include "detect_internal.h"
 #include "fleetprint/log.h"
 
-#ifdef FP_DETECT_HAVE_STORE
 #include "fleetprint/store.h"
-#endif
 
 /* ---- small tools ------------------------------------------------------------------ */
 
@@ -559,26 +557,33 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
                           const fp_rule_class *cls)
 {
     const fp_rules *r = g->rules;
-    int present = 0, nfail = 0, nwarn = 0, run_f = 0, run_w = 0, best_f = 0, best_w = 0;
+    int present = 0, nfail = 0, nwarn = 0, nstrong = 0;
+    int run_f = 0, run_w = 0, run_s = 0, best_f = 0, best_w = 0, best_s = 0;
     for (int w = 0; w < n; w++) {
         if (ws[w].level < 0)
             continue;
         present++;
+        run_s = ws[w].level >= 3 ? run_s + 1 : 0;
         run_f = ws[w].level >= 2 ? run_f + 1 : 0;
         run_w = ws[w].level >= 1 ? run_w + 1 : 0;
+        nstrong += ws[w].level >= 3;
         nfail += ws[w].level >= 2;
         nwarn += ws[w].level >= 1;
+        best_s = run_s > best_s ? run_s : best_s;
         best_f = run_f > best_f ? run_f : best_f;
         best_w = run_w > best_w ? run_w : best_w;
     }
     if (!present)
         return FP_OK;
-    int need = (int)ceil(r->persist_fraction * present - 1e-9);
-    need = need < r->persist_min ? r->persist_min : need;
-    need = need > present ? present : need;
+    /* out of bounds long enough: a fraction of the windows, min_windows in a
+     * row; far out of bounds (strong_factor x fail): a smaller fraction */
     int streak = r->persist_min < present ? r->persist_min : present;
+    int need = (int)ceil(r->persist_fraction * present - 1e-9);
+    need = need < streak ? streak : need > present ? present : need;
+    int need_s = (int)ceil(r->strong_fraction * present - 1e-9);
+    need_s = need_s < streak ? streak : need_s > present ? present : need_s;
     fp_verdict v = FP_PASS;
-    if (nfail >= need && best_f >= streak)
+    if ((nfail >= need && best_f >= streak) || (nstrong >= need_s && best_s >= streak))
         v = FP_FAIL;
     else if ((nwarn >= need && best_w >= streak) || nfail > 0)
         v = FP_WARN;
@@ -586,7 +591,7 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     if (v == FP_PASS)
         return FP_OK;
     /* describe the out-of-bounds windows by their medians */
-    int lvl = v == FP_FAIL ? 2 : 1, m = 0;
+    int lvl = v == FP_FAIL ? (nfail >= need && best_f >= streak ? 2 : 3) : 1, m = 0;
     double buf[4][64];
     double *loss = buf[0], *z = buf[1], *val = buf[2], *exp_ = buf[3];
     int stride = n > 64 ? (n + 63) / 64 : 1;
@@ -614,7 +619,7 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     rs->z = median(z, (size_t)m);
     rs->value = median(val, (size_t)m);
     rs->expected = median(exp_, (size_t)m);
-    rs->windows_bad = lvl == 2 ? nfail : nwarn;
+    rs->windows_bad = lvl == 3 ? nstrong : lvl == 2 ? nfail : nwarn;
     rs->windows = present;
     if (v == FP_WARN && nfail > 0 && nwarn < need)
         snprintf(rs->note, sizeof rs->note, "transient: out of bounds in %d of %d windows",
@@ -624,7 +629,7 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
 
 /* Score value v against centre c and scale s (both in the transformed space). */
 static void score(const fp_rule_class *cls, fp_better better, double v, double c, double s,
-                  double floor_, window_score *out)
+                  double floor_, double strong, window_score *out)
 {
     out->value = v;
     if (cls->absolute) {
@@ -643,10 +648,14 @@ static void score(const fp_rule_class *cls, fp_better better, double v, double c
         out->z = dev / sc;
     }
     out->level = 0;
-    if (out->loss >= cls->warn && out->z <= -cls->z)
+    if (out->z > -cls->z)
+        return;
+    if (out->loss >= cls->warn)
         out->level = 1;
-    if (out->loss >= cls->fail && out->z <= -cls->z)
+    if (out->loss >= cls->fail)
         out->level = 2;
+    if (out->loss >= strong * cls->fail)
+        out->level = 3;
 }
 
 /* Judge the series sers[0..m) of one key and one SKU against each other. */
@@ -684,7 +693,8 @@ static fp_status judge_peers(eng *g, const key_info *k, const uint32_t *sers, si
             ws[w].level = -1;
             if (isnan(v) || isnan(centre[w]))
                 continue;
-            score(cls, better, v, centre[w], scale[w], g->rules->scale_floor, &ws[w]);
+            score(cls, better, v, centre[w], scale[w], g->rules->scale_floor, g->rules->strong_factor,
+                  &ws[w]);
         }
         fp_status st = conclude(g, se, ws, W, FP_EV_PEERS, cls);
         if (st != FP_OK)
@@ -695,7 +705,6 @@ static fp_status judge_peers(eng *g, const key_info *k, const uint32_t *sers, si
 
 /* ---- baseline evidence (drift and fleet) -------------------------------------------------- */
 
-#ifdef FP_DETECT_HAVE_STORE
 static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b, fp_evidence ev,
                                 window_score *ws)
 {
@@ -714,7 +723,8 @@ static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b, 
         double v = g->vals[se->off + (size_t)w];
         ws[w].level = -1;
         if (!isnan(v))
-            score(k->cls, k->rep->better, v, c, s, g->rules->scale_floor, &ws[w]);
+            score(k->cls, k->rep->better, v, c, s, g->rules->scale_floor, g->rules->strong_factor,
+                  &ws[w]);
     }
     return conclude(g, se, ws, k->windows, ev, k->cls);
 }
@@ -725,7 +735,7 @@ static fp_status judge_baselines(eng *g, window_score *ws)
     for (size_t s = 0; s < g->nser; s++) {
         const series *se = &g->ser[s];
         const key_info *k = &g->keys[se->key];
-        if (!k->cls)
+        if (!k->cls || k->cls->ignore)
             continue;
         const ent_info *ei = &g->ents[se->ent];
         fp_entity_format(ei->e, ent, sizeof ent);
@@ -739,7 +749,6 @@ static fp_status judge_baselines(eng *g, window_score *ws)
     }
     return FP_OK;
 }
-#endif
 
 /* ---- missing results ------------------------------------------------------------------------ */
 
@@ -903,7 +912,7 @@ static fp_status demarcate(eng *g)
             char ent[2 * FP_NAME_MAX + 32];
             fp_entity_format(ei->e, ent, sizeof ent);
             nr->evidence = kind == FP_ENT_RANK ? FP_EV_LATE : FP_EV_GPUS;
-            snprintf(nr->note, sizeof nr->note, "%s %s", ent,
+            snprintf(nr->note, sizeof nr->note, "%.72s %s", ent,
                      kind == FP_ENT_RANK ? "fails (its rank)" : "fails (inside the node)");
         }
     }
@@ -928,7 +937,7 @@ static fp_status demarcate(eng *g)
                 snprintf(nr->note, sizeof nr->note, "node-wide: %u of %u devices fail", bad_gpus[n],
                          gpus[n]);
             else
-                snprintf(nr->note, sizeof nr->note, "device %s fails (%u of %u devices)", ent,
+                snprintf(nr->note, sizeof nr->note, "device %.60s fails (%u of %u devices)", ent,
                          bad_gpus[n], gpus[n]);
         }
         if (culprit[n]) {
@@ -1117,8 +1126,8 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
                 FP_CHECK(judge_value(&g, &g.ser[sers[i]]));
             continue;
         }
-        if (!ki->cls)
-            continue; /* no class matches: not judged */
+        if (!ki->cls || ki->cls->ignore)
+            continue; /* no class matches, or the class is not judged */
         /* one peer group per SKU (and per entity kind) */
         for (size_t sku = 0; sku <= g.nsku; sku++) {
             for (int kind = 0; kind < FP_ENT_KIND_COUNT; kind++) {
@@ -1134,10 +1143,8 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
             }
         }
     }
-#ifdef FP_DETECT_HAVE_STORE
     if (g.base)
         FP_CHECK(judge_baselines(&g, ws));
-#endif
     FP_CHECK(judge_missing(&g, key_first, by_key));
     FP_CHECK(demarcate(&g));
     v = calloc(1, sizeof *v);

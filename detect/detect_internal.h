@@ -20,6 +20,7 @@ typedef struct fp_rule_class {
     char name[32];
     fp_pattern_list patterns;
     bool absolute;     /* thresholds in the metric's unit instead of fractions */
+    bool ignore;       /* keys of this class are not judged */
     double warn, fail; /* how much worse than expected warns / fails */
     double z;          /* and how many robust standard deviations */
 } fp_rule_class;
@@ -36,6 +37,7 @@ struct fp_rules {
     int min_peers;
     int persist_min;
     double persist_fraction;
+    double strong_factor, strong_fraction;
     double scale_floor;
     int node_link_min;
     double node_link_fraction;

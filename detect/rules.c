@@ -13,18 +13,22 @@ static const char default_rules[] =
     "{\n"
     "  \"fleetprint_rules\": 1,\n"
     "  \"min_peers\": 3,\n"
-    "  \"persistence\": {\"min_windows\": 2, \"fraction\": 0.3},\n"
+    "  \"persistence\": {\"min_windows\": 2, \"fraction\": 0.5, \"strong_factor\": 2,\n"
+    "                  \"strong_fraction\": 0.2},\n"
     "  \"scale_floor\": 0.01,\n"
     "  \"node_links\": {\"min_links\": 2, \"fraction\": 0.5},\n"
     "  \"node_gpus\": {\"fraction\": 0.5},\n"
     "  \"missing\": \"fail\",\n"
     "  \"classes\": [\n"
-    "    {\"name\": \"straggler\", \"match\": [\"*.late_*\", \"*.lateness*\", \"*.wait_*\"],\n"
-    "     \"mode\": \"absolute\", \"warn\": 0.5, \"fail\": 2.0, \"z\": 5},\n"
-    "    {\"name\": \"link\", \"match\": [\"collectives.links.*\", \"*.p2p*\"],\n"
-    "     \"warn\": 0.15, \"fail\": 0.3, \"z\": 4},\n"
-    "    {\"name\": \"latency\", \"match\": [\"*lat*\", \"*.time\", \"*_time\", \"*_us\"],\n"
-    "     \"warn\": 0.1, \"fail\": 0.3, \"z\": 4},\n"
+    "    {\"name\": \"not-judged\", \"mode\": \"ignore\",\n"
+    "     \"match\": [\"collectives.*.late_rank*\", \"collectives.*.time_*\", \"*.rounds\",\n"
+    "               \"*.pairs\", \"kernels.fused.*\"]},\n"
+    "    {\"name\": \"straggler\", \"match\": [\"collectives.*.lateness*\"],\n"
+    "     \"mode\": \"absolute\", \"warn\": 300, \"fail\": 1000, \"z\": 5},\n"
+    "    {\"name\": \"link\", \"match\": [\"collectives.links.bw_*\", \"*.p2p*\"],\n"
+    "     \"warn\": 0.2, \"fail\": 0.35, \"z\": 4},\n"
+    "    {\"name\": \"latency\", \"match\": [\"*.lat_*\", \"*latency*\"],\n"
+    "     \"warn\": 0.25, \"fail\": 0.5, \"z\": 5},\n"
     "    {\"name\": \"collective\", \"match\": [\"collectives.*\"],\n"
     "     \"warn\": 0.1, \"fail\": 0.2, \"z\": 4},\n"
     "    {\"name\": \"compute\", \"match\": [\"kernels.gemm.*\", \"burnin.*flops*\"],\n"
@@ -34,7 +38,7 @@ static const char default_rules[] =
     "    {\"name\": \"default\", \"match\": [\"*\"], \"warn\": 0.1, \"fail\": 0.2, \"z\": 4}\n"
     "  ],\n"
     "  \"values\": [\n"
-    "    {\"name\": \"wrong-results\", \"match\": [\"*.wrong\", \"*.mismatch*\", \"*.sdc*\"],\n"
+    "    {\"name\": \"wrong-results\", \"match\": [\"*wrong*\", \"*mismatch*\", \"*.sdc*\"],\n"
     "     \"max\": 0, \"verdict\": \"fail\"},\n"
     "    {\"name\": \"ecc-uncorrected\",\n"
     "     \"match\": [\"*ecc_uncorrected*\", \"*.xid*\", \"*remapped_failed*\"],\n"
@@ -53,12 +57,11 @@ const char *fp_rules_default_text(void)
 
 /* ---- parsing ------------------------------------------------------------------------- */
 
-static fp_status bad(char *err, size_t errlen, const char *origin, const char *fmt,
-                     const char *field, const char *what)
+/* "origin: field: what" into err; returns FP_EINPUT. */
+static fp_status bad(char *err, size_t errlen, const char *origin, const char *field,
+                     const char *what)
 {
-    char msg[256];
-    snprintf(msg, sizeof msg, fmt, field, what);
-    snprintf(err, errlen, "%s: %s", origin, msg);
+    snprintf(err, errlen, "%s: %s: %s", origin, field, what);
     return FP_EINPUT;
 }
 
@@ -92,13 +95,13 @@ static fp_status get_patterns(const json_t *obj, const char *where, const char *
         return FP_OK;
     }
     if (!json_is_array(m) || json_array_size(m) == 0 || json_array_size(m) > FP_RULE_PATTERNS)
-        return bad(err, errlen, origin, "%s: %s", field,
+        return bad(err, errlen, origin, field,
                    "expected a string or a list of 1 to 8 glob patterns");
     out->n = (int)json_array_size(m);
     for (int i = 0; i < out->n; i++) {
         const json_t *p = json_array_get(m, (size_t)i);
         if (!json_is_string(p) || strlen(json_string_value(p)) >= sizeof out->item[0])
-            return bad(err, errlen, origin, "%s: %s", field,
+            return bad(err, errlen, origin, field,
                        "every pattern must be a string shorter than 96 bytes");
         snprintf(out->item[i], sizeof out->item[i], "%s", json_string_value(p));
     }
@@ -112,7 +115,7 @@ static fp_status parse_name(const json_t *obj, const char *where, const char *or
     char field[64];
     snprintf(field, sizeof field, "%s.name", where);
     if (!json_is_string(n) || !json_string_value(n)[0] || strlen(json_string_value(n)) >= cap)
-        return bad(err, errlen, origin, "%s: %s", field, "expected a non-empty string (< 32 bytes)");
+        return bad(err, errlen, origin, field, "expected a non-empty string (< 32 bytes)");
     snprintf(name, cap, "%s", json_string_value(n));
     return FP_OK;
 }
@@ -123,41 +126,46 @@ static fp_status parse_class(const json_t *c, int i, const char *origin, fp_rule
     char where[32], field[64];
     snprintf(where, sizeof where, "classes[%d]", i);
     if (!json_is_object(c))
-        return bad(err, errlen, origin, "%s: %s", where, "expected an object");
+        return bad(err, errlen, origin, where, "expected an object");
     fp_status st = parse_name(c, where, origin, out->name, sizeof out->name, err, errlen);
     if (st == FP_OK)
         st = get_patterns(c, where, origin, &out->patterns, err, errlen);
     if (st != FP_OK)
         return st;
-    out->absolute = false;
+    out->absolute = out->ignore = false;
     const json_t *mode = json_object_get(c, "mode");
     if (mode) {
         const char *m = json_is_string(mode) ? json_string_value(mode) : "";
         snprintf(field, sizeof field, "%s.mode", where);
         if (strcmp(m, "absolute") == 0)
             out->absolute = true;
+        else if (strcmp(m, "ignore") == 0)
+            out->ignore = true;
         else if (strcmp(m, "relative") != 0)
-            return bad(err, errlen, origin, "%s: %s", field, "expected \"relative\" or \"absolute\"");
+            return bad(err, errlen, origin, field,
+                       "expected \"relative\", \"absolute\" or \"ignore\"");
     }
+    if (out->ignore)
+        return FP_OK; /* matched keys are not judged: no thresholds */
     double hi = out->absolute ? 1e12 : 1.0;
     bool pw = false, pf = false;
     out->warn = out->fail = 0;
     out->z = 4;
     snprintf(field, sizeof field, "%s.warn", where);
     if (!get_number(c, "warn", &out->warn, 0, hi, &pw) || !pw)
-        return bad(err, errlen, origin, "%s: %s", field,
+        return bad(err, errlen, origin, field,
                    out->absolute ? "expected a number >= 0 (the metric's unit)"
                                  : "expected a fraction in 0..1 (0.05: 5% worse)");
     snprintf(field, sizeof field, "%s.fail", where);
     if (!get_number(c, "fail", &out->fail, 0, hi, &pf) || !pf)
-        return bad(err, errlen, origin, "%s: %s", field,
+        return bad(err, errlen, origin, field,
                    out->absolute ? "expected a number >= 0 (the metric's unit)"
                                  : "expected a fraction in 0..1 (0.1: 10% worse)");
     if (out->fail < out->warn)
-        return bad(err, errlen, origin, "%s: %s", field, "must be at least warn");
+        return bad(err, errlen, origin, field, "must be at least warn");
     snprintf(field, sizeof field, "%s.z", where);
     if (!get_number(c, "z", &out->z, 0, 1e6, NULL))
-        return bad(err, errlen, origin, "%s: %s", field, "expected a number >= 0");
+        return bad(err, errlen, origin, field, "expected a number >= 0");
     return FP_OK;
 }
 
@@ -167,7 +175,7 @@ static fp_status parse_value_rule(const json_t *c, int i, const char *origin, fp
     char where[32], field[64];
     snprintf(where, sizeof where, "values[%d]", i);
     if (!json_is_object(c))
-        return bad(err, errlen, origin, "%s: %s", where, "expected an object");
+        return bad(err, errlen, origin, where, "expected an object");
     fp_status st = parse_name(c, where, origin, out->name, sizeof out->name, err, errlen);
     if (st == FP_OK)
         st = get_patterns(c, where, origin, &out->patterns, err, errlen);
@@ -178,12 +186,12 @@ static fp_status parse_value_rule(const json_t *c, int i, const char *origin, fp
     out->min = -1e300;
     snprintf(field, sizeof field, "%s.max", where);
     if (!get_number(c, "max", &out->max, -1e300, 1e300, &pmax))
-        return bad(err, errlen, origin, "%s: %s", field, "expected a number");
+        return bad(err, errlen, origin, field, "expected a number");
     snprintf(field, sizeof field, "%s.min", where);
     if (!get_number(c, "min", &out->min, -1e300, 1e300, &pmin))
-        return bad(err, errlen, origin, "%s: %s", field, "expected a number");
+        return bad(err, errlen, origin, field, "expected a number");
     if (!pmax && !pmin)
-        return bad(err, errlen, origin, "%s: %s", where, "needs \"max\" or \"min\"");
+        return bad(err, errlen, origin, where, "needs \"max\" or \"min\"");
     const json_t *v = json_object_get(c, "verdict");
     const char *vs = json_is_string(v) ? json_string_value(v) : v ? "" : "fail";
     snprintf(field, sizeof field, "%s.verdict", where);
@@ -192,7 +200,7 @@ static fp_status parse_value_rule(const json_t *c, int i, const char *origin, fp
     else if (strcmp(vs, "warn") == 0)
         out->verdict = FP_WARN;
     else
-        return bad(err, errlen, origin, "%s: %s", field, "expected \"warn\" or \"fail\"");
+        return bad(err, errlen, origin, field, "expected \"warn\" or \"fail\"");
     return FP_OK;
 }
 
@@ -205,7 +213,7 @@ static fp_status parse_rules(const json_t *root, const char *origin, fp_rules *r
                              size_t errlen)
 {
     if (!json_is_object(root))
-        return bad(err, errlen, origin, "%s%s", "the top level", " must be an object");
+        return bad(err, errlen, origin, "the top level", "must be an object");
     const char *key;
     const json_t *val;
     json_object_foreach((json_t *)root, key, val) {
@@ -213,51 +221,59 @@ static fp_status parse_rules(const json_t *root, const char *origin, fp_rules *r
         for (int i = 0; known_top[i]; i++)
             known |= strcmp(known_top[i], key) == 0;
         if (!known)
-            return bad(err, errlen, origin, "unknown field '%s'%s", key,
-                       " (see docs/detect.md for the rules format)");
+            return bad(err, errlen, origin, key,
+                       "unknown field (see docs/detect.md for the rules format)");
     }
     double version = 0;
     bool present = false;
     if (!get_number(root, "fleetprint_rules", &version, 1, 1, &present) || !present)
-        return bad(err, errlen, origin, "%s: %s", "fleetprint_rules",
+        return bad(err, errlen, origin, "fleetprint_rules",
                    "expected 1 (the rules format version)");
     double d = 3;
     if (!get_number(root, "min_peers", &d, 3, 1e9, NULL))
-        return bad(err, errlen, origin, "%s: %s", "min_peers", "expected an integer >= 3");
+        return bad(err, errlen, origin, "min_peers", "expected an integer >= 3");
     r->min_peers = (int)d;
     const json_t *p = json_object_get(root, "persistence");
     r->persist_min = 2;
-    r->persist_fraction = 0.3;
+    r->persist_fraction = 0.5;
+    r->strong_factor = 2;
+    r->strong_fraction = 0.2;
     if (p) {
         d = 2;
         if (!json_is_object(p) || !get_number(p, "min_windows", &d, 1, 1e6, NULL))
-            return bad(err, errlen, origin, "%s: %s", "persistence.min_windows",
+            return bad(err, errlen, origin, "persistence.min_windows",
                        "expected an integer >= 1");
         r->persist_min = (int)d;
         if (!get_number(p, "fraction", &r->persist_fraction, 0, 1, NULL))
-            return bad(err, errlen, origin, "%s: %s", "persistence.fraction",
+            return bad(err, errlen, origin, "persistence.fraction",
+                       "expected a fraction in 0..1");
+        if (!get_number(p, "strong_factor", &r->strong_factor, 1, 1e6, NULL))
+            return bad(err, errlen, origin, "persistence.strong_factor",
+                       "expected a number >= 1");
+        if (!get_number(p, "strong_fraction", &r->strong_fraction, 0, 1, NULL))
+            return bad(err, errlen, origin, "persistence.strong_fraction",
                        "expected a fraction in 0..1");
     }
     r->scale_floor = 0.01;
     if (!get_number(root, "scale_floor", &r->scale_floor, 0, 1, NULL))
-        return bad(err, errlen, origin, "%s: %s", "scale_floor", "expected a fraction in 0..1");
+        return bad(err, errlen, origin, "scale_floor", "expected a fraction in 0..1");
     r->node_link_min = 2;
     r->node_link_fraction = 0.5;
     p = json_object_get(root, "node_links");
     if (p) {
         d = 2;
         if (!json_is_object(p) || !get_number(p, "min_links", &d, 1, 1e6, NULL))
-            return bad(err, errlen, origin, "%s: %s", "node_links.min_links",
+            return bad(err, errlen, origin, "node_links.min_links",
                        "expected an integer >= 1");
         r->node_link_min = (int)d;
         if (!get_number(p, "fraction", &r->node_link_fraction, 0, 1, NULL))
-            return bad(err, errlen, origin, "%s: %s", "node_links.fraction",
+            return bad(err, errlen, origin, "node_links.fraction",
                        "expected a fraction in 0..1");
     }
     r->node_gpu_fraction = 0.5;
     p = json_object_get(root, "node_gpus");
     if (p && (!json_is_object(p) || !get_number(p, "fraction", &r->node_gpu_fraction, 0, 1, NULL)))
-        return bad(err, errlen, origin, "%s: %s", "node_gpus.fraction", "expected a fraction in 0..1");
+        return bad(err, errlen, origin, "node_gpus.fraction", "expected a fraction in 0..1");
     r->missing = FP_FAIL;
     const json_t *m = json_object_get(root, "missing");
     if (m) {
@@ -269,13 +285,13 @@ static fp_status parse_rules(const json_t *root, const char *origin, fp_rules *r
         else if (strcmp(ms, "ignore") == 0)
             r->missing = FP_PASS;
         else
-            return bad(err, errlen, origin, "%s: %s", "missing",
+            return bad(err, errlen, origin, "missing",
                        "expected \"fail\", \"warn\" or \"ignore\"");
     }
     const json_t *cls = json_object_get(root, "classes");
     if (!json_is_array(cls) || json_array_size(cls) == 0 ||
         json_array_size(cls) > FP_RULE_CLASSES)
-        return bad(err, errlen, origin, "%s: %s", "classes",
+        return bad(err, errlen, origin, "classes",
                    "expected a list of 1 to 64 rule classes");
     r->nclasses = (int)json_array_size(cls);
     for (int i = 0; i < r->nclasses; i++) {
@@ -288,7 +304,7 @@ static fp_status parse_rules(const json_t *root, const char *origin, fp_rules *r
     r->nvalues = 0;
     if (vals) {
         if (!json_is_array(vals) || json_array_size(vals) > FP_RULE_CLASSES)
-            return bad(err, errlen, origin, "%s: %s", "values",
+            return bad(err, errlen, origin, "values",
                        "expected a list of at most 64 value rules");
         r->nvalues = (int)json_array_size(vals);
         for (int i = 0; i < r->nvalues; i++) {
@@ -364,9 +380,10 @@ fp_status fp_rules_load(const char *path, fp_rules **out, char *err, size_t errl
         return FP_EINPUT;
     }
     text[len] = 0;
-    if (strlen(text) != len) {
+    size_t textlen = strlen(text);
+    if (textlen != len) {
         free(text);
-        snprintf(err, errlen, "%s: not a text file (NUL byte at offset %zu)", path, strlen(text));
+        snprintf(err, errlen, "%s: not a text file (NUL byte at offset %zu)", path, textlen);
         return FP_EINPUT;
     }
     fp_status st = fp_rules_parse(text, path, out, err, errlen);

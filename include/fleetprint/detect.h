@@ -163,20 +163,27 @@ typedef struct fp_sim_opts {
     const char *faults;  /* "slow-gpu=1%,slow-node=0.3%,bad-link=20,..." ; NULL: default */
 } fp_sim_opts;
 
-typedef struct fp_sim {
-    fp_run *runs;          /* nruns runs, oldest first */
-    int nruns;
-    fp_sim_fault *faults;
-    size_t nfaults;
-} fp_sim;
+typedef struct fp_sim fp_sim;
 
 /* The default fault mix (documented in docs/detect.md). */
 const char *fp_sim_default_faults(void);
 
-/* Generate a fleet. On success fills *sim (free with fp_sim_free). FP_EUSAGE
- * with a one-line message in err for bad options or a bad fault spec. */
-fp_status fp_sim_generate(const fp_sim_opts *o, fp_sim *sim, char *err, size_t errlen);
+/* Make a fleet: node and device offsets, link pairs, and the faults of its
+ * last run, all from the seed. Runs are made one at a time by fp_sim_run, so
+ * a fleet of any size needs memory for one run only. On success *out is a new
+ * object (free with fp_sim_free). FP_EUSAGE with a one-line message in err
+ * for bad options or a bad fault spec ("--faults 'slow-gpu=x': bad count"). */
+fp_status fp_sim_open(const fp_sim_opts *o, fp_sim **out, char *err, size_t errlen);
 void fp_sim_free(fp_sim *sim);
+
+/* Number of runs, and run r (0 = oldest; the last carries the faults) into
+ * run, which this call initialises (the caller fp_run_free()s it). The same
+ * seed gives the same run. FP_ENOMEM. */
+int fp_sim_runs(const fp_sim *sim);
+fp_status fp_sim_run(const fp_sim *sim, int r, fp_run *run);
+
+/* The faults injected into the last run (owned by sim). */
+size_t fp_sim_faults(const fp_sim *sim, const fp_sim_fault **faults);
 
 /* "slow-gpu", "slow-node", "bad-link", "sdc", "throttle", "intermittent". */
 const char *fp_sim_fault_name(fp_sim_fault_kind k);
@@ -184,8 +191,9 @@ const char *fp_sim_fault_name(fp_sim_fault_kind k);
 /* True when the fault makes its node faulty (all but bad links). */
 bool fp_sim_fault_is_node(const fp_sim_fault *f);
 
-/* Node-level accuracy of verdicts against the truth: a node is predicted
- * faulty when it fails; truly faulty when a node fault is on it. */
+/* Node-level accuracy of verdicts on the last run against the truth: a node
+ * is predicted faulty when it fails, truly faulty when a node fault is on it.
+ * Links: failing link entities against the bad links. */
 typedef struct fp_sim_score {
     size_t tp, fp, fn, tn;
     double precision, recall, f1;
