@@ -585,8 +585,8 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     fp_verdict v = FP_PASS;
     if ((nfail >= need && best_f >= streak) || (nstrong >= need_s && best_s >= streak))
         v = FP_FAIL;
-    else if ((nwarn >= need && best_w >= streak) || nfail > 0)
-        v = FP_WARN;
+    else if ((nwarn >= need && best_w >= streak) || nstrong > 0)
+        v = FP_WARN; /* a persistent mild deviation, or one far out of bounds */
     set_ent_verdict(g, se->ent, v);
     if (v == FP_PASS)
         return FP_OK;
@@ -621,9 +621,9 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     rs->expected = median(exp_, (size_t)m);
     rs->windows_bad = lvl == 3 ? nstrong : lvl == 2 ? nfail : nwarn;
     rs->windows = present;
-    if (v == FP_WARN && nfail > 0 && nwarn < need)
-        snprintf(rs->note, sizeof rs->note, "transient: out of bounds in %d of %d windows",
-                 nfail, present);
+    if (v == FP_WARN && nstrong > 0 && !(nwarn >= need && best_w >= streak))
+        snprintf(rs->note, sizeof rs->note, "transient: far out of bounds in %d of %d windows",
+                 nstrong, present);
     return FP_OK;
 }
 
