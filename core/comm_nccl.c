@@ -15,6 +15,8 @@ struct fp_comm {
     fp_world *world;
     ncclComm_t comm;
     cudaStream_t stream;
+    cudaStream_t compute; /* the device's stream: collectives start after its work */
+    cudaEvent_t produced; /* recorded on compute, waited on by stream */
     float *scratch; /* one element, for barriers */
     int rank, size;
 };
@@ -61,6 +63,8 @@ static void nccl_close(fp_comm *c)
         ncclCommDestroy(c->comm);
     if (c->scratch)
         cudaFree(c->scratch);
+    if (c->produced)
+        cudaEventDestroy(c->produced);
     if (c->stream)
         cudaStreamDestroy(c->stream);
     free(c);
@@ -82,6 +86,8 @@ static fp_status nccl_open(fp_comm **out, fp_world *w, fp_device *dev)
     FP_CHECK(fp_world_wait(w, &req, 1, "NCCL bootstrap"));
     FP_CHECK_CUDA(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
     FP_CHECK_CUDA(cudaMalloc((void **)&c->scratch, sizeof *c->scratch));
+    FP_CHECK_CUDA(cudaEventCreateWithFlags(&c->produced, cudaEventDisableTiming));
+    c->compute = (cudaStream_t)fp_device_cuda.native_stream(dev);
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
     FP_CHECK_NCCL(ncclCommInitRankConfig(&c->comm, c->size, id, c->rank, &config));
@@ -122,6 +128,11 @@ static fp_status nccl_start(fp_comm *c, const fp_coll_args *a, fp_comm_req **out
     FP_CHECK_ALLOC(q);
     ncclDataType_t t = nccl_type(a->dtype);
     size_t esz = fp_dtype_size(a->dtype);
+    /* order after the work already queued on the device (a GEMM producing
+     * the send buffer): an event, not a host synchronisation, so compute
+     * queued later still overlaps this collective */
+    FP_CHECK_CUDA(cudaEventRecord(c->produced, c->compute));
+    FP_CHECK_CUDA(cudaStreamWaitEvent(c->stream, c->produced, 0));
     switch (a->coll) {
     case FP_ALLREDUCE:
         FP_CHECK_NCCL(ncclAllReduce(a->send, a->recv, a->count, t, nccl_op(a->op), c->comm, c->stream));

@@ -1,11 +1,14 @@
 /* The table of subcommands. A command not built yet is listed with
- * unbuilt(): it answers --help and exits 2 saying it is not built. */
+ * UNBUILT(): it answers --help and exits 2 saying it is not built. */
 #include <string.h>
 
 #include "fleetprint/cli.h"
 #include "fleetprint/log.h"
 
-extern const fp_command fp_cmd_run, fp_cmd_version;
+extern const fp_command fp_cmd_run;
+extern const fp_command fp_cmd_whatif;
+extern const fp_command fp_cmd_admit;
+extern const fp_command fp_cmd_version;
 extern const fp_command fp_cmd_store;
 extern const fp_command fp_cmd_baseline;
 
@@ -24,13 +27,21 @@ static fp_status not_built(const void *config, fp_world *world)
 extern const fp_command fp_cmd_preflight;
 UNBUILT(cmd_burnin, "burnin", "sustained stress with result checks and telemetry (not built yet)");
 extern const fp_command fp_cmd_detect, fp_cmd_simulate;
-UNBUILT(cmd_whatif, "whatif", "what-if straggler analysis of a training trace (not built yet)");
-extern const fp_command fp_cmd_admit;
 UNBUILT(cmd_report, "report", "render stored results (not built yet)");
 
 const fp_command *const fp_commands[] = {
-    &fp_cmd_run,   &fp_cmd_preflight, &cmd_burnin, &fp_cmd_baseline, &fp_cmd_detect, &cmd_whatif,
-    &fp_cmd_admit, &cmd_report,    &fp_cmd_store,  &fp_cmd_simulate, &fp_cmd_version, NULL,
+    &fp_cmd_run,
+    &fp_cmd_preflight,
+    &cmd_burnin,
+    &fp_cmd_baseline,
+    &fp_cmd_detect,
+    &fp_cmd_whatif,
+    &fp_cmd_admit,
+    &cmd_report,
+    &fp_cmd_store,
+    &fp_cmd_simulate,
+    &fp_cmd_version,
+    NULL,
 };
 
 const fp_command *fp_command_find(const char *name)

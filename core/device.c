@@ -31,3 +31,28 @@ fp_status fp_device_choose(const char *want, const fp_device_ops **out)
     *out = ops;
     return FP_OK;
 }
+
+/* ---- GEMM types ------------------------------------------------------------------ */
+
+const char *fp_gemm_type_name(fp_gemm_type t)
+{
+    static const char *const names[FP_GEMM_TYPE_COUNT] = {"f64", "f32", "tf32",
+                                                           "f16", "bf16", "fp8"};
+    return (unsigned)t < FP_GEMM_TYPE_COUNT ? names[t] : "?";
+}
+
+size_t fp_gemm_in_size(fp_gemm_type t)
+{
+    switch (t) {
+    case FP_GEMM_F64: return 8;
+    case FP_GEMM_F16:
+    case FP_GEMM_BF16: return 2;
+    case FP_GEMM_FP8: return 1;
+    default: return 4;
+    }
+}
+
+size_t fp_gemm_out_size(fp_gemm_type t)
+{
+    return t == FP_GEMM_F64 ? 8 : 4;
+}

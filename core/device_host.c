@@ -1,5 +1,6 @@
 /* The host device backend: CPU memory and OpenMP worker threads. On a CPU
  * cluster this is the real thing; on build machines it runs every suite. */
+#include <cblas.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,8 @@ static fp_status host_open(fp_device **out, int index, int threads)
         return FP_ENOMEM;
     d->index = index;
     d->threads = threads > 0 ? threads : 1;
+    /* one device per process: the BLAS pool gets this rank's share of cores */
+    openblas_set_num_threads(d->threads);
     *out = d;
     return FP_OK;
 }
@@ -157,6 +160,43 @@ static fp_status host_count_wrong(fp_device *d, const double *x, size_t n, doubl
     return FP_OK;
 }
 
+/* ---- compute suite ------------------------------------------------------------- */
+
+static bool host_gemm_supports(fp_device *d, fp_gemm_type t)
+{
+    return t == FP_GEMM_F64 || t == FP_GEMM_F32;
+}
+
+static fp_status host_gemm(fp_device *d, fp_gemm_type t, int m, int n, int k, const void *a,
+                           int lda, const void *b, int ldb, void *c, int ldc)
+{
+    if (m < 0 || n < 0 || k < 0 || lda < (m > 1 ? m : 1) || ldb < (k > 1 ? k : 1) ||
+        ldc < (m > 1 ? m : 1))
+        return FP_EINTERNAL;
+    if (t == FP_GEMM_F64)
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a, lda, b, ldb, 0.0,
+                    c, ldc);
+    else if (t == FP_GEMM_F32)
+        cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, lda, b, ldb,
+                    0.0f, c, ldc);
+    else
+        return FP_EUNSUPPORTED;
+    return FP_OK;
+}
+
+static fp_status host_launch(fp_device *d, bool graph, int count)
+{
+    if (graph)
+        return FP_EUNSUPPORTED;
+    /* an empty region: what remains is waking the pool and joining it */
+    for (int i = 0; i < count; i++) {
+#pragma omp parallel num_threads(d->threads)
+        {
+        }
+    }
+    return FP_OK;
+}
+
 const fp_device_ops fp_device_host = {
     .name = "host",
     .probe = host_probe,
@@ -172,4 +212,7 @@ const fp_device_ops fp_device_host = {
     .fill = host_fill,
     .stream = host_stream,
     .count_wrong = host_count_wrong,
+    .gemm_supports = host_gemm_supports,
+    .gemm = host_gemm,
+    .launch = host_launch,
 };

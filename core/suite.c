@@ -45,27 +45,70 @@ fp_status fp_ctx_barrier(fp_ctx *ctx, const char *what)
     return fp_world_barrier(ctx->world, what);
 }
 
-fp_status fp_collective(fp_ctx *ctx, const fp_coll_args *a, const char *what)
+/* Stretch of the slowest injected link a collective crosses. */
+static double coll_link_factor(const fp_ctx *ctx, const fp_coll_args *a)
 {
-    double t0 = fp_clock();
+    if (a->coll == FP_SENDRECV) {
+        double f = fp_inject_link(ctx->inject, ctx->rank, a->peer);
+        double g = fp_inject_link(ctx->inject, ctx->rank, a->recv_peer);
+        return f > g ? f : g;
+    }
+    double f = 1;
+    for (int i = 0; i < ctx->inject->n; i++)
+        if (ctx->inject->item[i].kind == FP_INJ_LINK && ctx->inject->item[i].factor > f)
+            f = ctx->inject->item[i].factor;
+    return f;
+}
+
+fp_status fp_coll_start(fp_ctx *ctx, const fp_coll_args *a, fp_coll_op *op)
+{
+    memset(op, 0, sizeof *op);
+    op->t0 = fp_clock();
     fp_inject_point(ctx->inject, ctx->rank, fp_world_now(ctx->world));
     double slow = fp_inject_slow(ctx->inject, ctx->rank, fp_world_now(ctx->world));
     if (slow > 1)
         fp_sleep((slow - 1) * 1e-3); /* a straggler arrives late at every collective */
-    fp_comm_req *req = NULL;
-    fp_status st = ctx->comm_ops->start(ctx->comm, a, &req);
+    op->factor = coll_link_factor(ctx, a);
+    return ctx->comm_ops->start(ctx->comm, a, &op->req);
+}
+
+fp_status fp_coll_test(fp_ctx *ctx, fp_coll_op *op, bool *done)
+{
+    *done = false;
+    if (op->ready == 0) {
+        bool fin = false;
+        fp_status st = ctx->comm_ops->test(ctx->comm, op->req, &fin);
+        if (st != FP_OK)
+            return st;
+        if (!fin)
+            return FP_OK;
+        double now = fp_clock();
+        op->ready = op->t0 + op->factor * (now - op->t0);
+    }
+    *done = fp_clock() >= op->ready;
+    return FP_OK;
+}
+
+fp_status fp_coll_wait(fp_ctx *ctx, fp_coll_op *op, const char *what)
+{
+    fp_status st = ctx->comm_ops->wait(ctx->comm, op->req, what);
+    op->req = NULL;
     if (st != FP_OK)
         return st;
-    st = ctx->comm_ops->wait(ctx->comm, req, what);
-    if (st == FP_OK && a->coll == FP_SENDRECV) {
-        /* an injected slow link: the exchange takes factor times as long */
-        double f = fp_inject_link(ctx->inject, ctx->rank, a->peer);
-        double g = fp_inject_link(ctx->inject, ctx->rank, a->recv_peer);
-        f = f > g ? f : g;
-        if (f > 1)
-            fp_sleep((f - 1) * (fp_clock() - t0));
-    }
-    return st;
+    double now = fp_clock();
+    if (op->ready == 0)
+        op->ready = op->t0 + op->factor * (now - op->t0);
+    fp_sleep(op->ready - now);
+    return FP_OK;
+}
+
+fp_status fp_collective(fp_ctx *ctx, const fp_coll_args *a, const char *what)
+{
+    fp_coll_op op;
+    fp_status st = fp_coll_start(ctx, a, &op);
+    if (st != FP_OK)
+        return st;
+    return fp_coll_wait(ctx, &op, what);
 }
 
 /* ---- set-up --------------------------------------------------------------------- */

@@ -24,6 +24,17 @@ fp_status fp_k_stream(int op, double *dst, const double *x, const double *y, dou
 fp_status fp_k_count_wrong(const double *x, size_t n, double expect, double tol,
                            unsigned long long *count, cudaStream_t stream);
 
+/* One empty kernel (launch latency). */
+fp_status fp_k_empty(cudaStream_t stream);
+
+/* Fused GEMM + reduce-scatter (kernels/fused_p2p.cu): C = X . W^T in fp32
+ * (X m x k row-major, W n x k column-major), each output element added
+ * atomically into the receive buffer of the rank fp_rs_route names, through
+ * the peer pointers peers[0..nranks) (device memory holding device
+ * pointers reachable from this device). Chunks of mc tokens. */
+fp_status fp_k_gemm_rs_p2p(const float *x, const float *w, int m, int n, int k, int mc,
+                           float *const *peers, int nranks, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

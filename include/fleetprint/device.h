@@ -14,6 +14,26 @@ typedef struct fp_device fp_device;
 
 typedef enum fp_copy_kind { FP_COPY_H2D, FP_COPY_D2H, FP_COPY_D2D } fp_copy_kind;
 
+/* GEMM precisions: the storage type of A and B. C is double for FP_GEMM_F64
+ * and float for every other type (fp32 accumulation); TF32 stores A and B as
+ * float and lets the tensor cores round them to 10 mantissa bits. FP8 is
+ * e4m3. The host backend runs F64 and F32 only. */
+typedef enum fp_gemm_type {
+    FP_GEMM_F64,
+    FP_GEMM_F32,
+    FP_GEMM_TF32,
+    FP_GEMM_F16,
+    FP_GEMM_BF16,
+    FP_GEMM_FP8,
+    FP_GEMM_TYPE_COUNT
+} fp_gemm_type;
+
+/* "f64", "f32", "tf32", "f16", "bf16", "fp8". */
+const char *fp_gemm_type_name(fp_gemm_type t);
+/* Bytes of one A or B element, and of one C element, for a type. */
+size_t fp_gemm_in_size(fp_gemm_type t);
+size_t fp_gemm_out_size(fp_gemm_type t);
+
 typedef struct fp_device_info {
     int index;                 /* device index on the node */
     char model[FP_NAME_MAX];   /* "NVIDIA H100 80GB HBM3", "host: AMD EPYC ..." */
@@ -48,6 +68,36 @@ typedef struct fp_device_ops {
     /* Count elements of x that differ from expect by more than tol (relative). */
     fp_status (*count_wrong)(fp_device *d, const double *x, size_t n, double expect, double tol,
                              size_t *wrong);
+    /* ---- compute suite ---- */
+    /* Whether gemm runs type t on this device (false, not an error, when not). */
+    bool (*gemm_supports)(fp_device *d, fp_gemm_type t);
+    /* C = A * B, column-major: A m x k (lda >= m), B k x n (ldb >= k), C m x n
+     * (ldc >= m), all in device memory, types as fp_gemm_type says; for
+     * FP_GEMM_FP8 A is given transposed, k x m with lda >= k (the only layout
+     * fp8 tensor-core kernels take). Enqueued in
+     * stream order (the host backend returns when done). FP_EUNSUPPORTED for a
+     * type gemm_supports rejects. */
+    fp_status (*gemm)(fp_device *d, fp_gemm_type t, int m, int n, int k, const void *a, int lda,
+                      const void *b, int ldb, void *c, int ldc);
+    /* Enqueue count empty kernel launches (graph: one CUDA graph holding
+     * count empty kernels, built once per count and reused); on the host the
+     * dispatch of count empty parallel regions to the worker pool. Modes a
+     * backend lacks return FP_EUNSUPPORTED. Time it with timer_start/stop. */
+    fp_status (*launch)(fp_device *d, bool graph, int count);
+    /* Host memory for copies to and from the device, page-locked when pinned.
+     * NULL on backends whose device memory is host memory. */
+    fp_status (*host_alloc)(fp_device *d, size_t bytes, bool pinned, void **ptr);
+    void (*host_free)(fp_device *d, void *ptr, bool pinned);
+    /* Peer copy bandwidth between devices src and dst of this node, seen
+     * from this process: iters copies of bytes (both ways at once when bidir)
+     * after one warm-up; *seconds is the time of the iters. FP_EUNSUPPORTED
+     * when the pair has no peer access. NULL on the host backend (ranks of a
+     * node exchange through the comm backend there). */
+    fp_status (*peer_copy)(fp_device *d, int src, int dst, size_t bytes, bool bidir, int iters,
+                           double *seconds);
+    /* The backend's native work queue (cudaStream_t), for comm backends that
+     * order their work after the device's; NULL op on the host backend. */
+    void *(*native_stream)(fp_device *d);
 } fp_device_ops;
 
 extern const fp_device_ops fp_device_host, fp_device_cuda;

@@ -34,6 +34,10 @@ typedef struct fp_config {
     bool verbose, quiet;
     double duration, interval;  /* burnin */
     double memory_fraction;
+    int gemm_size;              /* gemm: timed problem n = m = k; 0 = per device */
+    fp_strlist fused_m;         /* fused: token counts m */
+    const char *fused_nk;       /* fused: "N,K" per rank, or auto */
+    fp_strlist chunks;          /* fused: chunk counts */
 } fp_config;
 
 /* Option rows shared by run, preflight and burnin. */
@@ -76,7 +80,15 @@ typedef struct fp_config {
          "write a JUnit XML report to FILE"},                                              \
         {"verbose", 'v', FP_OPT_FLAG, offsetof(fp_config, verbose), NULL,                  \
          "log from every rank"},                                                           \
-        {"quiet", 'q', FP_OPT_FLAG, offsetof(fp_config, quiet), NULL, "only warnings and errors"}
+        {"quiet", 'q', FP_OPT_FLAG, offsetof(fp_config, quiet), NULL, "only warnings and errors"}, \
+        {"gemm-size", 0, FP_OPT_INT, offsetof(fp_config, gemm_size), "0",                  \
+         "gemm: timed problem size n=m=k (0: 1024 on host, 8192 on cuda)"},                \
+        {"fused-m", 0, FP_OPT_LIST, offsetof(fp_config, fused_m), NULL,                    \
+         "fused: token counts m, e.g. 1024,4096 (default 256,1024 host; 1024,4096,8192 cuda)"}, \
+        {"fused-nk", 0, FP_OPT_STRING, offsetof(fp_config, fused_nk), "auto",              \
+         "fused: per-rank GEMM n,k (auto: 512,512 host; Flux's GPT-3 shapes cuda)"},        \
+        {"chunks", 0, FP_OPT_LIST, offsetof(fp_config, chunks), NULL,                      \
+         "fused: chunk counts, e.g. 1,2,4,8 (the default)"}
 
 /* Everything a test needs on one rank. */
 typedef struct fp_ctx {
@@ -118,9 +130,30 @@ fp_status fp_timed_start(fp_ctx *ctx);
 fp_status fp_timed_stop(fp_ctx *ctx, double *seconds);
 
 /* Run one collective to completion with the deadline: injection point, an
- * injected slow rank arrives late, an injected slow link between the
- * sendrecv peers stretches the transfer. Returns the status of the wait. */
+ * injected slow rank arrives late, an injected slow link stretches the
+ * transfer (sendrecv: between the peers; other collectives span the whole
+ * world and are paced by its slowest link). Returns the status of the wait. */
 fp_status fp_collective(fp_ctx *ctx, const fp_coll_args *a, const char *what);
+
+/* A collective in flight, started by fp_coll_start. An injected slow link
+ * among its members stretches it: it completes factor times as late as the
+ * transfer really did, so code that overlaps it with compute can hide the
+ * extra time as it would hide a slow wire. */
+typedef struct fp_coll_op {
+    fp_comm_req *req;
+    double t0;       /* fp_clock() at start */
+    double factor;   /* >= 1: stretch of the slowest injected link it crosses */
+    double ready;    /* when it counts as complete; 0 until the transfer finished */
+} fp_coll_op;
+
+/* Start a collective (an injection point); op is valid until fp_coll_wait,
+ * which must be called exactly once after a successful start. */
+fp_status fp_coll_start(fp_ctx *ctx, const fp_coll_args *a, fp_coll_op *op);
+/* Drive progress; *done is true once the (stretched) collective completed. */
+fp_status fp_coll_test(fp_ctx *ctx, fp_coll_op *op, bool *done);
+/* Wait for completion with the deadline (what names it on timeout) and
+ * release the request either way. */
+fp_status fp_coll_wait(fp_ctx *ctx, fp_coll_op *op, const char *what);
 
 /* Barrier with the deadline; an injection point. */
 fp_status fp_ctx_barrier(fp_ctx *ctx, const char *what);

@@ -1,0 +1,224 @@
+#ifndef FLEETPRINT_KERNELS_H
+#define FLEETPRINT_KERNELS_H
+/* The kernels suite (gemm, launch, copy, p2p, fused): the per-element logic
+ * its host code and CUDA kernels share through FP_HD (input patterns, number
+ * formats, result bounds, the fused epilogue's tile routing), and the plain C
+ * helpers of the overlap figures. Everything above the C-only section is
+ * usable from .cu files. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fleetprint/hd.h"
+
+/* ---- GEMM inputs and result bounds --------------------------------------------- */
+
+/* Element i of a GEMM input stream seeded by seed: one of -1, -0.75, ..., 1.
+ * These nine values are exact in f64, f32, tf32, f16, bf16 and fp8 e4m3, so
+ * every precision multiplies the same numbers. */
+static inline FP_HD double fp_gemm_input(uint64_t seed, uint64_t i)
+{
+    uint64_t z = seed * 0xd1b54a32d192ed03ULL + (i + 1) * 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return (double)((int)(z % 9) - 4) * 0.25;
+}
+
+/* Unit roundoff of the arithmetic a GEMM type accumulates in (fp32 for every
+ * type but f64) and of its input format; type is an fp_gemm_type value. */
+static inline FP_HD double fp_gemm_acc_unit(int type)
+{
+    return type == 0 ? 0x1p-53 : 0x1p-24;
+}
+static inline FP_HD double fp_gemm_in_unit(int type)
+{
+    switch (type) {
+    case 0: return 0x1p-53;  /* f64 */
+    case 1: return 0x1p-24;  /* f32 */
+    case 2: return 0x1p-11;  /* tf32: 10 stored mantissa bits */
+    case 3: return 0x1p-11;  /* f16 */
+    case 4: return 0x1p-8;   /* bf16 */
+    default: return 0x1p-4;  /* fp8 e4m3 */
+    }
+}
+
+/* A GEMM result element c is wrong when it is not finite or differs from the
+ * exact reference ref by more than the classic dot-product bound
+ *   (2 u_in + k u_acc) * sum_l |a_il| |b_lj|      (sumabs is that sum),
+ * u_in covering the rounding of the inputs, k u_acc the accumulation. */
+static inline FP_HD int fp_gemm_elem_wrong(double c, double ref, double sumabs, int k, int type)
+{
+    double tol = (2.0 * fp_gemm_in_unit(type) + (double)k * fp_gemm_acc_unit(type)) * sumabs;
+    double d = c - ref;
+    return !(d <= tol && -d <= tol);
+}
+
+/* ---- small floating-point formats ---------------------------------------------- */
+
+/* Encode v in a binary format with ebits exponent bits and mbits mantissa
+ * bits (bias 2^(ebits-1) - 1; f16 5/10, bf16 8/7, fp8 e4m3 4/3), rounding to
+ * nearest even; subnormals kept; magnitudes past the largest finite value
+ * saturate to it (e4m3 has no infinity; NaN is not produced). */
+static inline FP_HD unsigned fp_minifloat_encode(double v, int ebits, int mbits)
+{
+    unsigned sign = v < 0 ? 1u : 0u;
+    double a = v < 0 ? -v : v;
+    int bias = (1 << (ebits - 1)) - 1;
+    /* largest finite: all-ones exponent is reserved except for e4m3 (fp8) */
+    int emax_field = (ebits == 4 && mbits == 3) ? (1 << ebits) - 1 : (1 << ebits) - 2;
+    unsigned mmax = (ebits == 4 && mbits == 3) ? (1u << mbits) - 2 : (1u << mbits) - 1;
+    unsigned bits;
+    if (a == 0) {
+        bits = 0;
+    } else {
+        int e = 0;
+        double m = a;
+        while (m >= 2.0) {
+            m *= 0.5;
+            e++;
+        }
+        while (m < 1.0) {
+            m *= 2.0;
+            e--;
+        }
+        int field = e + bias;
+        double scaled;
+        if (field >= 1)
+            scaled = (m - 1.0) * (double)(1u << mbits);  /* normal: fraction bits */
+        else {
+            scaled = a; /* subnormal: multiples of 2^(1 - bias - mbits) */
+            for (int i = 0; i < bias - 1 + mbits; i++)
+                scaled *= 2.0;
+            field = 0;
+        }
+        double fl = (double)(unsigned long long)scaled;
+        double rest = scaled - fl;
+        unsigned long long q = (unsigned long long)fl;
+        if (rest > 0.5 || (rest == 0.5 && (q & 1)))
+            q++;
+        if (field >= 1 && q == (1ull << mbits)) { /* rounded up to the next binade */
+            q = 0;
+            field++;
+        } else if (field == 0 && q == (1ull << mbits)) {
+            q = 0;
+            field = 1;
+        }
+        if (field > emax_field || (field == emax_field && q > mmax)) {
+            field = emax_field;
+            q = mmax;
+        }
+        bits = ((unsigned)field << mbits) | (unsigned)q;
+    }
+    return (sign << (ebits + mbits)) | bits;
+}
+
+/* Decode bits of the format encoded by fp_minifloat_encode (finite values;
+ * an all-ones exponent other than e4m3's reads as the largest binade). */
+static inline FP_HD double fp_minifloat_decode(unsigned bits, int ebits, int mbits)
+{
+    int bias = (1 << (ebits - 1)) - 1;
+    unsigned sign = (bits >> (ebits + mbits)) & 1u;
+    int field = (int)((bits >> mbits) & ((1u << ebits) - 1));
+    double frac = (double)(bits & ((1u << mbits) - 1)) / (double)(1u << mbits);
+    double v = field == 0 ? frac : 1.0 + frac;
+    int e = (field == 0 ? 1 : field) - bias;
+    for (; e > 0; e--)
+        v *= 2.0;
+    for (; e < 0; e++)
+        v *= 0.5;
+    return sign ? -v : v;
+}
+
+/* ---- fused GEMM + collective: patterns and tile routing ------------------------- */
+/* The fused test computes, per chunk of mc tokens, the row-major product
+ * C (tokens x n) = X (tokens x k) . W^T with W[j][l] = fp_fused_w(j) and
+ * X[t][l] = fp_fused_x(t) * scale: every element has a closed form, so a
+ * chunk that lands in the wrong place is caught. */
+
+static inline FP_HD double fp_fused_w(uint64_t j)
+{
+    return (double)(j % 5 + 1);
+}
+
+static inline FP_HD double fp_fused_x(uint64_t t)
+{
+    return (double)((int)(t % 7) - 3);
+}
+
+/* Element (t, j) of C when X was scaled by scale (exact for |C| < 2^24). */
+static inline FP_HD double fp_fused_expect(uint64_t t, uint64_t j, int k, double scale)
+{
+    return (double)k * fp_fused_w(j) * fp_fused_x(t) * scale;
+}
+
+/* Where the GEMM + reduce-scatter epilogue sends output element (t, j) of an
+ * m x n row-major C split into chunks of mc tokens, reduce-scattered chunk by
+ * chunk over nranks ranks (mc a multiple of nranks): rank *owner, at *offset
+ * of its receive buffer, which holds its mc / nranks rows of every chunk in
+ * chunk order -- the layout the chunked reduce-scatter produces. */
+static inline FP_HD void fp_rs_route(uint64_t t, uint64_t j, uint64_t n, uint64_t mc, int nranks,
+                                     int *owner, uint64_t *offset)
+{
+    uint64_t rows = mc / (uint64_t)nranks;
+    uint64_t chunk = t / mc, tc = t % mc;
+    *owner = (int)(tc / rows);
+    *offset = (chunk * rows + tc % rows) * n + j;
+}
+
+/* The all-gather + GEMM pattern: rank r holds tokens r * m / nranks ... of
+ * an m-token X; gathered chunk by chunk (chunks of mc tokens, each rank
+ * contributing its next mc / nranks), position t of the gathered X holds
+ * the token this returns. */
+static inline FP_HD uint64_t fp_ag_source(uint64_t t, uint64_t mc, int nranks, uint64_t m)
+{
+    uint64_t rows = mc / (uint64_t)nranks;
+    uint64_t chunk = t / mc, tc = t % mc;
+    uint64_t owner = tc / rows;
+    return owner * (m / (uint64_t)nranks) + chunk * rows + tc % rows;
+}
+
+/* ---- C API (not for .cu files) --------------------------------------------------- */
+#ifndef __CUDACC__
+#include <stdbool.h>
+
+#include "fleetprint/suite.h"
+
+/* Flux (arXiv 2406.06858): exposed communication time of a region that took
+ * total seconds, against the best non-split GEMM time. */
+double fp_flux_ect(double total, double gemm_best);
+
+/* Overlap efficiency E = 1 - ECT_overlap / ECT_sequential; negative when
+ * overlapping made things worse. NAN when ect_seq <= 0 (no communication
+ * exposed even without overlap: E is undefined). */
+double fp_flux_efficiency(double ect_overlap, double ect_seq);
+
+/* Store n doubles as GEMM input elements of type t (f16, bf16, fp8 rounded
+ * to nearest even), and read element i back as a double. */
+void fp_gemm_pack(fp_gemm_type t, const double *src, void *dst, size_t n);
+double fp_gemm_unpack(fp_gemm_type t, const void *src, size_t i);
+
+/* Pack n doubles as type t and copy them to device memory dst (a host
+ * staging buffer is allocated and freed here). */
+fp_status fp_gemm_upload(fp_ctx *ctx, fp_gemm_type t, const double *src, size_t n, void *dst);
+
+/* Median of n values (n >= 1); reorders v. */
+double fp_median(double *v, int n);
+
+/* Parse a list of positive integers given as repeated options and/or
+ * comma-separated ("1,2,4") into out (at most max). On bad text returns
+ * FP_EUSAGE with err naming the option, the item and its position. Empty
+ * list: out gets defaults (ndef of them). */
+fp_status fp_parse_int_list(const fp_strlist *l, const char *opt, const int *defaults, int ndef,
+                            int *out, int max, int *n, char *err, size_t len);
+
+/* Fused GEMM + reduce-scatter where the GEMM's epilogue writes its tiles
+ * straight into the peers' receive buffers (CUDA peer pointers). Runs iters
+ * timed iterations of an m x n x k fp32 problem on every rank, verifies the
+ * result and emits rs_p2p_time and wrong samples. Needs every rank on one
+ * node with peer access between all its devices: otherwise returns
+ * FP_EUNSUPPORTED on every rank with the reason in why, having done nothing. */
+fp_status fp_fused_p2p(fp_ctx *ctx, const fp_test *t, int m, int n, int k, char *why,
+                       size_t len);
+#endif
+
+#endif
