@@ -168,6 +168,8 @@ typedef struct key_info {
     int32_t windows;
     int32_t test;
     bool windowed;
+    bool has_summary;
+    bool use_summary; /* judge only the summary values (class option) */
     const fp_value_rule *vrule;
     const fp_rule_class *cls;
 } key_info;
@@ -187,6 +189,8 @@ typedef struct eng {
     const fp_run *run;
     const fp_rules *rules;
     const fp_baselines *base;
+    bool contended;
+    const char *contended_note;
     /* nodes: the run's, then any named only by samples */
     char (*node)[FP_NAME_MAX];
     int32_t *node_sku;
@@ -423,6 +427,7 @@ static fp_status intern_samples(eng *g)
         int64_t se = series_find(g, (uint32_t)k, (uint32_t)e, true, g);
         g->sample_ser[i] = (uint32_t)se;
         key_info *ki = &g->keys[k];
+        ki->has_summary |= s->iter < 0;
         if (s->iter >= 0) {
             g->ser[se].windowed = true;
             ki->windowed = true;
@@ -435,9 +440,12 @@ static fp_status intern_samples(eng *g)
     }
     /* per-window values; a key whose series only hold summaries has one window */
     size_t off = 0;
-    for (size_t k = 0; k < g->nkeys; k++)
-        if (g->keys[k].windows < 1)
-            g->keys[k].windows = 1;
+    for (size_t k = 0; k < g->nkeys; k++) {
+        key_info *ki = &g->keys[k];
+        ki->use_summary = ki->cls && ki->cls->summary && ki->has_summary;
+        if (ki->windows < 1 || ki->use_summary)
+            ki->windows = 1;
+    }
     for (size_t s = 0; s < g->nser; s++) {
         g->ser[s].off = off;
         off += (size_t)g->keys[g->ser[s].key].windows;
@@ -450,9 +458,10 @@ static fp_status intern_samples(eng *g)
     for (size_t i = 0; i < n; i++) {
         const fp_sample *s = &run->samples[i];
         const series *se = &g->ser[g->sample_ser[i]];
-        if (se->windowed ? s->iter < 0 : s->iter >= 0)
-            continue; /* a series with windows ignores its summary */
-        g->vals[se->off + (size_t)(s->iter >= 0 ? s->iter : 0)] = s->value;
+        bool use_summary = g->keys[se->key].use_summary || !se->windowed;
+        if (use_summary ? s->iter >= 0 : s->iter < 0)
+            continue; /* windows or the summary, not both */
+        g->vals[se->off + (size_t)(use_summary ? 0 : s->iter)] = s->value;
     }
     return FP_OK;
 }
@@ -624,6 +633,9 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     if (v == FP_WARN && nstrong > 0 && !(nwarn >= need && best_w >= streak))
         snprintf(rs->note, sizeof rs->note, "transient: far out of bounds in %d of %d windows",
                  nstrong, present);
+    else if (g->contended && !cls->absolute)
+        snprintf(rs->note, sizeof rs->note, "contended thresholds (%.0f%%/%.0f%%): %s",
+                 100 * cls->warn, 100 * cls->fail, g->contended_note ? g->contended_note : "");
     return FP_OK;
 }
 
@@ -659,10 +671,23 @@ static void score(const fp_rule_class *cls, fp_better better, double v, double c
 }
 
 /* Judge the series sers[0..m) of one key and one SKU against each other. */
+/* The class with thresholds for this run: on contended runs relative
+ * thresholds are at least the rules' contended ones. */
+static fp_rule_class effective(const eng *g, const fp_rule_class *cls)
+{
+    fp_rule_class c = *cls;
+    if (g->contended && !c.absolute) {
+        c.warn = c.warn > g->rules->contended_warn ? c.warn : g->rules->contended_warn;
+        c.fail = c.fail > g->rules->contended_fail ? c.fail : g->rules->contended_fail;
+    }
+    return c;
+}
+
 static fp_status judge_peers(eng *g, const key_info *k, const uint32_t *sers, size_t m,
                              double *buf, window_score *ws)
 {
-    const fp_rule_class *cls = k->cls;
+    fp_rule_class eff = effective(g, k->cls);
+    const fp_rule_class *cls = &eff;
     int W = k->windows;
     fp_better better = k->rep->better;
     double *centre = buf + m, *scale = centre + W;
@@ -709,10 +734,11 @@ static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b, 
                                 window_score *ws)
 {
     const key_info *k = &g->keys[se->key];
-    if (!b || b->count == 0 || !(b->median > 0 || k->cls->absolute))
+    fp_rule_class eff = effective(g, k->cls);
+    if (!b || b->count == 0 || !(b->median > 0 || eff.absolute))
         return FP_OK;
     double c, s;
-    if (k->cls->absolute) {
+    if (eff.absolute) {
         c = b->median;
         s = 1.4826 * b->mad;
     } else {
@@ -723,10 +749,10 @@ static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b, 
         double v = g->vals[se->off + (size_t)w];
         ws[w].level = -1;
         if (!isnan(v))
-            score(k->cls, k->rep->better, v, c, s, g->rules->scale_floor, g->rules->strong_factor,
+            score(&eff, k->rep->better, v, c, s, g->rules->scale_floor, g->rules->strong_factor,
                   &ws[w]);
     }
-    return conclude(g, se, ws, k->windows, ev, k->cls);
+    return conclude(g, se, ws, k->windows, ev, &eff);
 }
 
 static fp_status judge_baselines(eng *g, window_score *ws)
@@ -1078,6 +1104,8 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     g.run = run;
     g.rules = opts->rules;
     g.base = opts->baselines;
+    g.contended = opts->contended;
+    g.contended_note = opts->contended_note;
     uint32_t *by_key = NULL, *key_first = NULL, *grp = NULL;
     double *buf = NULL;
     window_score *ws = NULL;

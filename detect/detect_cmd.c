@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fleetprint/cli.h"
 #include "fleetprint/detect.h"
@@ -27,10 +28,12 @@ typedef struct detect_out {
 /* Detect on run with optional baselines, print, write the outputs. Returns
  * FP_EFAIL when something failed, FP_OK when all passed, or an error. */
 static fp_status detect_and_report(const fp_run *run, const fp_rules *rules,
-                                   const fp_baselines *base, const detect_out *o)
+                                   const fp_baselines *base, const detect_out *o,
+                                   const char *contended)
 {
     fp_verdicts *v = NULL;
-    fp_detect_opts d = {.rules = rules, .baselines = base};
+    fp_detect_opts d = {.rules = rules, .baselines = base, .contended = contended != NULL,
+                        .contended_note = contended};
     double t0 = fp_clock();
     fp_status st = fp_detect(run, &d, &v);
     if (st != FP_OK)
@@ -227,6 +230,7 @@ typedef struct detect_cfg {
     detect_out out;
     bool no_baselines;
     bool print_rules;
+    bool contended;
 } detect_cfg;
 
 #define FP_DETECT_OUT_OPTS(type, member)                                                   \
@@ -249,6 +253,8 @@ static const fp_opt detect_opts[] = {
     {"no-baselines", 0, FP_OPT_FLAG, offsetof(detect_cfg, no_baselines), NULL,
      "peer evidence only, even with a store"},
     FP_DETECT_OUT_OPTS(detect_cfg, out),
+    {"contended", 0, FP_OPT_FLAG, offsetof(detect_cfg, contended), NULL,
+     "the run's ranks shared CPU cores: use the rules' contended thresholds"},
     {"print-rules", 0, FP_OPT_FLAG, offsetof(detect_cfg, print_rules), NULL,
      "print the default rules file and exit"},
     {"quiet", 'q', FP_OPT_FLAG, offsetof(detect_cfg, out.quiet), NULL,
@@ -289,7 +295,7 @@ static fp_status detect_main(const void *config, fp_world *w)
     } else {
         FP_CHECK(read_run_file(c->input, c->run, &run));
     }
-    st = detect_and_report(&run, rules, base, &c->out);
+    st = detect_and_report(&run, rules, base, &c->out, c->contended ? "--contended" : NULL);
 cleanup:
     fp_baselines_free(base);
     fp_store_close(store);
@@ -351,6 +357,44 @@ static const fp_opt preflight_opts[] = {
 };
 #undef PF
 
+/* Whether ranks share CPU cores: each rank tells its host and cores, and a
+ * host whose ranks want more threads than it has cores is contended (many
+ * emulated nodes on one machine). Timings there are only roughly comparable.
+ * Fills note with "12 threads on 2 cores of host x" when so. */
+typedef struct host_info {
+    char host[56];
+    int cores, threads;
+} host_info;
+
+static fp_status check_contention(fp_world *w, int threads, bool *contended, char *note, size_t len)
+{
+    host_info mine, *all = NULL;
+    memset(&mine, 0, sizeof mine);
+    gethostname(mine.host, sizeof mine.host - 1);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    mine.cores = cores > 0 ? (int)cores : 1;
+    mine.threads = threads > 0 ? threads : 1;
+    int n = fp_world_size(w);
+    all = calloc((size_t)n, sizeof *all);
+    if (!all)
+        return FP_ENOMEM;
+    fp_status st = fp_world_allgather(w, &mine, all, (int)sizeof mine, "checking for shared cores");
+    *contended = false;
+    for (int i = 0; st == FP_OK && i < n && !*contended; i++) {
+        int want = 0;
+        for (int j = 0; j < n; j++)
+            if (strcmp(all[i].host, all[j].host) == 0)
+                want += all[j].threads;
+        if (want > all[i].cores) {
+            *contended = true;
+            snprintf(note, len, "%d threads on %d cores of host %.40s", want, all[i].cores,
+                     all[i].host);
+        }
+    }
+    free(all);
+    return st;
+}
+
 static bool registered(const char *name)
 {
     for (int k = 0; fp_tests[k]; k++)
@@ -406,6 +450,14 @@ static fp_status preflight_main(const void *config, fp_world *w)
     }
     if (strcmp(cfg.pairs, "auto") == 0)
         cfg.pairs = fp_world_nnodes(w) <= 32 ? "all" : "random=8";
+    bool contended = false;
+    char note[112] = "";
+    st = check_contention(w, cfg.threads > 0 ? cfg.threads : 1, &contended, note, sizeof note);
+    if (st != FP_OK)
+        goto cleanup;
+    if (contended && rank == 0)
+        fp_warn("preflight: ranks share CPU cores (%s): timing rules use the contended "
+                "thresholds", note);
     st = fp_ctx_open(&ctx, &cfg, w, &inject, &local);
     opened = true;
     if (st == FP_OK)
@@ -420,7 +472,7 @@ static fp_status preflight_main(const void *config, fp_world *w)
         if (pc->run_json)
             st = fp_report_json(&run, pc->run_json);
         if (st == FP_OK)
-            st = detect_and_report(&run, rules, base, &out);
+            st = detect_and_report(&run, rules, base, &out, contended ? note : NULL);
     }
     /* every rank exits with the verdict's code */
     if (st != FP_ETIMEOUT)

@@ -21,6 +21,7 @@ typedef struct fp_rule_class {
     fp_pattern_list patterns;
     bool absolute;     /* thresholds in the metric's unit instead of fractions */
     bool ignore;       /* keys of this class are not judged */
+    bool summary;      /* judge the run's summary value (iter -1) when there is one */
     double warn, fail; /* how much worse than expected warns / fails */
     double z;          /* and how many robust standard deviations */
 } fp_rule_class;
@@ -43,6 +44,7 @@ struct fp_rules {
     double node_link_fraction;
     double node_gpu_fraction;
     fp_verdict missing;
+    double contended_warn, contended_fail; /* relative thresholds on contended runs */
     int nclasses, nvalues;
     fp_rule_class classes[FP_RULE_CLASSES];
     fp_value_rule values[FP_RULE_CLASSES];

@@ -19,6 +19,7 @@ static const char default_rules[] =
     "  \"node_links\": {\"min_links\": 2, \"fraction\": 0.5},\n"
     "  \"node_gpus\": {\"fraction\": 0.5},\n"
     "  \"missing\": \"fail\",\n"
+    "  \"contended\": {\"warn\": 0.3, \"fail\": 0.6},\n"
     "  \"classes\": [\n"
     "    {\"name\": \"not-judged\", \"mode\": \"ignore\",\n"
     "     \"match\": [\"collectives.*.late_rank*\", \"collectives.*.time_*\", \"*.rounds\",\n"
@@ -32,9 +33,9 @@ static const char default_rules[] =
     "    {\"name\": \"collective\", \"match\": [\"collectives.*\"],\n"
     "     \"warn\": 0.1, \"fail\": 0.2, \"z\": 4},\n"
     "    {\"name\": \"compute\", \"match\": [\"kernels.gemm.*\", \"burnin.*flops*\"],\n"
-    "     \"warn\": 0.05, \"fail\": 0.07, \"z\": 3.5},\n"
+    "     \"warn\": 0.05, \"fail\": 0.07, \"z\": 3.5, \"summary\": true},\n"
     "    {\"name\": \"memory\", \"match\": [\"kernels.membw.*\", \"kernels.copy*\"],\n"
-    "     \"warn\": 0.05, \"fail\": 0.07, \"z\": 3.5},\n"
+    "     \"warn\": 0.05, \"fail\": 0.07, \"z\": 3.5, \"summary\": true},\n"
     "    {\"name\": \"default\", \"match\": [\"*\"], \"warn\": 0.1, \"fail\": 0.2, \"z\": 4}\n"
     "  ],\n"
     "  \"values\": [\n"
@@ -166,6 +167,11 @@ static fp_status parse_class(const json_t *c, int i, const char *origin, fp_rule
     snprintf(field, sizeof field, "%s.z", where);
     if (!get_number(c, "z", &out->z, 0, 1e6, NULL))
         return bad(err, errlen, origin, field, "expected a number >= 0");
+    const json_t *sum = json_object_get(c, "summary");
+    snprintf(field, sizeof field, "%s.summary", where);
+    if (sum && !json_is_boolean(sum))
+        return bad(err, errlen, origin, field, "expected true or false");
+    out->summary = json_is_true(sum);
     return FP_OK;
 }
 
@@ -207,6 +213,7 @@ static fp_status parse_value_rule(const json_t *c, int i, const char *origin, fp
 static const char *const known_top[] = {"fleetprint_rules", "min_peers",  "persistence",
                                         "scale_floor",      "node_links", "node_gpus",
                                         "missing",          "classes",    "values",
+                                        "contended",
                                         "comment",          NULL};
 
 static fp_status parse_rules(const json_t *root, const char *origin, fp_rules *r, char *err,
@@ -288,6 +295,14 @@ static fp_status parse_rules(const json_t *root, const char *origin, fp_rules *r
             return bad(err, errlen, origin, "missing",
                        "expected \"fail\", \"warn\" or \"ignore\"");
     }
+    r->contended_warn = 0.3;
+    r->contended_fail = 0.6;
+    p = json_object_get(root, "contended");
+    if (p && (!json_is_object(p) || !get_number(p, "warn", &r->contended_warn, 0, 1, NULL) ||
+              !get_number(p, "fail", &r->contended_fail, 0, 1, NULL) ||
+              r->contended_fail < r->contended_warn))
+        return bad(err, errlen, origin, "contended",
+                   "expected {\"warn\": W, \"fail\": F} with 0 <= W <= F <= 1");
     const json_t *cls = json_object_get(root, "classes");
     if (!json_is_array(cls) || json_array_size(cls) == 0 ||
         json_array_size(cls) > FP_RULE_CLASSES)

@@ -88,6 +88,11 @@ typedef struct fp_verdicts fp_verdicts;
 typedef struct fp_detect_opts {
     const fp_rules *rules;            /* required */
     const fp_baselines *baselines;    /* NULL: peer evidence only */
+    /* The ranks shared CPU cores when they measured (emulated nodes on one
+     * host): timing verdicts then need the rules' "contended" thresholds.
+     * contended_note says why (shown with every verdict it changed). */
+    bool contended;
+    const char *contended_note;
 } fp_detect_opts;
 
 /* Run the detector on run. On success *out is a new object the caller frees
