@@ -670,6 +670,23 @@ static void score(const fp_rule_class *cls, fp_better better, double v, double c
         out->level = 3;
 }
 
+/* Straggler attribution for absolute rules (lateness): the time this entity
+ * was behind its peers, summed over windows (calls), and what it cost the
+ * m - 1 others who waited for it. */
+static void note_cost(fp_reason *r, const window_score *ws, int n, size_t m)
+{
+    double behind = 0;
+    int calls = 0;
+    for (int w = 0; w < n; w++)
+        if (ws[w].level >= 0) {
+            calls++;
+            behind += ws[w].loss > 0 ? ws[w].loss : 0;
+        }
+    snprintf(r->note, sizeof r->note,
+             "behind by %.4g %.8s over %d calls; cost the %zu others %.4g %.8s", behind, r->unit,
+             calls, m - 1, behind * (double)(m - 1), r->unit);
+}
+
 /* Judge the series sers[0..m) of one key and one SKU against each other. */
 /* The class with thresholds for this run: on contended runs relative
  * thresholds are at least the rules' contended ones. */
@@ -721,9 +738,12 @@ static fp_status judge_peers(eng *g, const key_info *k, const uint32_t *sers, si
             score(cls, better, v, centre[w], scale[w], g->rules->scale_floor, g->rules->strong_factor,
                   &ws[w]);
         }
+        size_t before = g->nreasons;
         fp_status st = conclude(g, se, ws, W, FP_EV_PEERS, cls);
         if (st != FP_OK)
             return st;
+        if (cls->absolute && g->nreasons > before)
+            note_cost(&g->reasons[g->nreasons - 1].r, ws, W, m);
     }
     return FP_OK;
 }

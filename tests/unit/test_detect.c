@@ -257,6 +257,41 @@ static void test_rules_errors(void)
     fp_rules_free(r);
 }
 
+/* Stragglers: per-call lateness on rank entities names the late rank, and
+ * its node, with the time it cost the others; arrival jitter does not. */
+static void test_late_rank(const fp_rules *r)
+{
+    fp_run run;
+    make_run(&run, 8, "H100");
+    for (int i = 0; i < 8; i++) {
+        fp_entity e = fp_entity_rank(run.nodes[i], i);
+        for (int call = 0; call < 40; call++) {
+            double jit = 200 * (jitter(i, call) - 1) / 0.01; /* +-200 us */
+            double v = (i == 5 ? 2500 : 0) + jit;
+            fp_metric m = {"lateness_f32_sum_oop", "us", FP_BETTER_LOWER};
+            fp_sample smp;
+            fp_sample_make(&smp, "collectives", "allreduce", &m, &e, 1 << 20, call, v, 0);
+            CHECK(fp_run_add(&run, &smp) == FP_OK);
+        }
+    }
+    fp_verdicts *v = detect(&run, r);
+    CHECK(fp_verdicts_node(v, "n5") == FP_FAIL);
+    for (int i = 0; i < 8; i++)
+        CHECK(i == 5 || fp_verdicts_node(v, run.nodes[i]) == FP_PASS);
+    const fp_entity_verdict *e = find(v, "rank:5@n5");
+    CHECK(e && e->verdict == FP_FAIL && e->nreasons == 1);
+    if (e && e->nreasons) {
+        const fp_reason *re = fp_verdicts_reason(v, e->first_reason);
+        CHECK(strcmp(re->rule, "straggler") == 0);
+        CHECK(strstr(re->note, "cost the 7 others") != NULL);
+    }
+    e = find(v, "node:n5");
+    CHECK(e && e->nreasons >= 1 &&
+          fp_verdicts_reason(v, e->first_reason)->evidence == FP_EV_LATE);
+    fp_verdicts_free(v);
+    fp_run_free(&run);
+}
+
 /* The simulator: same seed, same run; its faults are found. */
 static void test_sim(const fp_rules *r)
 {
@@ -296,6 +331,7 @@ int main(void)
     test_links(r);
     test_values_missing_groups(r);
     test_rules_errors();
+    test_late_rank(r);
     test_sim(r);
     fp_rules_free(r);
     CHECK_DONE();
