@@ -24,21 +24,22 @@ static fp_status not_built(const void *config, fp_world *world)
     static const fp_command id = {.name = cmd, .summary = text, .opts = no_opts,           \
                                   .config_size = 1, .run = not_built}
 
-UNBUILT(cmd_preflight, "preflight", "quick checks before a job starts, then detect (not built yet)");
+extern const fp_command fp_cmd_preflight;
 UNBUILT(cmd_burnin, "burnin", "sustained stress with result checks and telemetry (not built yet)");
-UNBUILT(cmd_detect, "detect", "verdicts for a stored run (not built yet)");
+extern const fp_command fp_cmd_detect, fp_cmd_simulate;
 UNBUILT(cmd_report, "report", "render stored results (not built yet)");
 
 const fp_command *const fp_commands[] = {
     &fp_cmd_run,
-    &cmd_preflight,
+    &fp_cmd_preflight,
     &cmd_burnin,
     &fp_cmd_baseline,
-    &cmd_detect,
+    &fp_cmd_detect,
     &fp_cmd_whatif,
     &fp_cmd_admit,
     &cmd_report,
     &fp_cmd_store,
+    &fp_cmd_simulate,
     &fp_cmd_version,
     NULL,
 };

@@ -1,0 +1,480 @@
+/* Detector rules: the JSON rules file, its built-in defaults, and matching
+ * metric keys to rule classes. The defaults are JSON text parsed by the same
+ * code as a user's file, so the documented file and the behaviour agree. */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "detect_internal.h"
+
+/* ---- the defaults ------------------------------------------------------------------ */
+
+static const char default_rules[] =
+    "{\n"
+    "  \"fleetprint_rules\": 1,\n"
+    "  \"min_peers\": 3,\n"
+    "  \"persistence\": {\"min_windows\": 2, \"fraction\": 0.5, \"strong_factor\": 2,\n"
+    "                  \"strong_fraction\": 0.2},\n"
+    "  \"scale_floor\": 0.01,\n"
+    "  \"node_links\": {\"min_links\": 2, \"fraction\": 0.5},\n"
+    "  \"node_gpus\": {\"fraction\": 0.5},\n"
+    "  \"missing\": \"fail\",\n"
+    "  \"contended\": {\"warn\": 0.3, \"fail\": 0.6},\n"
+    "  \"classes\": [\n"
+    "    {\"name\": \"not-judged\", \"mode\": \"ignore\",\n"
+    "     \"match\": [\"collectives.*.late_rank*\", \"collectives.*.time_*\", \"*.rounds\",\n"
+    "               \"*.pairs\", \"kernels.fused.*\"]},\n"
+    "    {\"name\": \"straggler\", \"match\": [\"collectives.*.lateness*\"],\n"
+    "     \"mode\": \"absolute\", \"warn\": 300, \"fail\": 1000, \"z\": 5},\n"
+    "    {\"name\": \"link\", \"match\": [\"collectives.links.bw_*\", \"*.p2p*\"],\n"
+    "     \"warn\": 0.2, \"fail\": 0.35, \"z\": 4},\n"
+    "    {\"name\": \"latency\", \"match\": [\"*.lat_*\", \"*latency*\"],\n"
+    "     \"warn\": 0.25, \"fail\": 0.5, \"z\": 5},\n"
+    "    {\"name\": \"collective\", \"match\": [\"collectives.*\"],\n"
+    "     \"warn\": 0.1, \"fail\": 0.2, \"z\": 4},\n"
+    "    {\"name\": \"compute\", \"match\": [\"kernels.gemm.*\", \"burnin.*flops*\"],\n"
+    "     \"warn\": 0.05, \"fail\": 0.07, \"z\": 3.5, \"summary\": true},\n"
+    "    {\"name\": \"memory\", \"match\": [\"kernels.membw.*\", \"kernels.copy*\"],\n"
+    "     \"warn\": 0.05, \"fail\": 0.07, \"z\": 3.5, \"summary\": true},\n"
+    "    {\"name\": \"default\", \"match\": [\"*\"], \"warn\": 0.1, \"fail\": 0.2, \"z\": 4}\n"
+    "  ],\n"
+    "  \"values\": [\n"
+    "    {\"name\": \"wrong-results\", \"match\": [\"*wrong*\", \"*mismatch*\", \"*.sdc*\"],\n"
+    "     \"max\": 0, \"verdict\": \"fail\"},\n"
+    "    {\"name\": \"ecc-uncorrected\",\n"
+    "     \"match\": [\"*ecc_uncorrected*\", \"*.xid*\", \"*remapped_failed*\"],\n"
+    "     \"max\": 0, \"verdict\": \"fail\"},\n"
+    "    {\"name\": \"ecc-corrected\", \"match\": [\"*ecc_corrected*\"], \"max\": 0,\n"
+    "     \"verdict\": \"warn\"},\n"
+    "    {\"name\": \"temperature\", \"match\": [\"*temperature*\", \"*temp_c*\"], \"max\": 85,\n"
+    "     \"verdict\": \"warn\"}\n"
+    "  ]\n"
+    "}\n";
+
+const char *fp_rules_default_text(void)
+{
+    return default_rules;
+}
+
+/* ---- parsing ------------------------------------------------------------------------- */
+
+/* "origin: field: what" into err; returns FP_EINPUT. */
+static fp_status bad(char *err, size_t errlen, const char *origin, const char *field,
+                     const char *what)
+{
+    snprintf(err, errlen, "%s: %s: %s", origin, field, what);
+    return FP_EINPUT;
+}
+
+/* A number field; absent keeps *out. */
+static bool get_number(const json_t *obj, const char *key, double *out, double lo, double hi,
+                       bool *present)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (present)
+        *present = v != NULL;
+    if (!v)
+        return true;
+    if (!json_is_number(v))
+        return false;
+    double d = json_number_value(v);
+    if (!(d >= lo && d <= hi))
+        return false;
+    *out = d;
+    return true;
+}
+
+static fp_status get_patterns(const json_t *obj, const char *where, const char *origin,
+                              fp_pattern_list *out, char *err, size_t errlen)
+{
+    const json_t *m = json_object_get(obj, "match");
+    char field[64];
+    snprintf(field, sizeof field, "%s.match", where);
+    if (json_is_string(m)) {
+        out->n = 1;
+        snprintf(out->item[0], sizeof out->item[0], "%s", json_string_value(m));
+        return FP_OK;
+    }
+    if (!json_is_array(m) || json_array_size(m) == 0 || json_array_size(m) > FP_RULE_PATTERNS)
+        return bad(err, errlen, origin, field,
+                   "expected a string or a list of 1 to 8 glob patterns");
+    out->n = (int)json_array_size(m);
+    for (int i = 0; i < out->n; i++) {
+        const json_t *p = json_array_get(m, (size_t)i);
+        if (!json_is_string(p) || strlen(json_string_value(p)) >= sizeof out->item[0])
+            return bad(err, errlen, origin, field,
+                       "every pattern must be a string shorter than 96 bytes");
+        snprintf(out->item[i], sizeof out->item[i], "%s", json_string_value(p));
+    }
+    return FP_OK;
+}
+
+static fp_status parse_name(const json_t *obj, const char *where, const char *origin, char *name,
+                            size_t cap, char *err, size_t errlen)
+{
+    const json_t *n = json_object_get(obj, "name");
+    char field[64];
+    snprintf(field, sizeof field, "%s.name", where);
+    if (!json_is_string(n) || !json_string_value(n)[0] || strlen(json_string_value(n)) >= cap)
+        return bad(err, errlen, origin, field, "expected a non-empty string (< 32 bytes)");
+    snprintf(name, cap, "%s", json_string_value(n));
+    return FP_OK;
+}
+
+static fp_status parse_class(const json_t *c, int i, const char *origin, fp_rule_class *out,
+                             char *err, size_t errlen)
+{
+    char where[32], field[64];
+    snprintf(where, sizeof where, "classes[%d]", i);
+    if (!json_is_object(c))
+        return bad(err, errlen, origin, where, "expected an object");
+    fp_status st = parse_name(c, where, origin, out->name, sizeof out->name, err, errlen);
+    if (st == FP_OK)
+        st = get_patterns(c, where, origin, &out->patterns, err, errlen);
+    if (st != FP_OK)
+        return st;
+    out->absolute = out->ignore = false;
+    const json_t *mode = json_object_get(c, "mode");
+    if (mode) {
+        const char *m = json_is_string(mode) ? json_string_value(mode) : "";
+        snprintf(field, sizeof field, "%s.mode", where);
+        if (strcmp(m, "absolute") == 0)
+            out->absolute = true;
+        else if (strcmp(m, "ignore") == 0)
+            out->ignore = true;
+        else if (strcmp(m, "relative") != 0)
+            return bad(err, errlen, origin, field,
+                       "expected \"relative\", \"absolute\" or \"ignore\"");
+    }
+    if (out->ignore)
+        return FP_OK; /* matched keys are not judged: no thresholds */
+    double hi = out->absolute ? 1e12 : 1.0;
+    bool pw = false, pf = false;
+    out->warn = out->fail = 0;
+    out->z = 4;
+    snprintf(field, sizeof field, "%s.warn", where);
+    if (!get_number(c, "warn", &out->warn, 0, hi, &pw) || !pw)
+        return bad(err, errlen, origin, field,
+                   out->absolute ? "expected a number >= 0 (the metric's unit)"
+                                 : "expected a fraction in 0..1 (0.05: 5% worse)");
+    snprintf(field, sizeof field, "%s.fail", where);
+    if (!get_number(c, "fail", &out->fail, 0, hi, &pf) || !pf)
+        return bad(err, errlen, origin, field,
+                   out->absolute ? "expected a number >= 0 (the metric's unit)"
+                                 : "expected a fraction in 0..1 (0.1: 10% worse)");
+    if (out->fail < out->warn)
+        return bad(err, errlen, origin, field, "must be at least warn");
+    snprintf(field, sizeof field, "%s.z", where);
+    if (!get_number(c, "z", &out->z, 0, 1e6, NULL))
+        return bad(err, errlen, origin, field, "expected a number >= 0");
+    const json_t *sum = json_object_get(c, "summary");
+    snprintf(field, sizeof field, "%s.summary", where);
+    if (sum && !json_is_boolean(sum))
+        return bad(err, errlen, origin, field, "expected true or false");
+    out->summary = json_is_true(sum);
+    return FP_OK;
+}
+
+static fp_status parse_value_rule(const json_t *c, int i, const char *origin, fp_value_rule *out,
+                                  char *err, size_t errlen)
+{
+    char where[32], field[64];
+    snprintf(where, sizeof where, "values[%d]", i);
+    if (!json_is_object(c))
+        return bad(err, errlen, origin, where, "expected an object");
+    fp_status st = parse_name(c, where, origin, out->name, sizeof out->name, err, errlen);
+    if (st == FP_OK)
+        st = get_patterns(c, where, origin, &out->patterns, err, errlen);
+    if (st != FP_OK)
+        return st;
+    bool pmax = false, pmin = false;
+    out->max = 1e300;
+    out->min = -1e300;
+    snprintf(field, sizeof field, "%s.max", where);
+    if (!get_number(c, "max", &out->max, -1e300, 1e300, &pmax))
+        return bad(err, errlen, origin, field, "expected a number");
+    snprintf(field, sizeof field, "%s.min", where);
+    if (!get_number(c, "min", &out->min, -1e300, 1e300, &pmin))
+        return bad(err, errlen, origin, field, "expected a number");
+    if (!pmax && !pmin)
+        return bad(err, errlen, origin, where, "needs \"max\" or \"min\"");
+    const json_t *v = json_object_get(c, "verdict");
+    const char *vs = json_is_string(v) ? json_string_value(v) : v ? "" : "fail";
+    snprintf(field, sizeof field, "%s.verdict", where);
+    if (strcmp(vs, "fail") == 0)
+        out->verdict = FP_FAIL;
+    else if (strcmp(vs, "warn") == 0)
+        out->verdict = FP_WARN;
+    else
+        return bad(err, errlen, origin, field, "expected \"warn\" or \"fail\"");
+    return FP_OK;
+}
+
+static const char *const known_top[] = {"fleetprint_rules", "min_peers",  "persistence",
+                                        "scale_floor",      "node_links", "node_gpus",
+                                        "missing",          "classes",    "values",
+                                        "contended",
+                                        "comment",          NULL};
+
+static fp_status parse_rules(const json_t *root, const char *origin, fp_rules *r, char *err,
+                             size_t errlen)
+{
+    if (!json_is_object(root))
+        return bad(err, errlen, origin, "the top level", "must be an object");
+    const char *key;
+    const json_t *val;
+    json_object_foreach((json_t *)root, key, val) {
+        bool known = false;
+        for (int i = 0; known_top[i]; i++)
+            known |= strcmp(known_top[i], key) == 0;
+        if (!known)
+            return bad(err, errlen, origin, key,
+                       "unknown field (see docs/detect.md for the rules format)");
+    }
+    double version = 0;
+    bool present = false;
+    if (!get_number(root, "fleetprint_rules", &version, 1, 1, &present) || !present)
+        return bad(err, errlen, origin, "fleetprint_rules",
+                   "expected 1 (the rules format version)");
+    double d = 3;
+    if (!get_number(root, "min_peers", &d, 3, 1e9, NULL))
+        return bad(err, errlen, origin, "min_peers", "expected an integer >= 3");
+    r->min_peers = (int)d;
+    const json_t *p = json_object_get(root, "persistence");
+    r->persist_min = 2;
+    r->persist_fraction = 0.5;
+    r->strong_factor = 2;
+    r->strong_fraction = 0.2;
+    if (p) {
+        d = 2;
+        if (!json_is_object(p) || !get_number(p, "min_windows", &d, 1, 1e6, NULL))
+            return bad(err, errlen, origin, "persistence.min_windows",
+                       "expected an integer >= 1");
+        r->persist_min = (int)d;
+        if (!get_number(p, "fraction", &r->persist_fraction, 0, 1, NULL))
+            return bad(err, errlen, origin, "persistence.fraction",
+                       "expected a fraction in 0..1");
+        if (!get_number(p, "strong_factor", &r->strong_factor, 1, 1e6, NULL))
+            return bad(err, errlen, origin, "persistence.strong_factor",
+                       "expected a number >= 1");
+        if (!get_number(p, "strong_fraction", &r->strong_fraction, 0, 1, NULL))
+            return bad(err, errlen, origin, "persistence.strong_fraction",
+                       "expected a fraction in 0..1");
+    }
+    r->scale_floor = 0.01;
+    if (!get_number(root, "scale_floor", &r->scale_floor, 0, 1, NULL))
+        return bad(err, errlen, origin, "scale_floor", "expected a fraction in 0..1");
+    r->node_link_min = 2;
+    r->node_link_fraction = 0.5;
+    p = json_object_get(root, "node_links");
+    if (p) {
+        d = 2;
+        if (!json_is_object(p) || !get_number(p, "min_links", &d, 1, 1e6, NULL))
+            return bad(err, errlen, origin, "node_links.min_links",
+                       "expected an integer >= 1");
+        r->node_link_min = (int)d;
+        if (!get_number(p, "fraction", &r->node_link_fraction, 0, 1, NULL))
+            return bad(err, errlen, origin, "node_links.fraction",
+                       "expected a fraction in 0..1");
+    }
+    r->node_gpu_fraction = 0.5;
+    p = json_object_get(root, "node_gpus");
+    if (p && (!json_is_object(p) || !get_number(p, "fraction", &r->node_gpu_fraction, 0, 1, NULL)))
+        return bad(err, errlen, origin, "node_gpus.fraction", "expected a fraction in 0..1");
+    r->missing = FP_FAIL;
+    const json_t *m = json_object_get(root, "missing");
+    if (m) {
+        const char *ms = json_is_string(m) ? json_string_value(m) : "";
+        if (strcmp(ms, "fail") == 0)
+            r->missing = FP_FAIL;
+        else if (strcmp(ms, "warn") == 0)
+            r->missing = FP_WARN;
+        else if (strcmp(ms, "ignore") == 0)
+            r->missing = FP_PASS;
+        else
+            return bad(err, errlen, origin, "missing",
+                       "expected \"fail\", \"warn\" or \"ignore\"");
+    }
+    r->contended_warn = 0.3;
+    r->contended_fail = 0.6;
+    p = json_object_get(root, "contended");
+    if (p && (!json_is_object(p) || !get_number(p, "warn", &r->contended_warn, 0, 1, NULL) ||
+              !get_number(p, "fail", &r->contended_fail, 0, 1, NULL) ||
+              r->contended_fail < r->contended_warn))
+        return bad(err, errlen, origin, "contended",
+                   "expected {\"warn\": W, \"fail\": F} with 0 <= W <= F <= 1");
+    const json_t *cls = json_object_get(root, "classes");
+    if (!json_is_array(cls) || json_array_size(cls) == 0 ||
+        json_array_size(cls) > FP_RULE_CLASSES)
+        return bad(err, errlen, origin, "classes",
+                   "expected a list of 1 to 64 rule classes");
+    r->nclasses = (int)json_array_size(cls);
+    for (int i = 0; i < r->nclasses; i++) {
+        fp_status st = parse_class(json_array_get(cls, (size_t)i), i, origin, &r->classes[i], err,
+                                   errlen);
+        if (st != FP_OK)
+            return st;
+    }
+    const json_t *vals = json_object_get(root, "values");
+    r->nvalues = 0;
+    if (vals) {
+        if (!json_is_array(vals) || json_array_size(vals) > FP_RULE_CLASSES)
+            return bad(err, errlen, origin, "values",
+                       "expected a list of at most 64 value rules");
+        r->nvalues = (int)json_array_size(vals);
+        for (int i = 0; i < r->nvalues; i++) {
+            fp_status st = parse_value_rule(json_array_get(vals, (size_t)i), i, origin,
+                                            &r->values[i], err, errlen);
+            if (st != FP_OK)
+                return st;
+        }
+    }
+    return FP_OK;
+}
+
+fp_status fp_rules_parse(const char *text, const char *origin, fp_rules **out, char *err,
+                         size_t errlen)
+{
+    *out = NULL;
+    json_error_t je;
+    json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+    if (!root) {
+        snprintf(err, errlen, "%s: line %d, column %d: %s", origin, je.line, je.column, je.text);
+        return FP_EINPUT;
+    }
+    fp_rules *r = calloc(1, sizeof *r);
+    if (!r) {
+        json_decref(root);
+        snprintf(err, errlen, "%s: out of memory", origin);
+        return FP_ENOMEM;
+    }
+    fp_status st = parse_rules(root, origin, r, err, errlen);
+    json_decref(root);
+    if (st != FP_OK) {
+        free(r);
+        return st;
+    }
+    *out = r;
+    return FP_OK;
+}
+
+fp_status fp_rules_load(const char *path, fp_rules **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (!path)
+        return fp_rules_parse(default_rules, "default rules", out, err, errlen);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open the rules file: %m", path);
+        return FP_EINPUT;
+    }
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            cap = cap ? 2 * cap : 65536;
+            char *t = realloc(text, cap);
+            if (!t || cap > (64u << 20)) {
+                free(t ? t : text);
+                fclose(f);
+                snprintf(err, errlen, "%s: rules file too large or out of memory", path);
+                return FP_EINPUT;
+            }
+            text = t;
+        }
+        size_t n = fread(text + len, 1, 4096, f);
+        len += n;
+        if (n < 4096)
+            break;
+    }
+    bool failed = ferror(f);
+    fclose(f);
+    if (failed) {
+        free(text);
+        snprintf(err, errlen, "%s: read error", path);
+        return FP_EINPUT;
+    }
+    text[len] = 0;
+    size_t textlen = strlen(text);
+    if (textlen != len) {
+        free(text);
+        snprintf(err, errlen, "%s: not a text file (NUL byte at offset %zu)", path, textlen);
+        return FP_EINPUT;
+    }
+    fp_status st = fp_rules_parse(text, path, out, err, errlen);
+    free(text);
+    return st;
+}
+
+void fp_rules_free(fp_rules *rules)
+{
+    free(rules);
+}
+
+/* ---- matching -------------------------------------------------------------------------- */
+
+/* Glob with '*' (any run) and '?' (any one character), iterative with one
+ * backtrack point: linear in practice, no recursion. */
+static bool glob(const char *p, const char *s)
+{
+    const char *star = NULL, *resume = NULL;
+    while (*s) {
+        if (*p == '*') {
+            star = p++;
+            resume = s;
+        } else if (*p == '?' || *p == *s) {
+            p++;
+            s++;
+        } else if (star) {
+            p = star + 1;
+            s = ++resume;
+        } else {
+            return false;
+        }
+    }
+    while (*p == '*')
+        p++;
+    return *p == 0;
+}
+
+/* Patterns without '@' match the key without its @size part. */
+static bool list_matches(const fp_pattern_list *l, const char *key, const char *bare)
+{
+    for (int i = 0; i < l->n; i++)
+        if (glob(l->item[i], strchr(l->item[i], '@') ? key : bare))
+            return true;
+    return false;
+}
+
+static void strip_size(const char *key, char *bare, size_t cap)
+{
+    snprintf(bare, cap, "%s", key);
+    char *at = strchr(bare, '@');
+    if (at)
+        *at = 0;
+}
+
+const fp_value_rule *fp__rules_value(const fp_rules *r, const char *key)
+{
+    char bare[128];
+    strip_size(key, bare, sizeof bare);
+    for (int i = 0; i < r->nvalues; i++)
+        if (list_matches(&r->values[i].patterns, key, bare))
+            return &r->values[i];
+    return NULL;
+}
+
+const fp_rule_class *fp__rules_class(const fp_rules *r, const char *key)
+{
+    char bare[128];
+    strip_size(key, bare, sizeof bare);
+    for (int i = 0; i < r->nclasses; i++)
+        if (list_matches(&r->classes[i].patterns, key, bare))
+            return &r->classes[i];
+    return NULL;
+}
+
+bool fp__glob(const char *pattern, const char *text)
+{
+    return glob(pattern, text);
+}

@@ -1,0 +1,585 @@
+/* Fleet simulation: runs of samples from a fleet with realistic noise and
+ * known faults, to measure the detector's precision and recall.
+ *
+ * Noise model (all multiplicative, documented in docs/detect.md):
+ *   SKU base value x per-node offset N(0, 1.5%) clipped to +-4% (persistent)
+ *   x per-device offset N(0, 1%) clipped to +-3% (persistent)
+ *   x diurnal drift 1 + 1.5% sin(hour of day) common to the fleet
+ *   x per-window noise exp(s t3) with Student-t (3 dof) tails, s 0.8-2%
+ *   x rare transient dips (0.1% of values, 10-40% low for one window).
+ * Faults live in the last run only (the earlier runs are the history that
+ * baselines come from). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "detect_internal.h"
+#include "fleetprint/log.h"
+
+/* ---- random numbers ---------------------------------------------------------------- */
+
+typedef struct rng {
+    uint64_t s[4];
+} rng;
+
+static uint64_t splitmix(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static void rng_seed(rng *r, uint64_t seed, uint64_t stream)
+{
+    uint64_t x = seed * 0x2545f4914f6cdd1dULL + stream * 0x9e3779b97f4a7c15ULL + 1;
+    for (int i = 0; i < 4; i++)
+        r->s[i] = splitmix(&x);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+/* xoshiro256** */
+static uint64_t next_u64(rng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return out;
+}
+
+static double uniform(rng *r)
+{
+    return (double)(next_u64(r) >> 11) * 0x1.0p-53;
+}
+
+static double uniform_in(rng *r, double lo, double hi)
+{
+    return lo + (hi - lo) * uniform(r);
+}
+
+static int below(rng *r, int n)
+{
+    return (int)(uniform(r) * n);
+}
+
+static double normal(rng *r)
+{
+    double u = uniform(r), v = uniform(r);
+    return sqrt(-2 * log(u > 1e-300 ? u : 1e-300)) * cos(2 * M_PI * v);
+}
+
+/* Student-t with 3 degrees of freedom: heavy tails, scale 1. */
+static double student3(rng *r)
+{
+    double a = normal(r), b = normal(r), c = normal(r), z = normal(r);
+    return z / sqrt((a * a + b * b + c * c) / 3);
+}
+
+static double clip(double x, double lim)
+{
+    return x < -lim ? -lim : x > lim ? lim : x;
+}
+
+/* ---- the fleet ------------------------------------------------------------------------ */
+
+typedef struct sku_def {
+    const char *model;
+    double triad, flops; /* GB/s, GFLOP/s */
+    double share;        /* fraction of the fleet */
+} sku_def;
+
+static const sku_def skus[] = {
+    {"H100-SXM5-80GB", 3000, 790000, 0.5},
+    {"H200-SXM-141GB", 4300, 810000, 0.3},
+    {"A100-SXM4-80GB", 1750, 290000, 0.2},
+};
+enum { NSKU = sizeof skus / sizeof skus[0] };
+static const double link_gbs = 24; /* one 200G NIC per node pair path */
+
+struct fp_sim {
+    fp_sim_opts o;
+    int width;           /* digits of node names */
+    int *sku;            /* per node */
+    double *node_off;    /* per node */
+    double *gpu_off;     /* per node x gpu */
+    int (*pair)[2];
+    double *link_off;
+    size_t npairs;
+    fp_sim_fault *faults;
+    size_t nfaults;
+};
+
+static const char *const fault_names[FP_SIM_KIND_COUNT] = {
+    "slow-gpu", "slow-node", "bad-link", "sdc", "throttle", "intermittent"};
+
+const char *fp_sim_fault_name(fp_sim_fault_kind k)
+{
+    return (unsigned)k < FP_SIM_KIND_COUNT ? fault_names[k] : "?";
+}
+
+bool fp_sim_fault_is_node(const fp_sim_fault *f)
+{
+    return f->kind != FP_SIM_BAD_LINK;
+}
+
+const char *fp_sim_default_faults(void)
+{
+    return "slow-gpu=0.5%,slow-node=0.2%,bad-link=0.2%,sdc=0.1%,throttle=0.2%,intermittent=0.2%";
+}
+
+int fp_sim_runs(const fp_sim *sim)
+{
+    return sim->o.runs;
+}
+
+size_t fp_sim_faults(const fp_sim *sim, const fp_sim_fault **faults)
+{
+    *faults = sim->faults;
+    return sim->nfaults;
+}
+
+void fp_sim_free(fp_sim *sim)
+{
+    if (!sim)
+        return;
+    free(sim->sku);
+    free(sim->node_off);
+    free(sim->gpu_off);
+    free(sim->pair);
+    free(sim->link_off);
+    free(sim->faults);
+    free(sim);
+}
+
+/* "kind=N" or "kind=P%" items, comma-separated; "none" for no faults. */
+static fp_status parse_faults(const char *spec, int nodes, int counts[FP_SIM_KIND_COUNT], char *err,
+                              size_t errlen)
+{
+    memset(counts, 0, FP_SIM_KIND_COUNT * sizeof *counts);
+    if (strcmp(spec, "none") == 0 || !spec[0])
+        return FP_OK;
+    char buf[512];
+    if (strlen(spec) >= sizeof buf) {
+        snprintf(err, errlen, "--faults: spec too long");
+        return FP_EUSAGE;
+    }
+    snprintf(buf, sizeof buf, "%s", spec);
+    char *save = NULL;
+    for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        int k = -1;
+        if (eq) {
+            *eq = 0;
+            for (int i = 0; i < FP_SIM_KIND_COUNT; i++)
+                if (strcmp(item, fault_names[i]) == 0)
+                    k = i;
+        }
+        if (k < 0) {
+            snprintf(err, errlen,
+                     "--faults '%s': unknown fault kind '%s' (slow-gpu, slow-node, bad-link, sdc, "
+                     "throttle, intermittent)",
+                     spec, item);
+            return FP_EUSAGE;
+        }
+        char *val = eq + 1, *end = NULL;
+        double v = strtod(val, &end);
+        bool pct = end && *end == '%';
+        if (end == val || !(v >= 0) || (pct ? end[1] != 0 : *end != 0) || (pct && v > 100) ||
+            (!pct && v != floor(v))) {
+            snprintf(err, errlen, "--faults '%s': bad count '%s' for %s (N or P%%)", spec, val, item);
+            return FP_EUSAGE;
+        }
+        counts[k] = (int)(pct ? floor(v / 100 * nodes + 0.5) : v);
+    }
+    return FP_OK;
+}
+
+fp_status fp_sim_open(const fp_sim_opts *o, fp_sim **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (o->nodes < 1 || o->nodes > 1000000 || o->gpus_per_node < 1 || o->gpus_per_node > 64 ||
+        o->runs < 1 || o->runs > 100 || o->windows < 1 || o->windows > 1000 ||
+        o->link_partners < 1 || o->link_partners > 64) {
+        snprintf(err, errlen,
+                 "simulate: need 1 <= nodes <= 1e6, 1 <= gpus-per-node <= 64, 1 <= runs <= 100, "
+                 "1 <= windows <= 1000, 1 <= partners <= 64");
+        return FP_EUSAGE;
+    }
+    int counts[FP_SIM_KIND_COUNT];
+    fp_status st = parse_faults(o->faults ? o->faults : fp_sim_default_faults(), o->nodes, counts,
+                                err, errlen);
+    if (st != FP_OK)
+        return st;
+    int total = 0;
+    for (int k = 0; k < FP_SIM_KIND_COUNT; k++)
+        total += counts[k] * (k == FP_SIM_BAD_LINK ? 2 : 1);
+    if (total > o->nodes / 2) {
+        snprintf(err, errlen, "--faults: %d faulty nodes is more than half of %d nodes", total,
+                 o->nodes);
+        return FP_EUSAGE;
+    }
+    fp_sim *s = calloc(1, sizeof *s);
+    if (!s)
+        return FP_ENOMEM;
+    s->o = *o;
+    int n = o->nodes, G = o->gpus_per_node;
+    s->width = 1;
+    for (int x = n - 1; x >= 10; x /= 10)
+        s->width++;
+    s->sku = malloc((size_t)n * sizeof *s->sku);
+    s->node_off = malloc((size_t)n * sizeof *s->node_off);
+    s->gpu_off = malloc((size_t)n * (size_t)G * sizeof *s->gpu_off);
+    size_t maxpairs = n <= 32 ? (size_t)n * (size_t)(n - 1) / 2 : (size_t)n * (size_t)o->link_partners;
+    s->pair = malloc((maxpairs + 1) * sizeof *s->pair);
+    s->link_off = malloc((maxpairs + 1) * sizeof *s->link_off);
+    s->faults = malloc(((size_t)total + 1) * sizeof *s->faults);
+    int *order = malloc((size_t)n * sizeof *order);
+    bool *used = calloc((size_t)n, sizeof *used);
+    if (!s->sku || !s->node_off || !s->gpu_off || !s->pair || !s->link_off || !s->faults ||
+        !order || !used) {
+        free(order);
+        free(used);
+        fp_sim_free(s);
+        return FP_ENOMEM;
+    }
+    rng r;
+    rng_seed(&r, o->seed, 0);
+    /* SKUs in contiguous blocks (racks are bought together) */
+    for (int i = 0; i < n; i++) {
+        double pos = (i + 0.5) / n, acc = 0;
+        s->sku[i] = NSKU - 1;
+        for (int k = 0; k < NSKU; k++) {
+            acc += skus[k].share;
+            if (pos < acc) {
+                s->sku[i] = k;
+                break;
+            }
+        }
+        s->node_off[i] = clip(0.015 * normal(&r), 0.04);
+        for (int g = 0; g < G; g++)
+            s->gpu_off[(size_t)i * G + g] = clip(0.01 * normal(&r), 0.03);
+    }
+    /* the link sweep's pairs: all up to 32 nodes, else near neighbours and
+     * random partners (each node in about 2 x partners pairs) */
+    if (n <= 32) {
+        for (int a = 0; a < n; a++)
+            for (int b = a + 1; b < n; b++) {
+                s->pair[s->npairs][0] = a;
+                s->pair[s->npairs][1] = b;
+                s->npairs++;
+            }
+    } else {
+        int near = (o->link_partners + 1) / 2;
+        for (int a = 0; a < n; a++)
+            for (int k = 0; k < o->link_partners; k++) {
+                int b = k < near ? (a + k + 1) % n : below(&r, n);
+                if (b == a)
+                    b = (a + near + 1) % n;
+                s->pair[s->npairs][0] = a < b ? a : b;
+                s->pair[s->npairs][1] = a < b ? b : a;
+                s->npairs++;
+            }
+    }
+    for (size_t p = 0; p < s->npairs; p++)
+        s->link_off[p] = clip(0.02 * normal(&r), 0.05);
+    /* faults on distinct nodes, drawn from a shuffled order */
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        int j = below(&r, i + 1), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    int next = 0, W = o->windows;
+    for (int k = 0; k < FP_SIM_KIND_COUNT; k++) {
+        for (int c = 0; c < counts[k]; c++) {
+            fp_sim_fault f = {.kind = (fp_sim_fault_kind)k, .gpu = -1, .peer = -1, .from = 0, .to = W};
+            if (k == FP_SIM_BAD_LINK) {
+                size_t p = 0;
+                int tries = 0;
+                do
+                    p = (size_t)(uniform(&r) * (double)s->npairs);
+                while ((used[s->pair[p][0]] || used[s->pair[p][1]]) && ++tries < 100000);
+                if (tries >= 100000)
+                    continue;
+                f.node = s->pair[p][0];
+                f.peer = s->pair[p][1];
+                used[f.node] = used[f.peer] = true;
+                f.factor = uniform_in(&r, 0.2, 0.6);
+                s->faults[s->nfaults++] = f;
+                continue;
+            }
+            while (next < n && used[order[next]])
+                next++;
+            if (next >= n)
+                break;
+            f.node = order[next];
+            used[f.node] = true;
+            switch ((fp_sim_fault_kind)k) {
+            case FP_SIM_SLOW_GPU:
+                f.gpu = below(&r, G);
+                f.factor = uniform_in(&r, 0.5, 0.9);
+                break;
+            case FP_SIM_SLOW_NODE:
+                f.factor = uniform_in(&r, 0.6, 0.9);
+                break;
+            case FP_SIM_SDC:
+                f.gpu = below(&r, G);
+                f.factor = 1;
+                break;
+            case FP_SIM_THROTTLE:
+                f.gpu = uniform(&r) < 0.3 ? -1 : below(&r, G);
+                f.factor = uniform_in(&r, 0.5, 0.85);
+                f.from = W >= 3 ? 1 + below(&r, W - 2) : 0; /* at least two windows throttled */
+                break;
+            case FP_SIM_INTERMITTENT: {
+                f.gpu = below(&r, G);
+                f.factor = uniform_in(&r, 0.4, 0.8);
+                int len = W >= 3 ? 2 + below(&r, 2) : W;
+                len = len > W ? W : len;
+                f.from = below(&r, W - len + 1);
+                f.to = f.from + len;
+                break;
+            }
+            default:
+                break;
+            }
+            s->faults[s->nfaults++] = f;
+        }
+    }
+    free(order);
+    free(used);
+    *out = s;
+    return FP_OK;
+}
+
+/* ---- making a run ------------------------------------------------------------------------ */
+
+static void node_name(const fp_sim *s, int i, char *buf, size_t len)
+{
+    snprintf(buf, len, "n%0*d", s->width, i);
+}
+
+/* Fault multiplier of a device's (gpu >= 0) or a link's (peer >= 0) values in
+ * window w of the last run. */
+static double fault_factor(const fp_sim *s, int node, int gpu, int a, int b, int w)
+{
+    double f = 1;
+    for (size_t i = 0; i < s->nfaults; i++) {
+        const fp_sim_fault *x = &s->faults[i];
+        if (w < x->from || w >= x->to)
+            continue;
+        if (gpu >= 0) {
+            if (x->kind == FP_SIM_BAD_LINK || x->kind == FP_SIM_SDC || x->node != node)
+                continue;
+            if (x->gpu < 0 || x->gpu == gpu)
+                f *= x->factor;
+        } else {
+            if (x->kind == FP_SIM_BAD_LINK && x->node == a && x->peer == b)
+                f *= x->factor;
+            if (x->kind == FP_SIM_SLOW_NODE && (x->node == a || x->node == b))
+                f *= x->factor;
+        }
+    }
+    return f;
+}
+
+static double noisy(rng *r, double scale)
+{
+    double v = exp(scale * clip(student3(r), 12));
+    if (uniform(r) < 0.001)
+        v *= uniform_in(r, 0.6, 0.9); /* a transient dip: preemption, a noisy neighbour */
+    return v;
+}
+
+fp_status fp_sim_run(const fp_sim *s, int ri, fp_run *run)
+{
+    fp_status st = FP_OK;
+    const fp_sim_opts *o = &s->o;
+    int n = o->nodes, G = o->gpus_per_node, W = o->windows;
+    bool live = ri == o->runs - 1;
+    fp_run_init(run);
+    rng r;
+    rng_seed(&r, o->seed, (uint64_t)ri + 1);
+    snprintf(run->id, sizeof run->id, "sim-%llu-%02d", (unsigned long long)o->seed, ri);
+    snprintf(run->tag, sizeof run->tag, "sim");
+    run->time = 1.7e9 + ri * 86400.0 + fmod(ri * 7.3, 24) * 3600;
+    run->duration = W * 60.0;
+    snprintf(run->command, sizeof run->command, "fleetprint simulate --nodes %d --gpus-per-node %d --seed %llu",
+             n, G, (unsigned long long)o->seed);
+    snprintf(run->device_backend, sizeof run->device_backend, "sim");
+    snprintf(run->comm_backend, sizeof run->comm_backend, "sim");
+    snprintf(run->fleetprint_version, sizeof run->fleetprint_version, "%s", "sim");
+    FP_CHECK(fp_run_set_shape(run, n, n * G));
+    for (int i = 0; i < n; i++) {
+        node_name(s, i, run->nodes[i], FP_NAME_MAX);
+        for (int g = 0; g < G; g++) {
+            fp_rank_info *rk = &run->ranks[i * G + g];
+            rk->node = i;
+            rk->local_rank = g;
+            rk->dev = g;
+            snprintf(rk->model, sizeof rk->model, "%s", skus[s->sku[i]].model);
+        }
+    }
+    size_t want = (size_t)n * G * (2 * (size_t)W + 1) + s->npairs * (size_t)W;
+    run->samples = malloc(want * sizeof *run->samples);
+    FP_CHECK_ALLOC(run->samples);
+    run->cap = want;
+    static const fp_metric m_triad = {"triad_bw", "GB/s", FP_BETTER_HIGHER};
+    static const fp_metric m_flops = {"bf16_flops", "GFLOP/s", FP_BETTER_HIGHER};
+    static const fp_metric m_wrong = {"bf16_wrong", "count", FP_BETTER_LOWER};
+    static const fp_metric m_link = {"bw_inter", "GB/s", FP_BETTER_HIGHER};
+    double hour = fmod(ri * 7.3, 24);
+    for (int w = 0; w < W; w++) {
+        double t = w * 60.0;
+        double diurnal = 1 + 0.015 * sin(2 * M_PI * (hour + t / 3600) / 24);
+        for (int i = 0; i < n; i++) {
+            const sku_def *k = &skus[s->sku[i]];
+            char name[FP_NAME_MAX];
+            node_name(s, i, name, sizeof name);
+            for (int g = 0; g < G; g++) {
+                fp_entity e = fp_entity_gpu(name, g);
+                double base = (1 + s->node_off[i]) * (1 + s->gpu_off[(size_t)i * G + g]) * diurnal;
+                double f = live ? fault_factor(s, i, g, -1, -1, w) : 1;
+                fp_sample_make(&run->samples[run->nsamples++], "kernels", "membw", &m_triad, &e,
+                               64u << 20, w, k->triad * base * f * noisy(&r, 0.008), t);
+                fp_sample_make(&run->samples[run->nsamples++], "kernels", "gemm", &m_flops, &e,
+                               8192u * 8192u * 2u, w, k->flops * base * f * noisy(&r, 0.01), t + 1);
+            }
+        }
+        for (size_t p = 0; p < s->npairs; p++) {
+            int a = s->pair[p][0], b = s->pair[p][1];
+            char na[FP_NAME_MAX], nb[FP_NAME_MAX];
+            node_name(s, a, na, sizeof na);
+            node_name(s, b, nb, sizeof nb);
+            fp_entity e = fp_entity_link(na, -1, nb, -1);
+            double nic = 1 + 0.5 * (s->node_off[a] + s->node_off[b]) * 0.5;
+            double f = live ? fault_factor(s, -1, -1, a, b, w) : 1;
+            fp_sample_make(&run->samples[run->nsamples++], "collectives", "links", &m_link, &e,
+                           16u << 20, w,
+                           link_gbs * nic * (1 + s->link_off[p]) * diurnal * f * noisy(&r, 0.02),
+                           t + 2);
+        }
+    }
+    /* wrong results: one count per device and run; SDC devices have some */
+    for (int i = 0; i < n; i++) {
+        char name[FP_NAME_MAX];
+        node_name(s, i, name, sizeof name);
+        for (int g = 0; g < G; g++) {
+            double wrong = 0;
+            for (size_t x = 0; live && x < s->nfaults; x++)
+                if (s->faults[x].kind == FP_SIM_SDC && s->faults[x].node == i && s->faults[x].gpu == g)
+                    wrong = 1 + below(&r, 1000);
+            fp_entity e = fp_entity_gpu(name, g);
+            fp_sample_make(&run->samples[run->nsamples++], "kernels", "gemm", &m_wrong, &e,
+                           8192u * 8192u * 2u, -1, wrong, W * 60.0);
+        }
+    }
+cleanup:
+    return st;
+}
+
+/* ---- truth and scoring ---------------------------------------------------------------------- */
+
+void fp_sim_score_verdicts(const fp_sim *sim, const fp_verdicts *v, fp_sim_score *out)
+{
+    memset(out, 0, sizeof *out);
+    int n = sim->o.nodes;
+    bool *truth = calloc((size_t)n, sizeof *truth);
+    if (!truth)
+        return;
+    for (size_t i = 0; i < sim->nfaults; i++)
+        if (fp_sim_fault_is_node(&sim->faults[i]))
+            truth[sim->faults[i].node] = true;
+    for (int i = 0; i < n; i++) {
+        char name[FP_NAME_MAX];
+        node_name(sim, i, name, sizeof name);
+        bool pred = fp_verdicts_node(v, name) == FP_FAIL;
+        out->tp += pred && truth[i];
+        out->fp += pred && !truth[i];
+        out->fn += !pred && truth[i];
+        out->tn += !pred && !truth[i];
+    }
+    free(truth);
+    /* links */
+    size_t bad = 0;
+    for (size_t i = 0; i < sim->nfaults; i++)
+        bad += sim->faults[i].kind == FP_SIM_BAD_LINK;
+    for (size_t i = 0; i < fp_verdicts_count(v); i++) {
+        const fp_entity_verdict *ev = fp_verdicts_get(v, i);
+        if (ev->entity.kind != FP_ENT_LINK || ev->verdict != FP_FAIL)
+            continue;
+        bool hit = false;
+        for (size_t x = 0; x < sim->nfaults && !hit; x++) {
+            const fp_sim_fault *f = &sim->faults[x];
+            char a[FP_NAME_MAX], b[FP_NAME_MAX];
+            if (f->kind != FP_SIM_BAD_LINK)
+                continue;
+            node_name(sim, f->node, a, sizeof a);
+            node_name(sim, f->peer, b, sizeof b);
+            hit = strcmp(ev->entity.node, a) == 0 && strcmp(ev->entity.peer, b) == 0;
+        }
+        out->link_tp += hit;
+        out->link_fp += !hit;
+    }
+    out->link_fn = bad > out->link_tp ? bad - out->link_tp : 0;
+    out->precision = out->tp + out->fp ? (double)out->tp / (double)(out->tp + out->fp) : 1;
+    out->recall = out->tp + out->fn ? (double)out->tp / (double)(out->tp + out->fn) : 1;
+    out->f1 = out->precision + out->recall > 0
+                  ? 2 * out->precision * out->recall / (out->precision + out->recall)
+                  : 0;
+}
+
+fp_status fp_sim_write_truth(const fp_sim *sim, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return fp__fail(FP_EIO, NULL, __FILE__, __LINE__, "%s: cannot write the truth file", path);
+    char a[FP_NAME_MAX], b[FP_NAME_MAX];
+    fprintf(f, "{\n \"faulty_nodes\": [");
+    int k = 0;
+    for (size_t i = 0; i < sim->nfaults; i++)
+        if (fp_sim_fault_is_node(&sim->faults[i])) {
+            node_name(sim, sim->faults[i].node, a, sizeof a);
+            fprintf(f, "%s\"%s\"", k++ ? ", " : "", a);
+        }
+    fprintf(f, "],\n \"bad_links\": [");
+    k = 0;
+    for (size_t i = 0; i < sim->nfaults; i++)
+        if (!fp_sim_fault_is_node(&sim->faults[i])) {
+            node_name(sim, sim->faults[i].node, a, sizeof a);
+            node_name(sim, sim->faults[i].peer, b, sizeof b);
+            fprintf(f, "%s\"link:%s~%s\"", k++ ? ", " : "", a, b);
+        }
+    fprintf(f, "],\n \"faults\": [");
+    for (size_t i = 0; i < sim->nfaults; i++) {
+        const fp_sim_fault *x = &sim->faults[i];
+        char ent[2 * FP_NAME_MAX + 16];
+        node_name(sim, x->node, a, sizeof a);
+        if (x->kind == FP_SIM_BAD_LINK) {
+            node_name(sim, x->peer, b, sizeof b);
+            snprintf(ent, sizeof ent, "link:%s~%s", a, b);
+        } else if (x->gpu >= 0) {
+            snprintf(ent, sizeof ent, "gpu:%s/%d", a, x->gpu);
+        } else {
+            snprintf(ent, sizeof ent, "node:%s", a);
+        }
+        fprintf(f, "%s\n  {\"kind\": \"%s\", \"entity\": \"%s\", \"factor\": %.4f, \"from\": %d, "
+                   "\"to\": %d}",
+                i ? "," : "", fp_sim_fault_name(x->kind), ent, x->factor, x->from, x->to);
+    }
+    fprintf(f, "\n ],\n \"run\": \"sim-%llu-%02d\"\n}\n", (unsigned long long)sim->o.seed,
+            sim->o.runs - 1);
+    if (fclose(f) != 0)
+        return fp__fail(FP_EIO, NULL, __FILE__, __LINE__, "%s: cannot write the truth file", path);
+    return FP_OK;
+}

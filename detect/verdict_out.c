@@ -1,0 +1,151 @@
+/* Verdict outputs: the console summary, JSON, and the drain/exclude hostlist
+ * files. (Verdicts are the detector's own records; their formatting lives
+ * beside them rather than in reports/, which formats runs.) */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "detect_internal.h"
+#include "fleetprint/hostlist.h"
+
+/* ---- console ------------------------------------------------------------------------ */
+
+static void print_reason(FILE *out, const fp_reason *r)
+{
+    fprintf(out, "    %-5s %-7s %s", fp_verdict_name(r->verdict), fp_evidence_name(r->evidence),
+            r->key[0] ? r->key : "-");
+    if (r->evidence == FP_EV_MISSING) {
+        fprintf(out, ": missing");
+    } else if (r->evidence == FP_EV_VALUE) {
+        fprintf(out, " = %g %s (limit %g, rule %s)", r->value, r->unit, r->expected, r->rule);
+    } else if (!isnan(r->value)) {
+        fprintf(out, " = %.4g %s, expected %.4g", r->value, r->unit, r->expected);
+        if (strcmp(r->rule, "straggler") == 0)
+            fprintf(out, ", %.3g %s worse", r->deviation, r->unit);
+        else
+            fprintf(out, ", %.1f%% worse", 100 * r->deviation);
+        fprintf(out, " (z %.1f, %d/%d windows, rule %s)", r->z, r->windows_bad, r->windows,
+                r->rule);
+    }
+    if (r->note[0])
+        fprintf(out, " -- %s", r->note);
+    fputc('\n', out);
+}
+
+void fp_verdicts_print(FILE *out, const fp_verdicts *v, const fp_run *run)
+{
+    size_t counts[4] = {0}, ecounts[4] = {0};
+    for (size_t i = 0; i < v->nents; i++) {
+        const fp_entity_verdict *ev = &v->ents[i];
+        if (i < v->nnodes)
+            counts[ev->verdict]++;
+        else
+            ecounts[ev->verdict]++;
+        if (ev->verdict == FP_PASS || (ev->verdict == FP_UNKNOWN && ev->nreasons == 0))
+            continue;
+        char ent[2 * FP_NAME_MAX + 32];
+        fp_entity_format(&ev->entity, ent, sizeof ent);
+        fprintf(out, "%-4s %s\n", ev->verdict == FP_FAIL ? "FAIL" : ev->verdict == FP_WARN ? "warn" : "?",
+                ent);
+        for (size_t k = 0; k < ev->nreasons; k++)
+            print_reason(out, &v->reasons[ev->first_reason + k]);
+    }
+    fprintf(out,
+            "detect %s: %s -- nodes: %zu pass, %zu warn, %zu fail, %zu unknown; other entities: "
+            "%zu pass, %zu warn, %zu fail, %zu unknown\n",
+            run->id, fp_verdict_name(v->overall), counts[FP_PASS], counts[FP_WARN], counts[FP_FAIL],
+            counts[FP_UNKNOWN], ecounts[FP_PASS], ecounts[FP_WARN], ecounts[FP_FAIL],
+            ecounts[FP_UNKNOWN]);
+}
+
+/* ---- JSON ------------------------------------------------------------------------------ */
+
+static json_t *num(double d)
+{
+    return isfinite(d) ? json_real(d) : json_null();
+}
+
+static json_t *reason_json(const fp_reason *r)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "verdict", json_string(fp_verdict_name(r->verdict)));
+    json_object_set_new(j, "evidence", json_string(fp_evidence_name(r->evidence)));
+    json_object_set_new(j, "metric", json_string(r->key));
+    json_object_set_new(j, "unit", json_string(r->unit));
+    json_object_set_new(j, "rule", json_string(r->rule));
+    json_object_set_new(j, "value", num(r->value));
+    json_object_set_new(j, "expected", num(r->expected));
+    json_object_set_new(j, "deviation", num(r->deviation));
+    json_object_set_new(j, "z", num(r->z));
+    json_object_set_new(j, "windows_bad", json_integer(r->windows_bad));
+    json_object_set_new(j, "windows", json_integer(r->windows));
+    if (r->note[0])
+        json_object_set_new(j, "note", json_string(r->note));
+    return j;
+}
+
+fp_status fp_verdicts_write_json(const fp_verdicts *v, const fp_run *run, const char *path)
+{
+    json_t *root = json_object();
+    json_object_set_new(root, "run", json_string(run->id));
+    json_object_set_new(root, "verdict", json_string(fp_verdict_name(v->overall)));
+    size_t counts[4] = {0};
+    json_t *ents = json_array();
+    for (size_t i = 0; i < v->nents; i++) {
+        const fp_entity_verdict *ev = &v->ents[i];
+        if (i < v->nnodes)
+            counts[ev->verdict]++;
+        if (i >= v->nnodes && ev->verdict == FP_PASS)
+            continue;
+        char ent[2 * FP_NAME_MAX + 32];
+        fp_entity_format(&ev->entity, ent, sizeof ent);
+        json_t *e = json_object();
+        json_object_set_new(e, "entity", json_string(ent));
+        json_object_set_new(e, "verdict", json_string(fp_verdict_name(ev->verdict)));
+        json_t *rs = json_array();
+        for (size_t k = 0; k < ev->nreasons; k++)
+            json_array_append_new(rs, reason_json(&v->reasons[ev->first_reason + k]));
+        json_object_set_new(e, "reasons", rs);
+        json_array_append_new(ents, e);
+    }
+    json_t *c = json_object();
+    for (int k = 0; k < 4; k++)
+        json_object_set_new(c, fp_verdict_name((fp_verdict)k), json_integer((json_int_t)counts[k]));
+    json_object_set_new(root, "nodes", c);
+    json_t *drain = json_array();
+    for (size_t i = 0; i < v->nfail_nodes; i++)
+        json_array_append_new(drain, json_string(v->fail_nodes[i]));
+    json_object_set_new(root, "failing_nodes", drain);
+    json_object_set_new(root, "entities", ents);
+    int rc = strcmp(path, "-") == 0
+                 ? json_dumpf(root, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER)
+                 : json_dump_file(root, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+    json_decref(root);
+    if (rc != 0) {
+        fp_status st = FP_EIO;
+        return fp__fail(st, NULL, __FILE__, __LINE__, "%s: cannot write the verdicts", path);
+    }
+    return FP_OK;
+}
+
+/* ---- hostlists ---------------------------------------------------------------------------- */
+
+fp_status fp_verdicts_write_hostlist(const fp_verdicts *v, const char *path)
+{
+    char *expr = fp_hostlist_compress(v->fail_nodes, v->nfail_nodes);
+    if (!expr)
+        return FP_ENOMEM;
+    FILE *f = fopen(path, "w");
+    bool ok = f != NULL;
+    if (ok && v->nfail_nodes)
+        ok = fprintf(f, "%s\n", expr) >= 0;
+    if (f && fclose(f) != 0)
+        ok = false;
+    free(expr);
+    if (!ok)
+        return fp__fail(FP_EIO, NULL, __FILE__, __LINE__, "%s: cannot write: %s", path,
+                        strerror(errno));
+    return FP_OK;
+}

@@ -1,0 +1,338 @@
+/* The detector on small hand-made runs: peer evidence without a store,
+ * node vs GPU vs link demarcation, persistence, value rules, missing
+ * results, group sizes, rules-file errors, hostlist output. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "fleetprint/detect.h"
+
+static fp_rules *rules_default(void)
+{
+    char err[256];
+    fp_rules *r = NULL;
+    CHECK(fp_rules_load(NULL, &r, err, sizeof err) == FP_OK);
+    return r;
+}
+
+/* A run of n nodes with one device each; model SKU for every rank. */
+static void make_run(fp_run *run, int n, const char *model)
+{
+    fp_run_init(run);
+    CHECK(fp_run_set_shape(run, n, n) == FP_OK);
+    for (int i = 0; i < n; i++) {
+        snprintf(run->nodes[i], FP_NAME_MAX, "n%d", i);
+        run->ranks[i].node = i;
+        snprintf(run->ranks[i].model, sizeof run->ranks[i].model, "%s", model);
+    }
+}
+
+/* Deterministic jitter of about +-1%. */
+static double jitter(int a, int b)
+{
+    unsigned x = (unsigned)(a * 7919 + b * 104729 + 13);
+    x ^= x >> 7;
+    x *= 2654435761u;
+    return 1 + ((double)(x % 2001) / 1000.0 - 1) * 0.01;
+}
+
+static void add(fp_run *run, const char *suite, const char *test, const char *metric,
+                fp_better better, const fp_entity *e, int iter, double v)
+{
+    fp_metric m = {metric, better == FP_BETTER_HIGHER ? "GB/s" : "count", better};
+    fp_sample s;
+    fp_sample_make(&s, suite, test, &m, e, 0, iter, v, 0);
+    CHECK(fp_run_add(run, &s) == FP_OK);
+}
+
+static fp_verdicts *detect(const fp_run *run, const fp_rules *r)
+{
+    fp_detect_opts o = {.rules = r};
+    fp_verdicts *v = NULL;
+    CHECK(fp_detect(run, &o, &v) == FP_OK);
+    return v;
+}
+
+static const fp_entity_verdict *find(const fp_verdicts *v, const char *text)
+{
+    for (size_t i = 0; i < fp_verdicts_count(v); i++) {
+        char buf[160];
+        fp_entity_format(&fp_verdicts_get(v, i)->entity, buf, sizeof buf);
+        if (strcmp(buf, text) == 0)
+            return fp_verdicts_get(v, i);
+    }
+    return NULL;
+}
+
+/* Must show 2: no store, one node of 8 with GEMM and memory bandwidth 30%
+ * low is failed on peer evidence, the others pass, the run fails. */
+static void test_peers_slow_node(const fp_rules *r)
+{
+    fp_run run;
+    make_run(&run, 8, "H100");
+    for (int i = 0; i < 8; i++) {
+        fp_entity e = fp_entity_gpu(run.nodes[i], 0);
+        double f = i == 5 ? 0.7 : 1.0;
+        for (int w = 0; w < 6; w++) {
+            add(&run, "kernels", "gemm", "f64_flops", FP_BETTER_HIGHER, &e, w, 50 * f * jitter(i, w));
+            add(&run, "kernels", "membw", "triad_bw", FP_BETTER_HIGHER, &e, w, 20 * f * jitter(w, i));
+        }
+    }
+    fp_verdicts *v = detect(&run, r);
+    CHECK(fp_verdicts_overall(v) == FP_FAIL);
+    CHECK(fp_verdicts_status(v) == FP_EFAIL);
+    CHECK(fp_verdicts_node(v, "n5") == FP_FAIL);
+    for (int i = 0; i < 8; i++)
+        CHECK(i == 5 || fp_verdicts_node(v, run.nodes[i]) == FP_PASS);
+    const fp_entity_verdict *g = find(v, "gpu:n5/0");
+    CHECK(g && g->verdict == FP_FAIL && g->nreasons == 2);
+    if (g && g->nreasons) {
+        const fp_reason *re = fp_verdicts_reason(v, g->first_reason);
+        CHECK(re->evidence == FP_EV_PEERS);
+        CHECK_NEAR(re->deviation, 0.3, 0.1);
+        CHECK(re->windows_bad == 6 && re->windows == 6);
+    }
+    const char *const *names;
+    CHECK(fp_verdicts_nodes_at(v, FP_FAIL, &names) == 1 && strcmp(names[0], "n5") == 0);
+    /* the drain file: exactly the failing nodes, in Slurm syntax */
+    char path[] = "/tmp/fp_test_drain_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    CHECK(fp_verdicts_write_hostlist(v, path) == FP_OK);
+    FILE *f = fopen(path, "r");
+    char line[64] = "";
+    CHECK(f && fgets(line, sizeof line, f));
+    CHECK(strcmp(line, "n5\n") == 0);
+    if (f)
+        fclose(f);
+    unlink(path);
+    fp_verdicts_free(v);
+    fp_run_free(&run);
+}
+
+/* Transient: one bad window of six is at most a warning; a mid-run onset
+ * covering half the windows fails. Summary-less series are judged per window. */
+static void test_persistence(const fp_rules *r)
+{
+    fp_run run;
+    make_run(&run, 10, "H100");
+    for (int i = 0; i < 10; i++) {
+        fp_entity e = fp_entity_gpu(run.nodes[i], 0);
+        for (int w = 0; w < 6; w++) {
+            double f = 1;
+            if (i == 2 && w == 3)
+                f = 0.8; /* one window 20% low */
+            if (i == 7 && w >= 3)
+                f = 0.75; /* throttled from window 3 on */
+            add(&run, "burnin", "stress", "tflops", FP_BETTER_HIGHER, &e, w, 100 * f * jitter(i, w));
+        }
+    }
+    fp_verdicts *v = detect(&run, r);
+    CHECK(fp_verdicts_node(v, "n2") != FP_FAIL);
+    CHECK(fp_verdicts_node(v, "n7") == FP_FAIL);
+    fp_verdicts_free(v);
+    fp_run_free(&run);
+}
+
+/* Links: all pairs of 8 nodes; a slow pair is the link (its ends pass); a
+ * node slow with every partner is the node (its links only warn). */
+static void test_links(const fp_rules *r)
+{
+    for (int scenario = 0; scenario < 2; scenario++) {
+        fp_run run;
+        make_run(&run, 8, "H100");
+        for (int a = 0; a < 8; a++)
+            for (int b = a + 1; b < 8; b++) {
+                fp_entity e = fp_entity_link(run.nodes[a], -1, run.nodes[b], -1);
+                double f = 1;
+                if (scenario == 0 && a == 2 && b == 6)
+                    f = 0.25;
+                if (scenario == 1 && (a == 3 || b == 3))
+                    f = 0.4;
+                for (int w = 0; w < 5; w++)
+                    add(&run, "collectives", "links", "bw_inter", FP_BETTER_HIGHER, &e, w,
+                        10 * f * jitter(a * 8 + b, w));
+            }
+        fp_verdicts *v = detect(&run, r);
+        CHECK(fp_verdicts_overall(v) == FP_FAIL);
+        if (scenario == 0) {
+            const fp_entity_verdict *l = find(v, "link:n2~n6");
+            CHECK(l && l->verdict == FP_FAIL);
+            CHECK(fp_verdicts_node(v, "n2") == FP_PASS);
+            CHECK(fp_verdicts_node(v, "n6") == FP_PASS);
+            const char *const *names;
+            CHECK(fp_verdicts_nodes_at(v, FP_FAIL, &names) == 0);
+        } else {
+            CHECK(fp_verdicts_node(v, "n3") == FP_FAIL);
+            for (int i = 0; i < 8; i++)
+                CHECK(i == 3 || fp_verdicts_node(v, run.nodes[i]) == FP_PASS);
+            const fp_entity_verdict *l = find(v, "link:n0~n3");
+            CHECK(l && l->verdict == FP_WARN);
+        }
+        fp_verdicts_free(v);
+        fp_run_free(&run);
+    }
+}
+
+/* Value rules (wrong results), missing results, one GPU of a node, group
+ * sizes: 3 peers judge, 2 cannot (unknown), and SKUs are kept apart. */
+static void test_values_missing_groups(const fp_rules *r)
+{
+    fp_run run;
+    make_run(&run, 4, "H100");
+    /* node n3 is another SKU, 2x faster: it must not look like an outlier */
+    snprintf(run.ranks[3].model, sizeof run.ranks[3].model, "H200");
+    for (int i = 0; i < 4; i++)
+        for (int d = 0; d < 4; d++) {
+            fp_entity e = fp_entity_gpu(run.nodes[i], d);
+            double base = i == 3 ? 200 : 100;
+            if (!(i == 1 && d == 2)) /* missing: n1/2 lacks gemm flops */
+                add(&run, "kernels", "gemm", "f32_flops", FP_BETTER_HIGHER, &e, -1,
+                    base * jitter(i, d) * (i == 0 && d == 1 ? 0.5 : 1));
+            add(&run, "kernels", "gemm", "f32_wrong", FP_BETTER_LOWER, &e, -1,
+                i == 2 && d == 3 ? 7 : 0);
+        }
+    fp_verdicts *v = detect(&run, r);
+    const fp_entity_verdict *g = find(v, "gpu:n0/1");
+    CHECK(g && g->verdict == FP_FAIL); /* half speed among 11 H100 peers */
+    g = find(v, "gpu:n1/2");
+    CHECK(g && g->verdict == FP_FAIL && g->nreasons == 1 &&
+          fp_verdicts_reason(v, g->first_reason)->evidence == FP_EV_MISSING);
+    g = find(v, "gpu:n2/3");
+    CHECK(g && g->verdict == FP_FAIL &&
+          fp_verdicts_reason(v, g->first_reason)->evidence == FP_EV_VALUE);
+    CHECK(fp_verdicts_node(v, "n3") == FP_PASS); /* 4 H200 devices judged among themselves */
+    fp_verdicts_free(v);
+    fp_run_free(&run);
+
+    /* two entities: no peer group, no baseline: unknown, not pass or fail */
+    make_run(&run, 2, "H100");
+    for (int i = 0; i < 2; i++) {
+        fp_entity e = fp_entity_gpu(run.nodes[i], 0);
+        add(&run, "kernels", "membw", "copy_bw", FP_BETTER_HIGHER, &e, -1, i ? 10 : 100);
+    }
+    v = detect(&run, r);
+    CHECK(fp_verdicts_overall(v) == FP_UNKNOWN);
+    CHECK(fp_verdicts_status(v) == FP_OK);
+    fp_verdicts_free(v);
+    fp_run_free(&run);
+
+    /* an empty run is an input error */
+    make_run(&run, 2, "H100");
+    fp_detect_opts o = {.rules = r};
+    CHECK(fp_detect(&run, &o, &v) == FP_EINPUT && v == NULL);
+    fp_run_free(&run);
+}
+
+static void test_rules_errors(void)
+{
+    char err[256];
+    fp_rules *r = NULL;
+    CHECK(fp_rules_parse("{\"fleetprint_rules\": 1, \"classes\": [}", "r.json", &r, err,
+                         sizeof err) == FP_EINPUT);
+    CHECK(r == NULL && strstr(err, "r.json: line 1, column") != NULL);
+    CHECK(fp_rules_parse("{\"fleetprint_rules\": 1, \"classes\": [{\"name\": \"x\", \"match\": "
+                         "\"*\", \"warn\": 0.2, \"fail\": 0.1}]}",
+                         "r.json", &r, err, sizeof err) == FP_EINPUT);
+    CHECK(strstr(err, "classes[0].fail: must be at least warn") != NULL);
+    CHECK(fp_rules_parse("{\"fleetprint_rules\": 1, \"classes\": [{\"name\": \"x\", \"match\": "
+                         "\"*\", \"warn\": 0.1, \"fail\": 2}]}",
+                         "r.json", &r, err, sizeof err) == FP_EINPUT);
+    CHECK(strstr(err, "classes[0].fail") != NULL);
+    CHECK(fp_rules_parse("{\"fleetprint_rules\": 1, \"clases\": []}", "r.json", &r, err,
+                         sizeof err) == FP_EINPUT);
+    CHECK(strstr(err, "clases: unknown field") != NULL);
+    CHECK(fp_rules_parse("{\"fleetprint_rules\": 2, \"classes\": []}", "r.json", &r, err,
+                         sizeof err) == FP_EINPUT);
+    CHECK(strstr(err, "fleetprint_rules") != NULL);
+    CHECK(fp_rules_load("/nonexistent/rules.json", &r, err, sizeof err) == FP_EINPUT);
+    CHECK(strstr(err, "/nonexistent/rules.json: cannot open") != NULL);
+    /* the defaults parse, and a minimal file works */
+    CHECK(fp_rules_parse(fp_rules_default_text(), "defaults", &r, err, sizeof err) == FP_OK);
+    fp_rules_free(r);
+    CHECK(fp_rules_parse("{\"fleetprint_rules\": 1, \"classes\": [{\"name\": \"all\", \"match\": "
+                         "\"*\", \"warn\": 0.1, \"fail\": 0.2}]}",
+                         "min.json", &r, err, sizeof err) == FP_OK);
+    fp_rules_free(r);
+}
+
+/* Stragglers: per-call lateness on rank entities names the late rank, and
+ * its node, with the time it cost the others; arrival jitter does not. */
+static void test_late_rank(const fp_rules *r)
+{
+    fp_run run;
+    make_run(&run, 8, "H100");
+    for (int i = 0; i < 8; i++) {
+        fp_entity e = fp_entity_rank(run.nodes[i], i);
+        for (int call = 0; call < 40; call++) {
+            double jit = 200 * (jitter(i, call) - 1) / 0.01; /* +-200 us */
+            double v = (i == 5 ? 2500 : 0) + jit;
+            fp_metric m = {"lateness_f32_sum_oop", "us", FP_BETTER_LOWER};
+            fp_sample smp;
+            fp_sample_make(&smp, "collectives", "allreduce", &m, &e, 1 << 20, call, v, 0);
+            CHECK(fp_run_add(&run, &smp) == FP_OK);
+        }
+    }
+    fp_verdicts *v = detect(&run, r);
+    CHECK(fp_verdicts_node(v, "n5") == FP_FAIL);
+    for (int i = 0; i < 8; i++)
+        CHECK(i == 5 || fp_verdicts_node(v, run.nodes[i]) == FP_PASS);
+    const fp_entity_verdict *e = find(v, "rank:5@n5");
+    CHECK(e && e->verdict == FP_FAIL && e->nreasons == 1);
+    if (e && e->nreasons) {
+        const fp_reason *re = fp_verdicts_reason(v, e->first_reason);
+        CHECK(strcmp(re->rule, "straggler") == 0);
+        CHECK(strstr(re->note, "cost the 7 others") != NULL);
+    }
+    e = find(v, "node:n5");
+    CHECK(e && e->nreasons >= 1 &&
+          fp_verdicts_reason(v, e->first_reason)->evidence == FP_EV_LATE);
+    fp_verdicts_free(v);
+    fp_run_free(&run);
+}
+
+/* The simulator: same seed, same run; its faults are found. */
+static void test_sim(const fp_rules *r)
+{
+    fp_sim_opts o = {.nodes = 64, .gpus_per_node = 4, .runs = 2, .windows = 6,
+                     .link_partners = 4, .seed = 7,
+                     .faults = "slow-gpu=2,slow-node=1,bad-link=1,sdc=1,throttle=1,intermittent=1"};
+    char err[256];
+    fp_sim *sim = NULL;
+    CHECK(fp_sim_open(&o, &sim, err, sizeof err) == FP_OK);
+    fp_run a, b;
+    CHECK(fp_sim_run(sim, 1, &a) == FP_OK);
+    CHECK(fp_sim_run(sim, 1, &b) == FP_OK);
+    CHECK(a.nsamples == b.nsamples && a.nsamples > 0);
+    CHECK(memcmp(a.samples, b.samples, a.nsamples * sizeof *a.samples) == 0);
+    fp_verdicts *v = detect(&a, r);
+    fp_sim_score sc;
+    fp_sim_score_verdicts(sim, v, &sc);
+    CHECK(sc.tp == 6 && sc.fn == 0 && sc.fp == 0);
+    CHECK(sc.link_tp == 1 && sc.link_fp == 0);
+    fp_verdicts_free(v);
+    fp_run_free(&a);
+    fp_run_free(&b);
+    fp_sim_free(sim);
+    o.faults = "slow-gpu=x";
+    CHECK(fp_sim_open(&o, &sim, err, sizeof err) == FP_EUSAGE && strstr(err, "bad count 'x'"));
+    o.faults = "melted=1";
+    CHECK(fp_sim_open(&o, &sim, err, sizeof err) == FP_EUSAGE && strstr(err, "unknown fault kind"));
+}
+
+int main(void)
+{
+    fp_rules *r = rules_default();
+    if (!r)
+        CHECK_DONE();
+    test_peers_slow_node(r);
+    test_persistence(r);
+    test_links(r);
+    test_values_missing_groups(r);
+    test_rules_errors();
+    test_late_rank(r);
+    test_sim(r);
+    fp_rules_free(r);
+    CHECK_DONE();
+}
