@@ -10,8 +10,10 @@
 
 #include "fleetprint/admit.h"
 #include "fleetprint/cli.h"
+#include "fleetprint/detect.h"
 #include "fleetprint/hostlist.h"
 #include "fleetprint/log.h"
+#include "fleetprint/store.h"
 #include "fleetprint/topology.h"
 
 typedef struct admit_cfg {
@@ -20,6 +22,7 @@ typedef struct admit_cfg {
     double alpha;
     fp_strlist free_nodes, exclude, fail_nodes, warn_nodes;
     const char *store;
+    const char *tag;
     const char *json;
 } admit_cfg;
 
@@ -44,7 +47,9 @@ static const fp_opt admit_opts[] = {
     {"warn-nodes", 0, FP_OPT_LIST, offsetof(admit_cfg, warn_nodes), NULL,
      "hostlist of warned nodes: used only when healthy nodes do not suffice (repeatable)"},
     {"store", 0, FP_OPT_STRING, offsetof(admit_cfg, store), NULL,
-     "take failing and warned nodes from the store's latest verdicts (not wired yet)"},
+     "also take failing and warned nodes from the detector's verdicts on the store's latest run"},
+    {"tag", 0, FP_OPT_STRING, offsetof(admit_cfg, tag), NULL,
+     "with --store: the latest run with this tag (e.g. preflight, nightly)"},
     {"seed", 0, FP_OPT_INT, offsetof(admit_cfg, seed), "1", "seed of the local search"},
     {"json", 0, FP_OPT_STRING, offsetof(admit_cfg, json), NULL,
      "also write the answer as JSON to this file ('-': standard output)"},
@@ -74,8 +79,8 @@ static fp_status gather(const char *opt, const fp_strlist *items, fp_hostlist **
     return FP_OK;
 }
 
-/* The health source used until the store is wired in: --fail-nodes and
- * --warn-nodes. ctx is the admit_cfg. */
+/* Health from the command line: --fail-nodes and --warn-nodes. ctx is the
+ * admit_cfg. */
 static fp_status health_from_options(void *ctx, fp_hostlist *fail, fp_hostlist *warn)
 {
     const admit_cfg *c = ctx;
@@ -91,6 +96,57 @@ static fp_status health_from_options(void *ctx, fp_hostlist *fail, fp_hostlist *
             return FP_EUSAGE;
         }
     return FP_OK;
+}
+
+/* Add the nodes at verdict v to list. */
+static fp_status add_nodes(const fp_verdicts *v, fp_verdict which, fp_hostlist *list)
+{
+    const char *const *names;
+    size_t n = fp_verdicts_nodes_at(v, which, &names);
+    for (size_t i = 0; i < n; i++) {
+        char err[256];
+        if (which == FP_WARN && fp_verdicts_node(v, names[i]) != FP_WARN)
+            continue; /* nodes_at(WARN) also lists the failing ones */
+        if (fp_hostlist_append(list, names[i], err, sizeof err) != FP_OK) {
+            fp_error("admit: node name '%s' from the store: %s", names[i], err);
+            return FP_EINPUT;
+        }
+    }
+    return FP_OK;
+}
+
+/* Health from the store: the detector's verdicts on the latest run (with
+ * --tag, the latest so tagged) against the store's baselines, under the
+ * default rules. Failing nodes are never used, warned ones last. */
+static fp_status health_from_store(void *ctx, fp_hostlist *fail, fp_hostlist *warn)
+{
+    const admit_cfg *c = ctx;
+    fp_status st = FP_OK;
+    fp_store *store = NULL;
+    fp_baselines *base = NULL;
+    fp_rules *rules = NULL;
+    fp_verdicts *v = NULL;
+    fp_run run;
+    char err[512];
+    fp_run_init(&run);
+    FP_CHECK(fp_store_open(&store, c->store, FP_STORE_READ, 0));
+    FP_CHECK(fp_store_load_run(store, "latest", c->tag, &run));
+    FP_CHECK(fp_store_load_baselines(store, &base));
+    if (fp_rules_load(NULL, &rules, err, sizeof err) != FP_OK)
+        FP_FAIL(FP_EINTERNAL, "admit: default rules: %s", err);
+    fp_detect_opts opts = {.rules = rules, .baselines = base};
+    FP_CHECK(fp_detect(&run, &opts, &v));
+    FP_CHECK(add_nodes(v, FP_FAIL, fail));
+    FP_CHECK(add_nodes(v, FP_WARN, warn));
+    fp_info("admit: health from run %s in %s: %zu failing, %zu warned node(s)", run.id, c->store,
+            fp_hostlist_count(fail), fp_hostlist_count(warn));
+cleanup:
+    fp_verdicts_free(v);
+    fp_rules_free(rules);
+    fp_baselines_free(base);
+    fp_store_close(store);
+    fp_run_free(&run);
+    return st;
 }
 
 /* ---- output ------------------------------------------------------------------------ */
@@ -154,11 +210,6 @@ static fp_status admit_run(const void *config, fp_world *world)
         fp_error("admit: --topology FILE is required");
         return FP_EUSAGE;
     }
-    if (c->store) {
-        fp_error("admit: --store is not wired to the store yet; pass the verdicts with "
-                 "--fail-nodes and --warn-nodes");
-        return FP_ENOTBUILT;
-    }
     fp_admit_shape sh = {.nodes = c->nodes, .dp = c->dp, .pp = c->pp, .tp = c->tp,
                          .gpus_per_node = c->gpus_per_node, .alpha = c->alpha};
     if (fp_admit_resolve(&sh, err, sizeof err) != FP_OK) {
@@ -174,8 +225,9 @@ static fp_status admit_run(const void *config, fp_world *world)
     FP_CHECK(gather("exclude", &c->exclude, &exclude));
     FP_CHECK_ALLOC(fail = fp_hostlist_new());
     FP_CHECK_ALLOC(warn = fp_hostlist_new());
-    fp_admit_health_fn health_source = health_from_options;
-    FP_CHECK(health_source((void *)c, fail, warn));
+    FP_CHECK(health_from_options((void *)c, fail, warn));
+    if (c->store)
+        FP_CHECK(health_from_store((void *)c, fail, warn));
     fp_admit_health health = {.fail = fail, .warn = warn};
     FP_CHECK_ALLOC(avail = malloc((size_t)fp_topology_nodes(t) + 1));
     st = fp_admit_availability(t, free_nodes, exclude, &health, avail, err, sizeof err);

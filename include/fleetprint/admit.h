@@ -44,11 +44,6 @@ typedef struct fp_admit_health {
     const fp_hostlist *warn;
 } fp_admit_health;
 
-/* A source of health verdicts (the store provides one): append the names of
- * failing and warned nodes to fail and warn. Returns FP_OK or the error that
- * stops admission. */
-typedef fp_status (*fp_admit_health_fn)(void *ctx, fp_hostlist *fail, fp_hostlist *warn);
-
 /* Fill avail[0..nodes) (caller-allocated, one byte per topology node): free
  * nodes are those in free (all nodes when free is NULL), minus exclude and
  * health->fail; of those, health->warn ones are WARNED. Names in free that

@@ -1,7 +1,8 @@
 #!/bin/bash
 # fleetprint admit end to end: never an occupied, excluded or failing node;
 # the hostlist is valid and in rank order; malformed topology.conf files exit
-# 2 with a one-line error naming the line; --store is not wired yet.
+# 2 with a one-line error naming the line; with --store, the nodes the
+# detector fails on the store's latest run are never used.
 set -u
 FP=${FLEETPRINT:?}
 D=$(mktemp -d)
@@ -79,7 +80,37 @@ expect_err 2 "unknown.conf:1: switch 'p0' lists unknown switch 's9'" --topology 
 expect_err 2 "cannot open" --topology "$D/missing.conf" --nodes 1
 expect_err 2 "position 3" --topology "$D/topo.conf" --nodes 4 --exclude 'c[9-1]'
 expect_err 2 "'zz1' is not in the topology" --topology "$D/topo.conf" --nodes 4 --free 'zz1'
-expect_err 2 "not wired" --topology "$D/topo.conf" --nodes 4 --store fleet.h5
+expect_err 2 "no such store" --topology "$D/topo.conf" --nodes 4 --store "$D/none.h5"
+
+# ---- health from the store: a simulated fleet with 3 slow nodes ------------------------
+{
+  for l in $(seq 0 8); do
+    printf 'SwitchName=leaf%d Nodes=n[%02d-%02d]\n' "$l" $((l * 4)) $((l * 4 + 3))
+  done
+  echo "SwitchName=pod0 Switches=leaf[0-2]"
+  echo "SwitchName=pod1 Switches=leaf[3-5]"
+  echo "SwitchName=pod2 Switches=leaf[6-8]"
+} > "$D/sim.conf"
+"$FP" simulate --nodes 36 --gpus-per-node 2 --seed 5 --runs 2 --faults slow-node=3 \
+  --out "$D/sim.jsonl" --truth "$D/truth.json" 2>/dev/null || bad "simulate failed"
+"$FP" store ingest "$D/sim.jsonl" --store "$D/sim.h5" 2>/dev/null || bad "ingest failed"
+"$FP" detect --store "$D/sim.h5" --drain-file "$D/drain.txt" > /dev/null 2>&1
+[ -s "$D/drain.txt" ] || bad "detect drained nothing on a fleet with 3 slow nodes"
+# every usable node is needed: the answer must be exactly the nodes not drained
+USABLE=$((36 - $(/usr/bin/python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["faulty_nodes"]))' "$D/truth.json")))
+"$FP" admit --topology "$D/sim.conf" --nodes "$USABLE" --store "$D/sim.h5" --json "$D/h.json" \
+  > /dev/null 2> "$D/err.txt" || bad "admit --store exited $?: $(cat "$D/err.txt")"
+/usr/bin/python3 - "$D/h.json" "$D/truth.json" <<'PY' || bad "admit --store used a failing node"
+import json, sys
+nodes = set(json.load(open(sys.argv[1]))["nodes"])
+faulty = set(json.load(open(sys.argv[2]))["faulty_nodes"])
+assert faulty and not (nodes & faulty), nodes & faulty
+assert len(nodes) == 36 - len(faulty)
+PY
+"$FP" admit --topology "$D/sim.conf" --nodes 36 --store "$D/sim.h5" > /dev/null 2> "$D/e.txt"
+rc=$?
+[ $rc -eq 1 ] && grep -q "cannot admit" "$D/e.txt" || bad "36 nodes with 3 failing: exit $rc: $(cat "$D/e.txt")"
+grep -q "3 failing" "$D/e.txt" || bad "admit --store does not say what it took from the store"
 expect_err 2 "tp 3" --topology "$D/topo.conf" --nodes 4 --tp 3
 expect_err 1 "cannot admit 40 nodes" --topology "$D/topo.conf" --nodes 40
 expect_err 2 "--topology" --nodes 4
