@@ -1,11 +1,14 @@
 /* The table of subcommands. A command not built yet is listed with
- * unbuilt(): it answers --help and exits 2 saying it is not built. */
+ * UNBUILT(): it answers --help and exits 2 saying it is not built. */
 #include <string.h>
 
 #include "fleetprint/cli.h"
 #include "fleetprint/log.h"
 
-extern const fp_command fp_cmd_run, fp_cmd_version;
+extern const fp_command fp_cmd_run;
+extern const fp_command fp_cmd_whatif;
+extern const fp_command fp_cmd_admit;
+extern const fp_command fp_cmd_version;
 
 static const fp_opt no_opts[] = {{0}};
 
@@ -23,14 +26,21 @@ UNBUILT(cmd_preflight, "preflight", "quick checks before a job starts, then dete
 UNBUILT(cmd_burnin, "burnin", "sustained stress with result checks and telemetry (not built yet)");
 UNBUILT(cmd_baseline, "baseline", "build baselines from stored runs (not built yet)");
 UNBUILT(cmd_detect, "detect", "verdicts for a stored run (not built yet)");
-UNBUILT(cmd_whatif, "whatif", "what-if straggler analysis of a training trace (not built yet)");
-UNBUILT(cmd_admit, "admit", "topology-aware choice of nodes for a job (not built yet)");
 UNBUILT(cmd_report, "report", "render stored results (not built yet)");
 UNBUILT(cmd_store, "store", "list, show, export, ingest, remove stored runs (not built yet)");
 
 const fp_command *const fp_commands[] = {
-    &fp_cmd_run,   &cmd_preflight, &cmd_burnin, &cmd_baseline, &cmd_detect,     &cmd_whatif,
-    &cmd_admit,    &cmd_report,    &cmd_store,  &fp_cmd_version, NULL,
+    &fp_cmd_run,
+    &cmd_preflight,
+    &cmd_burnin,
+    &cmd_baseline,
+    &cmd_detect,
+    &fp_cmd_whatif,
+    &fp_cmd_admit,
+    &cmd_report,
+    &cmd_store,
+    &fp_cmd_version,
+    NULL,
 };
 
 const fp_command *fp_command_find(const char *name)

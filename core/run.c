@@ -1,6 +1,7 @@
 /* fleetprint run: run the selected suites on every rank, gather the samples
  * to rank 0, print and write them. Exit 1 when a result was wrong. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fleetprint/cli.h"
@@ -19,6 +20,17 @@ static fp_status count_wrong(fp_ctx *ctx, long long *total)
     return fp_world_wait(ctx->world, &req, 1, "counting wrong results");
 }
 
+static fp_status write_junit(const fp_run *run, const char *path)
+{
+    fp_junit_case *cases = NULL;
+    size_t n = 0;
+    fp_status st = fp_junit_from_checks(run, &cases, &n);
+    if (st == FP_OK)
+        st = fp_report_junit(path, "fleetprint run", cases, n);
+    free(cases);
+    return st;
+}
+
 static fp_status run_main(const void *config, fp_world *w)
 {
     const fp_config *cfg = config;
@@ -29,6 +41,11 @@ static fp_status run_main(const void *config, fp_world *w)
     fp_run_init(&run);
     long long wrong = 0;
     fp_status st = fp_ctx_open(&ctx, cfg, w, &inject, &local);
+    if (st == FP_OK && cfg->store) {
+        if (ctx.rank == 0)
+            fp_error("--store: the HDF5 store is not built into this version yet");
+        st = FP_ENOTBUILT;
+    }
     if (st == FP_OK)
         st = fp_run_selected(&ctx);
     if (st != FP_ETIMEOUT)
@@ -44,6 +61,8 @@ static fp_status run_main(const void *config, fp_world *w)
             fp_report_console(stdout, &run);
         if (cfg->json)
             st = fp_report_json(&run, cfg->json);
+        if (st == FP_OK && cfg->junit)
+            st = write_junit(&run, cfg->junit);
         fp_info("run %s: %zu samples from %d ranks on %d nodes: %s", run.id, run.nsamples,
                 run.nranks, run.nnodes, wrong ? "FAIL" : "pass");
         if (wrong)

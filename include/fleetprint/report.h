@@ -28,4 +28,24 @@ fp_status fp_report_json(const fp_run *run, const char *path);
  * entities and iterations, and the unit with its better direction. */
 void fp_report_console(FILE *out, const fp_run *run);
 
+/* ---- JUnit XML ------------------------------------------------------------------ */
+
+/* One test case of a JUnit report: a check that passed or failed. */
+typedef struct fp_junit_case {
+    char classname[64];  /* "fleetprint.kernels.membw" */
+    char name[320];      /* "kernels.membw.wrong@1048576 gpu:n0/0" */
+    bool failed;
+    char message[512];   /* on failure: metric, value, expected */
+    double seconds;
+} fp_junit_case;
+
+/* Write cases as a JUnit XML file (one <testsuite> named suite). Text is
+ * XML-escaped. FP_EIO when the file cannot be written. */
+fp_status fp_report_junit(const char *path, const char *suite, const fp_junit_case *cases,
+                          size_t n);
+
+/* The verification cases of a run: one per sample whose metric is "wrong",
+ * failing when the count is not 0. *out is a new array the caller frees. */
+fp_status fp_junit_from_checks(const fp_run *run, fp_junit_case **out, size_t *n);
+
 #endif

@@ -1,0 +1,238 @@
+/* `fleetprint admit`: topology-aware choice of nodes for a DP x PP job.
+ * Reads topology.conf, works out which nodes are usable (--free, --exclude,
+ * health verdicts), places the job with ours and with first-fit, and prints
+ * the hostlist in rank order with the spreads of both (and JSON on request). */
+#include <jansson.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fleetprint/admit.h"
+#include "fleetprint/cli.h"
+#include "fleetprint/hostlist.h"
+#include "fleetprint/log.h"
+#include "fleetprint/topology.h"
+
+typedef struct admit_cfg {
+    const char *topology;
+    int nodes, dp, pp, tp, gpus_per_node, seed;
+    double alpha;
+    fp_strlist free_nodes, exclude, fail_nodes, warn_nodes;
+    const char *store;
+    const char *json;
+} admit_cfg;
+
+static const fp_opt admit_opts[] = {
+    {"topology", 't', FP_OPT_STRING, offsetof(admit_cfg, topology), NULL,
+     "Slurm topology.conf (tree plugin) describing the switches (required)"},
+    {"nodes", 'N', FP_OPT_INT, offsetof(admit_cfg, nodes), NULL, "nodes the job needs"},
+    {"dp", 0, FP_OPT_INT, offsetof(admit_cfg, dp), NULL,
+     "data-parallel degree in ranks (default: fills --nodes)"},
+    {"pp", 0, FP_OPT_INT, offsetof(admit_cfg, pp), "1", "pipeline-parallel degree"},
+    {"tp", 0, FP_OPT_INT, offsetof(admit_cfg, tp), NULL,
+     "tensor-parallel degree, inside a node (default: --gpus-per-node)"},
+    {"gpus-per-node", 0, FP_OPT_INT, offsetof(admit_cfg, gpus_per_node), "8", "GPUs per node"},
+    {"alpha", 'a', FP_OPT_DOUBLE, offsetof(admit_cfg, alpha), "0.5",
+     "weight of the DP spread; 1 - alpha weighs the PP spread"},
+    {"free", 0, FP_OPT_LIST, offsetof(admit_cfg, free_nodes), NULL,
+     "hostlist of free nodes (repeatable; default: every node in the topology)"},
+    {"exclude", 'x', FP_OPT_LIST, offsetof(admit_cfg, exclude), NULL,
+     "hostlist of nodes never to use (repeatable)"},
+    {"fail-nodes", 0, FP_OPT_LIST, offsetof(admit_cfg, fail_nodes), NULL,
+     "hostlist of nodes failing their health verdicts: never used (repeatable)"},
+    {"warn-nodes", 0, FP_OPT_LIST, offsetof(admit_cfg, warn_nodes), NULL,
+     "hostlist of warned nodes: used only when healthy nodes do not suffice (repeatable)"},
+    {"store", 0, FP_OPT_STRING, offsetof(admit_cfg, store), NULL,
+     "take failing and warned nodes from the store's latest verdicts (not wired yet)"},
+    {"seed", 0, FP_OPT_INT, offsetof(admit_cfg, seed), "1", "seed of the local search"},
+    {"json", 0, FP_OPT_STRING, offsetof(admit_cfg, json), NULL,
+     "also write the answer as JSON to this file ('-': standard output)"},
+    {0},
+};
+
+/* Expand every item of a repeatable hostlist option into one list; NULL list
+ * when the option was not given. */
+static fp_status gather(const char *opt, const fp_strlist *items, fp_hostlist **out)
+{
+    *out = NULL;
+    if (items->n == 0)
+        return FP_OK;
+    fp_hostlist *hl = fp_hostlist_new();
+    if (!hl)
+        return FP_ENOMEM;
+    for (int i = 0; i < items->n; i++) {
+        char err[256];
+        fp_status st = fp_hostlist_append(hl, items->item[i], err, sizeof err);
+        if (st != FP_OK) {
+            fp_error("--%s '%s': %s", opt, items->item[i], err);
+            fp_hostlist_free(hl);
+            return st;
+        }
+    }
+    *out = hl;
+    return FP_OK;
+}
+
+/* The health source used until the store is wired in: --fail-nodes and
+ * --warn-nodes. ctx is the admit_cfg. */
+static fp_status health_from_options(void *ctx, fp_hostlist *fail, fp_hostlist *warn)
+{
+    const admit_cfg *c = ctx;
+    char err[256];
+    for (int i = 0; i < c->fail_nodes.n; i++)
+        if (fp_hostlist_append(fail, c->fail_nodes.item[i], err, sizeof err) != FP_OK) {
+            fp_error("--fail-nodes '%s': %s", c->fail_nodes.item[i], err);
+            return FP_EUSAGE;
+        }
+    for (int i = 0; i < c->warn_nodes.n; i++)
+        if (fp_hostlist_append(warn, c->warn_nodes.item[i], err, sizeof err) != FP_OK) {
+            fp_error("--warn-nodes '%s': %s", c->warn_nodes.item[i], err);
+            return FP_EUSAGE;
+        }
+    return FP_OK;
+}
+
+/* ---- output ------------------------------------------------------------------------ */
+
+static void print_row(const char *name, const fp_admit_score *s)
+{
+    printf("%-10s %9d %9d %9.2f   %9d %9d %9.2f\n", name, s->dp_spread, s->pp_spread,
+           s->objective, s->dp_leaf_spread, s->pp_leaf_spread, s->leaf_objective);
+}
+
+static json_t *score_json(const fp_admit_score *s)
+{
+    return json_pack("{s:i, s:i, s:f, s:i, s:i, s:f, s:i}", "dp_spread", s->dp_spread,
+                     "pp_spread", s->pp_spread, "objective", s->objective, "dp_leaf_spread",
+                     s->dp_leaf_spread, "pp_leaf_spread", s->pp_leaf_spread, "leaf_objective",
+                     s->leaf_objective, "warned_nodes", s->warned);
+}
+
+static fp_status write_json(const char *path, const admit_cfg *c, const fp_admit_shape *sh,
+                            const fp_topology *t, const fp_placement *ours,
+                            const fp_placement *ff, const char *hostlist)
+{
+    json_t *nodes = json_array();
+    for (int k = 0; k < ours->n; k++)
+        json_array_append_new(nodes, json_string(fp_topology_node_name(t, ours->node[k])));
+    json_t *root = json_pack(
+        "{s:s, s:{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f}, s:s, s:s, s:o, s:o, s:o}",
+        "topology", c->topology, "job", "nodes", sh->nodes, "dp", sh->dp, "pp", sh->pp, "tp",
+        sh->tp, "gpus_per_node", sh->gpus_per_node, "dp_group_nodes", sh->cols,
+        "pp_group_nodes", sh->rows, "alpha", sh->alpha, "hostlist", hostlist, "rank_order",
+        "tp fastest, then dp, then pp: node k is pp stage k / dp_group_nodes", "nodes", nodes,
+        "ours", score_json(&ours->score), "first_fit", score_json(&ff->score));
+    if (!root)
+        return FP_ENOMEM;
+    int rc = strcmp(path, "-") == 0 ? json_dumpf(root, stdout, JSON_INDENT(2))
+                                    : json_dump_file(root, path, JSON_INDENT(2));
+    if (strcmp(path, "-") == 0)
+        fputc('\n', stdout);
+    json_decref(root);
+    if (rc != 0) {
+        fp_error("--json %s: cannot write the file", path);
+        return FP_EIO;
+    }
+    return FP_OK;
+}
+
+/* ---- the command ------------------------------------------------------------------- */
+
+static fp_status admit_run(const void *config, fp_world *world)
+{
+    const admit_cfg *c = config;
+    fp_status st = FP_OK;
+    fp_topology *t = NULL;
+    fp_hostlist *free_nodes = NULL, *exclude = NULL, *fail = NULL, *warn = NULL;
+    unsigned char *avail = NULL;
+    fp_placement ours = {0}, ff = {0};
+    char *hostlist = NULL;
+    char err[512] = "";
+
+    if (!c->topology) {
+        fp_error("admit: --topology FILE is required");
+        return FP_EUSAGE;
+    }
+    if (c->store) {
+        fp_error("admit: --store is not wired to the store yet; pass the verdicts with "
+                 "--fail-nodes and --warn-nodes");
+        return FP_ENOTBUILT;
+    }
+    fp_admit_shape sh = {.nodes = c->nodes, .dp = c->dp, .pp = c->pp, .tp = c->tp,
+                         .gpus_per_node = c->gpus_per_node, .alpha = c->alpha};
+    if (fp_admit_resolve(&sh, err, sizeof err) != FP_OK) {
+        fp_error("admit: %s", err);
+        return FP_EUSAGE;
+    }
+    st = fp_topology_load(c->topology, &t, err, sizeof err);
+    if (st != FP_OK) {
+        fp_error("%s", err);
+        return st;
+    }
+    FP_CHECK(gather("free", &c->free_nodes, &free_nodes));
+    FP_CHECK(gather("exclude", &c->exclude, &exclude));
+    FP_CHECK_ALLOC(fail = fp_hostlist_new());
+    FP_CHECK_ALLOC(warn = fp_hostlist_new());
+    fp_admit_health_fn health_source = health_from_options;
+    FP_CHECK(health_source((void *)c, fail, warn));
+    fp_admit_health health = {.fail = fail, .warn = warn};
+    FP_CHECK_ALLOC(avail = malloc((size_t)fp_topology_nodes(t) + 1));
+    st = fp_admit_availability(t, free_nodes, exclude, &health, avail, err, sizeof err);
+    if (st != FP_OK) {
+        fp_error("admit: %s", err);
+        goto cleanup;
+    }
+    st = fp_admit_place(t, &sh, avail, FP_ADMIT_TOPO, (uint64_t)c->seed, &ours, err, sizeof err);
+    if (st != FP_OK) {
+        fp_error("admit: %s", err);
+        goto cleanup;
+    }
+    FP_CHECK(fp_admit_place(t, &sh, avail, FP_ADMIT_FIRST_FIT, 0, &ff, err, sizeof err));
+
+    const char **names = malloc((size_t)ours.n * sizeof *names);
+    FP_CHECK_ALLOC(names);
+    for (int k = 0; k < ours.n; k++)
+        names[k] = fp_topology_node_name(t, ours.node[k]);
+    hostlist = fp_hostlist_compress(names, (size_t)ours.n);
+    free(names);
+    FP_CHECK_ALLOC(hostlist);
+
+    if (!c->json || strcmp(c->json, "-") != 0) {
+        printf("hostlist   %s\n", hostlist);
+        printf("job        %d nodes: DP %d x PP %d x TP %d on %d GPUs per node; a DP group "
+               "is %d nodes, a PP group %d; alpha %.2f\n",
+               sh.nodes, sh.dp, sh.pp, sh.tp, sh.gpus_per_node, sh.cols, sh.rows, sh.alpha);
+        printf("rank order node k is PP stage k / %d, DP position k %% %d\n", sh.cols, sh.cols);
+        printf("%-10s %9s %9s %9s   %9s %9s %9s\n", "placement", "DP pods", "PP pods",
+               "objective", "DP leaves", "PP leaves", "leaf obj");
+        print_row("ours", &ours.score);
+        print_row("first-fit", &ff.score);
+    }
+    if (ours.score.warned)
+        fp_warn("admit: %d warned node(s) used: too few healthy nodes are free",
+                ours.score.warned);
+    if (c->json)
+        FP_CHECK(write_json(c->json, c, &sh, t, &ours, &ff, hostlist));
+
+cleanup:
+    free(hostlist);
+    fp_placement_clear(&ours);
+    fp_placement_clear(&ff);
+    free(avail);
+    fp_hostlist_free(free_nodes);
+    fp_hostlist_free(exclude);
+    fp_hostlist_free(fail);
+    fp_hostlist_free(warn);
+    fp_topology_free(t);
+    return st;
+}
+
+const fp_command fp_cmd_admit = {
+    .name = "admit",
+    .summary = "topology-aware choice of nodes for a DP x PP job",
+    .opts = admit_opts,
+    .config_size = sizeof(admit_cfg),
+    .needs_world = false,
+    .run = admit_run,
+};

@@ -1,0 +1,98 @@
+/* JUnit XML, the format CI systems read: one <testcase> per check. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fleetprint/log.h"
+#include "fleetprint/report.h"
+
+static void put_escaped(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&apos;", f); break;
+        default:
+            /* XML 1.0 forbids most control characters */
+            if ((unsigned char)*s >= 0x20 || *s == '\t' || *s == '\n')
+                fputc(*s, f);
+        }
+    }
+}
+
+fp_status fp_report_junit(const char *path, const char *suite, const fp_junit_case *cases,
+                          size_t n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fp_error("cannot write JUnit report %s", path);
+        return FP_EIO;
+    }
+    size_t failures = 0;
+    double total = 0;
+    for (size_t i = 0; i < n; i++) {
+        failures += cases[i].failed;
+        total += cases[i].seconds;
+    }
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n");
+    fprintf(f, "  <testsuite name=\"");
+    put_escaped(f, suite);
+    fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" time=\"%.3f\">\n", n, failures,
+            total);
+    for (size_t i = 0; i < n; i++) {
+        const fp_junit_case *c = &cases[i];
+        fprintf(f, "    <testcase classname=\"");
+        put_escaped(f, c->classname);
+        fprintf(f, "\" name=\"");
+        put_escaped(f, c->name);
+        fprintf(f, "\" time=\"%.3f\"", c->seconds);
+        if (!c->failed) {
+            fprintf(f, "/>\n");
+            continue;
+        }
+        fprintf(f, ">\n      <failure message=\"");
+        put_escaped(f, c->message);
+        fprintf(f, "\">");
+        put_escaped(f, c->message);
+        fprintf(f, "</failure>\n    </testcase>\n");
+    }
+    fprintf(f, "  </testsuite>\n</testsuites>\n");
+    bool ok = !ferror(f);
+    ok &= fclose(f) == 0;
+    if (!ok) {
+        fp_error("cannot write JUnit report %s", path);
+        return FP_EIO;
+    }
+    return FP_OK;
+}
+
+fp_status fp_junit_from_checks(const fp_run *run, fp_junit_case **out, size_t *n)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < run->nsamples; i++)
+        m += strcmp(run->samples[i].metric, "wrong") == 0;
+    fp_junit_case *cases = calloc(m ? m : 1, sizeof *cases);
+    if (!cases)
+        return FP_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < run->nsamples; i++) {
+        const fp_sample *s = &run->samples[i];
+        if (strcmp(s->metric, "wrong") != 0)
+            continue;
+        fp_junit_case *c = &cases[k++];
+        char ent[2 * FP_NAME_MAX + 32], key[128];
+        fp_entity_format(&s->entity, ent, sizeof ent);
+        fp_sample_key(s, key, sizeof key);
+        snprintf(c->classname, sizeof c->classname, "fleetprint.%s.%s", s->suite, s->test);
+        snprintf(c->name, sizeof c->name, "%s %s", key, ent);
+        c->failed = s->value != 0;
+        if (c->failed)
+            snprintf(c->message, sizeof c->message, "%s on %s: value %g %s, expected 0", key, ent,
+                     s->value, s->unit);
+    }
+    *out = cases;
+    *n = k;
+    return FP_OK;
+}

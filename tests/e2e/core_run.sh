@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# fleetprint run --suite kernels on N emulated nodes: exit 0, membw samples
+# with units for every node, the run context filled in.
+. "$FP_TESTS/lib.sh"
+n=${1:?ranks}
+expect_rc 0 mpi "$n" "$FLEETPRINT" run --suite kernels --test membw --array-size 2M -n 3 -w 1 \
+  --json "$WORK/out.json"
+py - "$WORK/out.json" "$n" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); n = int(sys.argv[2])
+run, samples = d["run"], d["samples"]
+assert run["nodes"] == ["n%d" % i for i in range(n)], run["nodes"]
+assert len(run["ranks"]) == n and run["id"] and run["command"] and run["mpi_version"]
+assert run["device_backend"] == "host" and run["comm_backend"] == "mpi"
+for i in range(n):
+    mine = [s for s in samples if s["entity"] == "gpu:n%d/0" % i]
+    metrics = {s["metric"] for s in mine}
+    assert {"copy_bw", "scale_bw", "add_bw", "triad_bw", "wrong"} <= metrics, metrics
+    assert all(s["unit"] in ("GB/s", "count") for s in mine)
+    assert all(s["value"] > 0 for s in mine if s["unit"] == "GB/s")
+    assert all(s["value"] == 0 for s in mine if s["metric"] == "wrong")
+print("ok: %d samples from %d nodes" % (len(samples), n))
+PY
+if [ "$n" = 2 ]; then
+  expect_rc 0 mpi 2 "$FLEETPRINT" run --test membw --array-size 1M -n 2 -w 0 --junit "$WORK/j.xml"
+  xmllint --noout "$WORK/j.xml"
+  [ "$(grep -c '<testcase ' "$WORK/j.xml")" -eq 2 ] || fail "JUnit: expected 2 test cases"
+  grep -q 'failures="0"' "$WORK/j.xml" || fail "JUnit: expected no failures"
+fi
