@@ -8,6 +8,7 @@
 extern const fp_command fp_cmd_run;
 extern const fp_command fp_cmd_whatif;
 extern const fp_command fp_cmd_admit;
+extern const fp_command fp_cmd_burnin;
 extern const fp_command fp_cmd_version;
 
 static const fp_opt no_opts[] = {{0}};
@@ -23,7 +24,6 @@ static fp_status not_built(const void *config, fp_world *world)
                                   .config_size = 1, .run = not_built}
 
 UNBUILT(cmd_preflight, "preflight", "quick checks before a job starts, then detect (not built yet)");
-UNBUILT(cmd_burnin, "burnin", "sustained stress with result checks and telemetry (not built yet)");
 UNBUILT(cmd_baseline, "baseline", "build baselines from stored runs (not built yet)");
 UNBUILT(cmd_detect, "detect", "verdicts for a stored run (not built yet)");
 UNBUILT(cmd_report, "report", "render stored results (not built yet)");
@@ -32,7 +32,7 @@ UNBUILT(cmd_store, "store", "list, show, export, ingest, remove stored runs (not
 const fp_command *const fp_commands[] = {
     &fp_cmd_run,
     &cmd_preflight,
-    &cmd_burnin,
+    &fp_cmd_burnin,
     &cmd_baseline,
     &cmd_detect,
     &fp_cmd_whatif,
