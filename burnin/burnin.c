@@ -38,6 +38,7 @@ static const fp_metric m_mem_bw = {"bandwidth", "GB/s", FP_BETTER_HIGHER};
 static const fp_metric m_sdc = {"sdc_suspect", "flag", FP_BETTER_LOWER};
 static const fp_metric m_first_bad = {"first_bad_interval", "window", FP_BETTER_HIGHER};
 static const fp_metric m_ratio = {"late_early_ratio", "ratio", FP_BETTER_HIGHER};
+static const fp_metric m_rel_ratio = {"relative_late_early", "ratio", FP_BETTER_HIGHER};
 static const fp_metric m_degraded = {"degraded", "flag", FP_BETTER_LOWER};
 static const fp_metric m_outcome = {"outcome", "0pass1warn2fail", FP_BETTER_LOWER};
 
@@ -548,14 +549,14 @@ static fp_status judge(burn *b)
             t[(size_t)q * (size_t)nw + (size_t)w] = b->tput[(size_t)q * (size_t)b->nwin + (size_t)w];
     fp_burnin_degradation(t, nr, nw, b->cfg->degrade, dg);
     v->degrade = dg[ctx->rank];
-    if (v->degrade.degraded) {
-        char rs[160] = "";
-        fp_tel_reasons_text(v->clock_reasons_seen, rs, sizeof rs);
+    char rs[160] = "";
+    fp_tel_reasons_text(v->clock_reasons_seen, rs, sizeof rs);
+    if (v->degrade.degraded)
         reason(v, FP_BURNIN_FAIL,
-               "degraded over time: late windows at %.0f%% of early ones (peers' median %.0f%%)%s%s",
-               100 * v->degrade.ratio, 100 * v->degrade.peer_ratio, rs[0] ? ", throttled: " : "",
+               "degraded over time: late windows at %.0f%% of early ones against its peers "
+               "(%.0f%% in absolute terms)%s%s",
+               100 * v->degrade.rel_ratio, 100 * v->degrade.ratio, rs[0] ? ", throttled: " : "",
                rs);
-    }
     if (v->mem_errors > 0)
         reason(v, FP_BURNIN_FAIL, "memory test: %lld errors, first at 0x%llx", v->mem_errors,
                (unsigned long long)v->mem_first_addr);
@@ -567,6 +568,7 @@ static fp_status judge(burn *b)
         FP_CHECK(fp_emit(ctx, &t_verdict, &m_first_bad, &ctx->self, 0, -1, v->first_bad_interval));
     if (v->degrade.state == 0) {
         FP_CHECK(fp_emit(ctx, &t_verdict, &m_ratio, &ctx->self, 0, -1, v->degrade.ratio));
+        FP_CHECK(fp_emit(ctx, &t_verdict, &m_rel_ratio, &ctx->self, 0, -1, v->degrade.rel_ratio));
         FP_CHECK(fp_emit(ctx, &t_verdict, &m_degraded, &ctx->self, 0, -1, v->degrade.degraded));
     }
     FP_CHECK(fp_emit(ctx, &t_verdict, &m_outcome, &ctx->self, 0, -1, v->outcome));

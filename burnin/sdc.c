@@ -142,41 +142,41 @@ void fp_burnin_degradation(const double *tput, int nranks, int nwin, double thre
 {
     memset(out, 0, (size_t)nranks * sizeof *out);
     int third = nwin / 3;
+    size_t cells = (size_t)nranks * (size_t)(nwin > 0 ? nwin : 1);
+    double *rel = malloc(cells * sizeof *rel);
     double *tmp = malloc(2 * (size_t)(nwin > nranks ? nwin : nranks) * sizeof *tmp + 16);
-    if (nwin < FP_BURNIN_DEGRADE_MIN_WINDOWS || third < 1 || !tmp) {
+    bool judged = nwin >= FP_BURNIN_DEGRADE_MIN_WINDOWS && third >= 1 && rel && tmp;
+    /* each window against the median of all ranks in the same window: load
+     * that slows every rank alike (a shared machine, the fleet's cooling)
+     * cancels out, what is left is the rank's own change */
+    for (int w = 0; judged && w < nwin; w++) {
         for (int r = 0; r < nranks; r++)
-            out[r].state = 1, out[r].ratio = out[r].peer_ratio = NAN;
-        free(tmp);
-        return;
-    }
-    double *ratios = malloc((size_t)nranks * sizeof *ratios);
-    for (int r = 0; r < nranks; r++) {
-        const double *row = tput + (size_t)r * (size_t)nwin;
-        out[r].early = window_median(row, 0, third, tmp);
-        out[r].late = window_median(row, nwin - third, nwin, tmp);
-        out[r].ratio = out[r].early > 0 ? out[r].late / out[r].early : NAN;
-        if (!isfinite(out[r].ratio))
-            out[r].state = 1;
-        if (ratios)
-            ratios[r] = out[r].ratio;
-    }
-    double peer = NAN;
-    if (ratios) {
-        int n = 0;
+            tmp[nwin + r] = tput[(size_t)r * (size_t)nwin + (size_t)w];
+        double med = window_median(tmp + nwin, 0, nranks, tmp);
         for (int r = 0; r < nranks; r++)
-            if (isfinite(ratios[r]))
-                ratios[n++] = ratios[r];
-        if (n > 0)
-            peer = median_of(ratios, n, tmp);
+            rel[(size_t)r * (size_t)nwin + (size_t)w] =
+                med > 0 ? tput[(size_t)r * (size_t)nwin + (size_t)w] / med : NAN;
     }
     for (int r = 0; r < nranks; r++) {
-        out[r].peer_ratio = peer;
-        if (out[r].state != 0)
+        fp_degrade *d = &out[r];
+        d->ratio = d->rel_ratio = NAN;
+        d->state = 1;
+        if (!judged)
             continue;
-        bool self_drop = out[r].ratio < 1 - threshold;
-        bool peer_drop = !isfinite(peer) || out[r].ratio < (1 - threshold) * peer;
-        out[r].degraded = self_drop && peer_drop;
+        const double *row = tput + (size_t)r * (size_t)nwin, *rrow = rel + (size_t)r * (size_t)nwin;
+        d->early = window_median(row, 0, third, tmp);
+        d->late = window_median(row, nwin - third, nwin, tmp);
+        d->ratio = d->early > 0 ? d->late / d->early : NAN;
+        double re = window_median(rrow, 0, third, tmp), rl = window_median(rrow, nwin - third, nwin, tmp);
+        d->rel_ratio = re > 0 ? rl / re : NAN;
+        if (!isfinite(d->ratio) || !isfinite(d->rel_ratio))
+            continue;
+        d->state = 0;
+        bool self_drop = d->ratio < 1 - threshold;
+        /* alone, a rank has no peers to compare with */
+        d->degraded = nranks < 2 ? self_drop : d->rel_ratio < 1 - threshold;
+        d->slowed = self_drop && !d->degraded;
     }
-    free(ratios);
+    free(rel);
     free(tmp);
 }

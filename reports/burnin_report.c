@@ -74,13 +74,20 @@ void fp_report_burnin_console(FILE *out, const fp_run *run, const fp_burnin_verd
         if (v[r].sdc_suspect)
             fprintf(out, "  SDC SUSPECT (first bad window %d)", v[r].first_bad_interval);
         if (v[r].degrade.degraded)
-            fprintf(out, "  DEGRADED (%.0f%% of early)", 100 * v[r].degrade.ratio);
+            fprintf(out, "  DEGRADED (%.0f%% of early, against peers)", 100 * v[r].degrade.rel_ratio);
         if (v[r].reasons[0])
             fprintf(out, "\n             %s", v[r].reasons);
         if (v[r].telemetry_waived)
             fprintf(out, "\n             telemetry %s", v[r].telemetry);
         fputc('\n', out);
     }
+    int slowed = 0;
+    for (int r = 0; r < nranks; r++)
+        slowed += v[r].degrade.slowed;
+    if (slowed)
+        fprintf(out, "note: %d rank%s slowed down over time together with their peers (shared "
+                     "load or fleet-wide throttling; not blamed on a device)\n",
+                slowed, slowed == 1 ? "" : "s");
     fprintf(out, "burn-in: %s (%d fail, %d warn, %d ranks)%s\n", fp_burnin_outcome_name(worst),
             nfail, nwarn, nranks, interrupted ? ", interrupted by a signal" : "");
 }
@@ -121,7 +128,8 @@ static json_t *verdict_json(const fp_burnin_verdict *v)
     json_object_set_new(d, "early_gflops", num_or_null(v->degrade.early));
     json_object_set_new(d, "late_gflops", num_or_null(v->degrade.late));
     json_object_set_new(d, "late_early_ratio", num_or_null(v->degrade.ratio));
-    json_object_set_new(d, "peer_ratio", num_or_null(v->degrade.peer_ratio));
+    json_object_set_new(d, "relative_late_early", num_or_null(v->degrade.rel_ratio));
+    json_object_set_new(d, "slowed_with_peers", json_boolean(v->degrade.slowed));
     json_object_set_new(o, "degradation", d);
     json_object_set_new(o, "memory_errors", json_integer(v->mem_errors));
     json_t *t = json_object();

@@ -68,9 +68,9 @@ static inline FP_HD uint64_t fp_mem_check_term(uint64_t w, uint64_t i)
  * same bits whatever the summation order, algorithm or device: bitwise is the
  * right default. */
 #define FP_BURNIN_SDC_TOL_DEFAULT "0"
-/* A rank is degraded over time when its late-window median throughput is
- * below (1 - threshold) x its early-window median AND below (1 - threshold)
- * x the peers' median late/early ratio. */
+/* A rank is degraded over time when, relative to its peers window by
+ * window, its late windows run below (1 - threshold) x its early ones (see
+ * fp_burnin_degradation). */
 #define FP_BURNIN_DEGRADE_DEFAULT "0.25"
 /* Fewest windows for which degradation is judged (early and late thirds). */
 #define FP_BURNIN_DEGRADE_MIN_WINDOWS 3
@@ -151,15 +151,20 @@ int fp_sdc_vote(const fp_gemm_digest *all, int nranks, double tol, int *disagree
 /* Degradation of one rank's throughput over time. */
 typedef struct fp_degrade {
     int state;         /* 0 judged, 1 waived (too few windows) */
-    bool degraded;     /* slower late than early, and than its peers */
-    double early;      /* median of the first third of its windows */
+    bool degraded;     /* slower late than early, relative to its peers */
+    bool slowed;       /* slower late than early, but so were its peers: a note, not a verdict */
+    double early;      /* median of the first third of its windows (GFLOP/s) */
     double late;       /* median of the last third */
     double ratio;      /* late / early */
-    double peer_ratio; /* median of ratio over all ranks */
+    double rel_ratio;  /* late / early of its throughput over the peers' per window */
 } fp_degrade;
 
 /* Judge every rank from tput (nranks rows of nwin window throughputs,
- * row-major; NaN for a window a rank did not finish) with the threshold.
+ * row-major; NaN for a window a rank did not finish) with the threshold:
+ * each window is divided by the median of all ranks in that window, and a
+ * rank is degraded when its late third's median of that relative throughput
+ * is below (1 - threshold) x its early third's (alone: its plain
+ * throughput). Fewer than FP_BURNIN_DEGRADE_MIN_WINDOWS windows: waived.
  * out has nranks entries. */
 void fp_burnin_degradation(const double *tput, int nranks, int nwin, double threshold,
                            fp_degrade *out);
