@@ -72,8 +72,9 @@ static inline FP_HD uint64_t fp_mem_check_term(uint64_t w, uint64_t i)
  * window, its late windows run below (1 - threshold) x its early ones (see
  * fp_burnin_degradation). */
 #define FP_BURNIN_DEGRADE_DEFAULT "0.25"
-/* Fewest windows for which degradation is judged (early and late thirds). */
-#define FP_BURNIN_DEGRADE_MIN_WINDOWS 3
+/* Fewest windows for which degradation is judged: early and late thirds of
+ * at least two windows each, so one noisy window cannot decide. */
+#define FP_BURNIN_DEGRADE_MIN_WINDOWS 6
 /* Temperature above which a device is warned about (degrees C; SuperBench). */
 #define FP_BURNIN_TEMP_WARN_C 85.0
 /* Memory tested when --memory-fraction is auto: cuda share of device memory,
