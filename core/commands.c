@@ -6,11 +6,15 @@
 #include "fleetprint/log.h"
 
 extern const fp_command fp_cmd_run;
+extern const fp_command fp_cmd_preflight;
+extern const fp_command fp_cmd_burnin;
+extern const fp_command fp_cmd_baseline;
+extern const fp_command fp_cmd_detect;
 extern const fp_command fp_cmd_whatif;
 extern const fp_command fp_cmd_admit;
-extern const fp_command fp_cmd_version;
 extern const fp_command fp_cmd_store;
-extern const fp_command fp_cmd_baseline;
+extern const fp_command fp_cmd_simulate;
+extern const fp_command fp_cmd_version;
 
 static const fp_opt no_opts[] = {{0}};
 
@@ -24,15 +28,12 @@ static fp_status not_built(const void *config, fp_world *world)
     static const fp_command id = {.name = cmd, .summary = text, .opts = no_opts,           \
                                   .config_size = 1, .run = not_built}
 
-extern const fp_command fp_cmd_preflight;
-UNBUILT(cmd_burnin, "burnin", "sustained stress with result checks and telemetry (not built yet)");
-extern const fp_command fp_cmd_detect, fp_cmd_simulate;
 UNBUILT(cmd_report, "report", "render stored results (not built yet)");
 
 const fp_command *const fp_commands[] = {
     &fp_cmd_run,
     &fp_cmd_preflight,
-    &cmd_burnin,
+    &fp_cmd_burnin,
     &fp_cmd_baseline,
     &fp_cmd_detect,
     &fp_cmd_whatif,

@@ -1,0 +1,746 @@
+/* fleetprint burnin: sustained GEMM on every device with deterministic
+ * inputs for --duration, in windows of --interval. Every window: a throughput
+ * sample per device, a telemetry reading, and result checks against the
+ * device's own first result and across all ranks (majority vote). Before the
+ * stress, a memory pattern test. After it, degradation over time and the
+ * verdicts. SIGINT/SIGTERM stop it at the next window boundary with the
+ * results so far, marked interrupted. */
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fleetprint/burnin.h"
+#include "fleetprint/cli.h"
+#include "fleetprint/kernels.h"
+#include "fleetprint/log.h"
+#include "fleetprint/progress.h"
+#include "fleetprint/report.h"
+#include "fleetprint/timer.h"
+
+/* ---- what burn-in records ------------------------------------------------------- */
+
+/* Test descriptors name the samples (burnin.<test>.<metric>); burn-in is a
+ * command of its own, so they are not in the run registry. */
+static const fp_test t_gemm = {.suite = "burnin", .name = "gemm", .summary = "sustained GEMM"};
+static const fp_test t_mem = {.suite = "burnin", .name = "memtest", .summary = "memory patterns"};
+static const fp_test t_tel = {.suite = "burnin", .name = "telemetry", .summary = "telemetry"};
+static const fp_test t_verdict = {.suite = "burnin", .name = "verdict", .summary = "verdicts"};
+
+static const fp_metric m_gflops = {"gflops", "GFLOP/s", FP_BETTER_HIGHER};
+static const fp_metric m_self = {"self_mismatch", "count", FP_BETTER_LOWER};
+static const fp_metric m_peer = {"peer_mismatch", "blocks", FP_BETTER_LOWER};
+static const fp_metric m_nonfinite = {"nonfinite", "count", FP_BETTER_LOWER};
+static const fp_metric m_mem_errors = {"errors", "count", FP_BETTER_LOWER};
+static const fp_metric m_mem_bw = {"bandwidth", "GB/s", FP_BETTER_HIGHER};
+static const fp_metric m_sdc = {"sdc_suspect", "flag", FP_BETTER_LOWER};
+static const fp_metric m_first_bad = {"first_bad_interval", "window", FP_BETTER_HIGHER};
+static const fp_metric m_ratio = {"late_early_ratio", "ratio", FP_BETTER_HIGHER};
+static const fp_metric m_rel_ratio = {"relative_late_early", "ratio", FP_BETTER_HIGHER};
+static const fp_metric m_degraded = {"degraded", "flag", FP_BETTER_LOWER};
+static const fp_metric m_outcome = {"outcome", "0pass1warn2fail", FP_BETTER_LOWER};
+
+/* ---- signals -------------------------------------------------------------------- */
+
+/* The one piece of process-wide mutable state in burn-in, and why: a signal
+ * handler can only talk to the loop through a static volatile sig_atomic_t.
+ * It is set by SIGINT/SIGTERM and read at every window boundary. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
+{
+    stop_signal = sig;
+}
+
+typedef struct saved_signals {
+    struct sigaction intr, term;
+} saved_signals;
+
+/* SA_RESETHAND: a second signal ends the process the default way. */
+static void signals_install(saved_signals *old)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    stop_signal = 0;
+    sigaction(SIGINT, &sa, &old->intr);
+    sigaction(SIGTERM, &sa, &old->term);
+}
+
+static void signals_restore(const saved_signals *old)
+{
+    sigaction(SIGINT, &old->intr, NULL);
+    sigaction(SIGTERM, &old->term, NULL);
+}
+
+/* ---- state -------------------------------------------------------------------- */
+
+/* What every rank sends the others at the end of a window. */
+typedef struct win_msg {
+    fp_gemm_digest digest;
+    double gflops;
+    long long self_mismatch, nonfinite;
+    long long errors;  /* everything found on this rank so far */
+    int stop;          /* a signal arrived */
+    int pad;
+} win_msg;
+
+typedef struct burn {
+    fp_ctx *ctx;
+    const fp_burnin_config *cfg;
+    fp_gemm_type type;
+    int n;                /* problem size n = m = k */
+    size_t es, nn;        /* result element size, result elements */
+    void *da, *db, *dc;   /* device operands */
+    void *host_c, *ref;   /* this window's result and the first one */
+    int nwin, done;       /* windows planned and completed */
+    double *tput;         /* nranks x nwin GFLOP/s, NaN until known */
+    int *first_bad;       /* per rank, -1 none */
+    win_msg *msgs;        /* nranks */
+    fp_gemm_digest *digests;
+    int *disagree;
+    int batch;            /* GEMMs per timed region */
+    fp_telemetry *tel;
+    fp_burnin_verdict v;  /* this rank's */
+    bool interrupted;
+    bool flipped;         /* an injected bitflip hit a result */
+    long long no_majority;
+} burn;
+
+/* ---- options ---------------------------------------------------------------------- */
+
+static fp_status validate(const fp_burnin_config *cfg, int rank, fp_gemm_type *type)
+{
+    const fp_config *c = &cfg->base;
+    const char *bad = NULL;
+    char msg[160];
+    if (!(c->duration > 0))
+        bad = "--duration must be positive (e.g. 30m)";
+    else if (!(c->interval > 0) || c->interval > c->duration)
+        bad = "--interval must be positive and at most --duration";
+    else if (c->duration / c->interval > 100000)
+        bad = "--duration / --interval gives more than 100000 windows";
+    else if (!(c->memory_fraction == -1 || (c->memory_fraction >= 0 && c->memory_fraction <= 0.95)))
+        bad = "--memory-fraction must be -1 (auto) or within 0..0.95";
+    else if (!(cfg->sdc_tol >= 0 && cfg->sdc_tol < 1))
+        bad = "--sdc-tolerance must be within 0 (bitwise) .. 1";
+    else if (!(cfg->degrade > 0 && cfg->degrade < 1))
+        bad = "--degrade-threshold must be within 0 .. 1 (exclusive)";
+    else if (c->gemm_size < 0 || c->gemm_size > 65536)
+        bad = "--gemm-size must be within 1..65536 (0: auto)";
+    *type = FP_GEMM_TYPE_COUNT; /* auto */
+    if (!bad && strcmp(cfg->gemm_type, "auto") != 0) {
+        for (int t = 0; t < FP_GEMM_TYPE_COUNT; t++)
+            if (strcmp(cfg->gemm_type, fp_gemm_type_name((fp_gemm_type)t)) == 0)
+                *type = (fp_gemm_type)t;
+        if (*type == FP_GEMM_TYPE_COUNT) {
+            snprintf(msg, sizeof msg, "--gemm-type '%s': choose auto, f64, f32, tf32, f16, bf16 or fp8",
+                     cfg->gemm_type);
+            bad = msg;
+        }
+    }
+    if (!bad)
+        return FP_OK;
+    if (rank == 0)
+        fp_error("%s", bad);
+    return FP_EUSAGE;
+}
+
+/* The type every rank runs: the one asked for if all support it; auto:
+ * bf16 where every device has it (GPUs), else f64, else f32. */
+static fp_status choose_type(burn *b, fp_gemm_type want)
+{
+    fp_ctx *ctx = b->ctx;
+    int mine = 0, *all = calloc((size_t)ctx->nranks, sizeof *all);
+    if (!all)
+        return FP_ENOMEM;
+    for (int t = 0; t < FP_GEMM_TYPE_COUNT; t++)
+        mine |= ctx->dev_ops->gemm_supports(ctx->dev, (fp_gemm_type)t) ? 1 << t : 0;
+    fp_status st = fp_world_allgather(ctx->world, &mine, all, (int)sizeof mine, "gemm types");
+    int common = ~0, lacking = -1;
+    for (int r = 0; st == FP_OK && r < ctx->nranks; r++) {
+        common &= all[r];
+        if (want != FP_GEMM_TYPE_COUNT && !(all[r] & 1 << want) && lacking < 0)
+            lacking = r;
+    }
+    free(all);
+    if (st != FP_OK)
+        return st;
+    if (want != FP_GEMM_TYPE_COUNT) {
+        if (lacking >= 0) {
+            if (ctx->rank == 0)
+                fp_error("--gemm-type %s: rank %d's device (%s) does not run it",
+                         fp_gemm_type_name(want), lacking, ctx->dev_ops->name);
+            return FP_EUSAGE;
+        }
+        b->type = want;
+        return FP_OK;
+    }
+    static const fp_gemm_type pref[] = {FP_GEMM_BF16, FP_GEMM_F64, FP_GEMM_F32};
+    for (size_t i = 0; i < sizeof pref / sizeof pref[0]; i++)
+        if (common & 1 << pref[i]) {
+            b->type = pref[i];
+            return FP_OK;
+        }
+    if (ctx->rank == 0)
+        fp_error("burnin: no GEMM type runs on every rank's device");
+    return FP_EUNSUPPORTED;
+}
+
+/* ---- telemetry ------------------------------------------------------------------- */
+
+static void tel_open(burn *b)
+{
+    fp_ctx *ctx = b->ctx;
+    const char *nvml = b->cfg->nvml;
+    if (!nvml)
+        nvml = getenv("FLEETPRINT_NVML");
+    if (nvml && !*nvml)
+        nvml = NULL;
+    if (!nvml && ctx->dev_ops != &fp_device_host)
+        nvml = "libnvidia-ml.so.1";
+    const char *root = getenv("FLEETPRINT_SYSROOT");
+    char why[160];
+    fp_status st = fp_telemetry_open(&b->tel, nvml, ctx->dev_info.pci_bus, ctx->dev_info.index,
+                                     root, why, sizeof why);
+    if (st == FP_OK) {
+        snprintf(b->v.telemetry, sizeof b->v.telemetry, "%s", fp_telemetry_source(b->tel));
+        return;
+    }
+    b->v.telemetry_waived = true;
+    snprintf(b->v.telemetry, sizeof b->v.telemetry, "waived: %.150s", why);
+    fp_warn("telemetry waived: %s", why);
+}
+
+/* Take a reading, record its fields as samples (iter = reading index:
+ * 0 at start, w + 1 after window w) and remember it. */
+static fp_status tel_read(burn *b, int index, fp_tel_reading *r)
+{
+    fp_status st = FP_OK;
+    fp_telemetry_read(b->tel, r);
+    for (int f = 0; f < FP_TEL_COUNT; f++)
+        if (r->have & 1u << f)
+            FP_CHECK(fp_emit(b->ctx, &t_tel, fp_tel_metric(f), &b->ctx->self, 0, index, r->v[f]));
+    if (r->have & 1u << FP_TEL_CLOCK_REASONS)
+        b->v.clock_reasons_seen |= (uint64_t)r->v[FP_TEL_CLOCK_REASONS];
+cleanup:
+    return st;
+}
+
+/* ---- memory test --------------------------------------------------------------- */
+
+static fp_status memtest(burn *b)
+{
+    fp_status st = FP_OK;
+    fp_ctx *ctx = b->ctx;
+    double frac = b->cfg->base.memory_fraction;
+    uint64_t bytes = frac == -1 ? (ctx->dev_ops == &fp_device_host
+                                       ? FP_BURNIN_MEM_BYTES_HOST
+                                       : (uint64_t)(FP_BURNIN_MEM_FRACTION_CUDA *
+                                                    (double)ctx->dev_info.memory))
+                                : (uint64_t)(frac * (double)ctx->dev_info.memory);
+    bytes -= bytes % 4096;
+    void *region = NULL;
+    if (bytes == 0)
+        return FP_OK;
+    FP_CHECK(ctx->dev_ops->alloc(ctx->dev, bytes, &region));
+    for (int p = 0; p < FP_MEM_PATTERN_COUNT && !stop_signal; p++) {
+        fp_memtest_result res;
+        FP_CHECK(fp_memtest_run(ctx->dev_ops, ctx->dev, region, bytes, p, 0x5eedULL + (uint64_t)p,
+                                &res));
+        FP_CHECK(fp_emit(ctx, &t_mem, &m_mem_errors, &ctx->self, bytes, p, (double)res.errors));
+        if (res.seconds > 0)
+            FP_CHECK(fp_emit(ctx, &t_mem, &m_mem_bw, &ctx->self, bytes, p,
+                             2.0 * (double)bytes / res.seconds * 1e-9));
+        if (res.errors == 0 && res.sum_read == res.sum_written)
+            continue;
+        if (b->v.mem_errors == 0 && res.naddr > 0)
+            b->v.mem_first_addr = res.addr[0];
+        b->v.mem_errors += (long long)(res.errors ? res.errors : 1);
+        fp_error("memtest %s: %llu bad words in %llu bytes (checksum %s)", fp_mem_pattern_name(p),
+                 (unsigned long long)res.errors, (unsigned long long)bytes,
+                 res.sum_read == res.sum_written ? "equal" : "differs");
+        for (int i = 0; i < res.naddr; i++)
+            fp_error("  at 0x%llx: read 0x%016llx, wrote 0x%016llx",
+                     (unsigned long long)res.addr[i], (unsigned long long)res.got[i],
+                     (unsigned long long)res.want[i]);
+    }
+cleanup:
+    if (region)
+        ctx->dev_ops->free(ctx->dev, region);
+    return st;
+}
+
+/* ---- the stress loop ------------------------------------------------------------- */
+
+static fp_status gemm_setup(burn *b)
+{
+    fp_status st = FP_OK;
+    fp_ctx *ctx = b->ctx;
+    const fp_device_ops *d = ctx->dev_ops;
+    int n = b->cfg->base.gemm_size;
+    b->n = n > 0 ? n : d == &fp_device_host ? 512 : 8192;
+    b->nn = (size_t)b->n * (size_t)b->n;
+    b->es = fp_gemm_out_size(b->type);
+    double *h = malloc(b->nn * sizeof *h);
+    FP_CHECK_ALLOC(h);
+    b->host_c = malloc(b->nn * b->es);
+    b->ref = malloc(b->nn * b->es);
+    FP_CHECK_ALLOC(b->host_c);
+    FP_CHECK_ALLOC(b->ref);
+    FP_CHECK(d->alloc(ctx->dev, b->nn * fp_gemm_in_size(b->type), &b->da));
+    FP_CHECK(d->alloc(ctx->dev, b->nn * fp_gemm_in_size(b->type), &b->db));
+    FP_CHECK(d->alloc(ctx->dev, b->nn * b->es, &b->dc));
+    /* the same inputs on every rank: exact in every type (see burnin.h) */
+    for (size_t i = 0; i < b->nn; i++)
+        h[i] = fp_gemm_input(11, i);
+    FP_CHECK(fp_gemm_upload(ctx, b->type, h, b->nn, b->da));
+    for (size_t i = 0; i < b->nn; i++)
+        h[i] = fp_gemm_input(23, i);
+    FP_CHECK(fp_gemm_upload(ctx, b->type, h, b->nn, b->db));
+    /* warm-up, untimed */
+    FP_CHECK(d->gemm(ctx->dev, b->type, b->n, b->n, b->n, b->da, b->n, b->db, b->n, b->dc, b->n));
+    FP_CHECK(d->sync(ctx->dev));
+cleanup:
+    free(h);
+    return st;
+}
+
+static void gemm_teardown(burn *b)
+{
+    fp_ctx *ctx = b->ctx;
+    void **bufs[] = {&b->da, &b->db, &b->dc};
+    for (int i = 0; i < 3; i++)
+        if (*bufs[i]) {
+            ctx->dev_ops->free(ctx->dev, *bufs[i]);
+            *bufs[i] = NULL;
+        }
+    free(b->host_c);
+    free(b->ref);
+    b->host_c = b->ref = NULL;
+}
+
+/* Flip one low mantissa bit of a result element: a corruption only a
+ * bitwise check sees (2^-42 relative in f64, 2^-21 in f32). */
+static fp_status inject_flip(burn *b, size_t i)
+{
+    fp_status st = FP_OK;
+    fp_ctx *ctx = b->ctx;
+    unsigned char v[8];
+    char *p = (char *)b->dc + i * b->es;
+    FP_CHECK(ctx->dev_ops->copy(ctx->dev, v, p, b->es, FP_COPY_D2H));
+    v[1] ^= 0x04;
+    FP_CHECK(ctx->dev_ops->copy(ctx->dev, p, v, b->es, FP_COPY_H2D));
+cleanup:
+    return st;
+}
+
+/* Run GEMMs until the common clock passes end; returns GFLOP/s over the
+ * wall time of the loop (what a job would get: on a shared or throttled
+ * device, waiting counts). Timed regions (where injected slowdowns act) of
+ * b->batch GEMMs grow until one takes 1/20 of an interval, so GPU timing
+ * overhead stays small and the loop overshoots end by little. */
+static fp_status stress(burn *b, double end, double *gflops)
+{
+    fp_status st = FP_OK;
+    fp_ctx *ctx = b->ctx;
+    double flop = 2.0 * (double)b->n * (double)b->n * (double)b->n, t0 = fp_clock();
+    long long count = 0;
+    do {
+        double sec = 0;
+        FP_CHECK(fp_timed_start(ctx));
+        for (int i = 0; i < b->batch; i++)
+            FP_CHECK(ctx->dev_ops->gemm(ctx->dev, b->type, b->n, b->n, b->n, b->da, b->n, b->db,
+                                        b->n, b->dc, b->n));
+        FP_CHECK(fp_timed_stop(ctx, &sec));
+        count += b->batch;
+        if (sec < b->cfg->base.interval / 20 && b->batch < 1024)
+            b->batch *= 2;
+    } while (fp_world_now(ctx->world) < end);
+    double wall = fp_clock() - t0;
+    *gflops = wall > 0 ? flop * (double)count / wall * 1e-9 : 0;
+cleanup:
+    return st;
+}
+
+/* One window: stress, check, read telemetry, exchange, vote. */
+static fp_status window(burn *b, int w, double t0, fp_progress *prog)
+{
+    fp_status st = FP_OK;
+    fp_ctx *ctx = b->ctx;
+    double interval = b->cfg->base.interval;
+    win_msg mine;
+    memset(&mine, 0, sizeof mine);
+    FP_CHECK(stress(b, t0 + (w + 1) * interval, &mine.gflops));
+    if (fp_inject_bitflip(ctx->inject, ctx->rank, fp_world_now(ctx->world))) {
+        FP_CHECK(inject_flip(b, b->nn / 2 + (size_t)b->n / 3));
+        if (!b->flipped)
+            fp_warn("burn-in: injected bitflip in window %d's result (and every later one)", w);
+        b->flipped = true;
+    }
+    FP_CHECK(ctx->dev_ops->copy(ctx->dev, b->host_c, b->dc, b->nn * b->es, FP_COPY_D2H));
+    fp_gemm_digest_make(b->host_c, b->nn, b->es, &mine.digest);
+    if (w == 0)
+        memcpy(b->ref, b->host_c, b->nn * b->es);
+    else
+        mine.self_mismatch = (long long)fp_result_mismatch(b->host_c, b->ref, b->nn, b->es,
+                                                           b->cfg->sdc_tol);
+    mine.nonfinite = (long long)mine.digest.nonfinite;
+    b->v.self_mismatch += mine.self_mismatch;
+    b->v.nonfinite += mine.nonfinite;
+    mine.errors = b->v.self_mismatch + b->v.peer_mismatch + b->v.nonfinite + b->v.mem_errors;
+    mine.stop = stop_signal != 0;
+
+    fp_tel_reading r;
+    FP_CHECK(tel_read(b, w + 1, &r));
+    b->v.tel_end = r;
+    FP_CHECK(fp_emit(ctx, &t_gemm, &m_gflops, &ctx->self, b->nn * b->es, w, mine.gflops));
+    FP_CHECK(fp_emit(ctx, &t_gemm, &m_self, &ctx->self, b->nn * b->es, w,
+                     (double)mine.self_mismatch));
+    FP_CHECK(fp_emit(ctx, &t_gemm, &m_nonfinite, &ctx->self, b->nn * b->es, w,
+                     (double)mine.nonfinite));
+
+    /* everyone learns everyone's window; the vote is the same on every rank */
+    FP_CHECK(fp_world_allgather(ctx->world, &mine, b->msgs, (int)sizeof mine, "burn-in window"));
+    int nr = ctx->nranks;
+    for (int q = 0; q < nr; q++)
+        b->digests[q] = b->msgs[q].digest;
+    int nomaj = nr >= 3 ? fp_sdc_vote(b->digests, nr, b->cfg->sdc_tol, b->disagree) : 0;
+    if (nr < 3) /* two ranks cannot outvote each other: only NaN/Inf count */
+        for (int q = 0; q < nr; q++)
+            b->disagree[q] = b->msgs[q].nonfinite > 0;
+    b->no_majority += nomaj;
+    if (nomaj && ctx->rank == 0)
+        fp_warn("window %d: %d result blocks have no majority across ranks", w, nomaj);
+    b->v.peer_mismatch += b->disagree[ctx->rank];
+    FP_CHECK(fp_emit(ctx, &t_gemm, &m_peer, &ctx->self, b->nn * b->es, w,
+                     (double)b->disagree[ctx->rank]));
+    double *g = malloc((size_t)nr * sizeof *g);
+    FP_CHECK_ALLOC(g);
+    long long errors = 0;
+    for (int q = 0; q < nr; q++) {
+        const win_msg *m = &b->msgs[q];
+        b->tput[(size_t)q * (size_t)b->nwin + (size_t)w] = m->gflops;
+        if (b->first_bad[q] < 0 && (m->self_mismatch > 0 || m->nonfinite > 0 || b->disagree[q] > 0))
+            b->first_bad[q] = w;
+        errors += m->errors + b->disagree[q];
+        b->interrupted |= m->stop != 0;
+        g[q] = m->gflops;
+    }
+    double med = fp_median(g, nr); /* reorders g: min and max after */
+    double lo = g[0], hi = g[0];
+    for (int q = 1; q < nr; q++) {
+        lo = g[q] < lo ? g[q] : lo;
+        hi = g[q] > hi ? g[q] : hi;
+    }
+    free(g);
+    char detail[160];
+    snprintf(detail, sizeof detail, "GFLOP/s min %.1f median %.1f max %.1f, %lld error%s so far",
+             lo, med, hi, errors, errors == 1 ? "" : "s");
+    fp_progress_update(prog, (w + 1) * interval, detail);
+    b->done = w + 1;
+cleanup:
+    return st;
+}
+
+/* ---- verdicts --------------------------------------------------------------------- */
+
+static void reason(fp_burnin_verdict *v, int outcome, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void reason(fp_burnin_verdict *v, int outcome, const char *fmt, ...)
+{
+    size_t at = strlen(v->reasons);
+    if (at && at + 2 < sizeof v->reasons) {
+        memcpy(v->reasons + at, "; ", 3);
+        at += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v->reasons + at, sizeof v->reasons - at, fmt, ap);
+    va_end(ap);
+    if (outcome > v->outcome)
+        v->outcome = outcome;
+}
+
+/* Increase of field f from the start reading to the end one (0 when either
+ * lacks it). */
+static double delta(const fp_burnin_verdict *v, int f)
+{
+    if (!(v->tel_start.have & v->tel_end.have & 1u << f))
+        return 0;
+    return v->tel_end.v[f] - v->tel_start.v[f];
+}
+
+static bool has(const fp_tel_reading *r, int f)
+{
+    return (r->have & 1u << f) != 0;
+}
+
+static void judge_telemetry(fp_burnin_verdict *v)
+{
+    const fp_tel_reading *e = &v->tel_end;
+    double d;
+    if ((d = delta(v, FP_TEL_ECC_UNCORR)) > 0)
+        reason(v, FP_BURNIN_FAIL, "ECC uncorrected errors +%.0f during the run", d);
+    if (has(e, FP_TEL_XID) && e->v[FP_TEL_XID] > 0)
+        reason(v, FP_BURNIN_FAIL, "XID %.0f (%.0f critical XID event%s)", e->v[FP_TEL_LAST_XID],
+               e->v[FP_TEL_XID], e->v[FP_TEL_XID] == 1 ? "" : "s");
+    if (has(e, FP_TEL_REMAP_FAILURE) && e->v[FP_TEL_REMAP_FAILURE] > 0)
+        reason(v, FP_BURNIN_FAIL, "row remapping failed");
+    if (has(e, FP_TEL_REMAP_PENDING) && e->v[FP_TEL_REMAP_PENDING] > 0)
+        reason(v, FP_BURNIN_WARN, "row remap pending (needs a GPU reset)");
+    if ((d = delta(v, FP_TEL_ECC_CORR)) > 0)
+        reason(v, FP_BURNIN_WARN, "ECC corrected errors +%.0f", d);
+    char rs[160];
+    if (v->clock_reasons_seen & fp_tel_throttle_mask())
+        reason(v, FP_BURNIN_WARN, "clock events: %s",
+               fp_tel_reasons_text(v->clock_reasons_seen, rs, sizeof rs));
+    if (has(e, FP_TEL_PCIE_GEN) && has(e, FP_TEL_PCIE_GEN_MAX) &&
+        e->v[FP_TEL_PCIE_GEN] < e->v[FP_TEL_PCIE_GEN_MAX])
+        reason(v, FP_BURNIN_WARN, "PCIe gen %.0f of %.0f under load", e->v[FP_TEL_PCIE_GEN],
+               e->v[FP_TEL_PCIE_GEN_MAX]);
+    if (has(e, FP_TEL_PCIE_WIDTH) && has(e, FP_TEL_PCIE_WIDTH_MAX) &&
+        e->v[FP_TEL_PCIE_WIDTH] < e->v[FP_TEL_PCIE_WIDTH_MAX])
+        reason(v, FP_BURNIN_WARN, "PCIe x%.0f of x%.0f", e->v[FP_TEL_PCIE_WIDTH],
+               e->v[FP_TEL_PCIE_WIDTH_MAX]);
+    if ((d = delta(v, FP_TEL_PCIE_REPLAY)) > 0)
+        reason(v, FP_BURNIN_WARN, "PCIe replays +%.0f", d);
+    if ((d = delta(v, FP_TEL_NVLINK_ERRORS)) > 0)
+        reason(v, FP_BURNIN_WARN, "NVLink errors +%.0f", d);
+    if ((d = delta(v, FP_TEL_NVLINK_ACTIVE)) < 0)
+        reason(v, FP_BURNIN_FAIL, "%.0f NVLink link%s went down", -d, d == -1 ? "" : "s");
+    static const int temps[] = {FP_TEL_TEMP, FP_TEL_CPU_TEMP};
+    for (int i = 0; i < 2; i++) {
+        int f = temps[i];
+        if (has(e, f) && e->v[f] > FP_BURNIN_TEMP_WARN_C)
+            reason(v, FP_BURNIN_WARN, "%s %.0f C above %.0f C", fp_tel_metric(f)->name, e->v[f],
+                   FP_BURNIN_TEMP_WARN_C);
+    }
+}
+
+static fp_status judge(burn *b)
+{
+    fp_status st = FP_OK;
+    fp_ctx *ctx = b->ctx;
+    fp_burnin_verdict *v = &b->v;
+    int nr = ctx->nranks, nw = b->done;
+    v->rank = ctx->rank;
+    v->entity = ctx->self;
+    v->windows = nw;
+    v->first_bad_interval = b->first_bad[ctx->rank];
+    v->sdc_suspect = v->self_mismatch + v->peer_mismatch + v->nonfinite > 0;
+    if (v->sdc_suspect)
+        reason(v, FP_BURNIN_FAIL,
+               "silent data corruption suspect from window %d: %lld elements differ from its "
+               "first result, %lld blocks from the majority, %lld NaN/Inf",
+               v->first_bad_interval, v->self_mismatch, v->peer_mismatch, v->nonfinite);
+    /* degradation, from the windows every rank completed */
+    double *t = malloc((size_t)nr * (size_t)(nw > 0 ? nw : 1) * sizeof *t);
+    fp_degrade *dg = calloc((size_t)nr, sizeof *dg);
+    FP_CHECK_ALLOC(t);
+    FP_CHECK_ALLOC(dg);
+    for (int q = 0; q < nr; q++)
+        for (int w = 0; w < nw; w++)
+            t[(size_t)q * (size_t)nw + (size_t)w] = b->tput[(size_t)q * (size_t)b->nwin + (size_t)w];
+    fp_burnin_degradation(t, nr, nw, b->cfg->degrade, dg);
+    v->degrade = dg[ctx->rank];
+    char rs[160] = "";
+    fp_tel_reasons_text(v->clock_reasons_seen, rs, sizeof rs);
+    if (v->degrade.degraded)
+        reason(v, FP_BURNIN_FAIL,
+               "degraded over time: late windows at %.0f%% of early ones against its peers "
+               "(%.0f%% in absolute terms)%s%s",
+               100 * v->degrade.rel_ratio, 100 * v->degrade.ratio, rs[0] ? ", throttled: " : "",
+               rs);
+    if (v->mem_errors > 0)
+        reason(v, FP_BURNIN_FAIL, "memory test: %lld errors, first at 0x%llx", v->mem_errors,
+               (unsigned long long)v->mem_first_addr);
+    if (!v->telemetry_waived)
+        judge_telemetry(v);
+    /* verdict samples */
+    FP_CHECK(fp_emit(ctx, &t_verdict, &m_sdc, &ctx->self, 0, -1, v->sdc_suspect));
+    if (v->sdc_suspect)
+        FP_CHECK(fp_emit(ctx, &t_verdict, &m_first_bad, &ctx->self, 0, -1, v->first_bad_interval));
+    if (v->degrade.state == 0) {
+        FP_CHECK(fp_emit(ctx, &t_verdict, &m_ratio, &ctx->self, 0, -1, v->degrade.ratio));
+        FP_CHECK(fp_emit(ctx, &t_verdict, &m_rel_ratio, &ctx->self, 0, -1, v->degrade.rel_ratio));
+        FP_CHECK(fp_emit(ctx, &t_verdict, &m_degraded, &ctx->self, 0, -1, v->degrade.degraded));
+    }
+    FP_CHECK(fp_emit(ctx, &t_verdict, &m_outcome, &ctx->self, 0, -1, v->outcome));
+cleanup:
+    free(t);
+    free(dg);
+    return st;
+}
+
+/* ---- the command ------------------------------------------------------------------ */
+
+static fp_status burn_alloc(burn *b)
+{
+    int nr = b->ctx->nranks;
+    b->tput = malloc((size_t)nr * (size_t)b->nwin * sizeof *b->tput);
+    b->first_bad = malloc((size_t)nr * sizeof *b->first_bad);
+    b->msgs = calloc((size_t)nr, sizeof *b->msgs);
+    b->digests = calloc((size_t)nr, sizeof *b->digests);
+    b->disagree = calloc((size_t)nr, sizeof *b->disagree);
+    if (!b->tput || !b->first_bad || !b->msgs || !b->digests || !b->disagree)
+        return FP_ENOMEM;
+    for (size_t i = 0; i < (size_t)nr * (size_t)b->nwin; i++)
+        b->tput[i] = NAN;
+    for (int q = 0; q < nr; q++)
+        b->first_bad[q] = -1;
+    return FP_OK;
+}
+
+static void burn_free(burn *b)
+{
+    gemm_teardown(b);
+    fp_telemetry_close(b->tel);
+    free(b->tput);
+    free(b->first_bad);
+    free(b->msgs);
+    free(b->digests);
+    free(b->disagree);
+}
+
+/* Everything between opening the context and the verdicts, on every rank. */
+static fp_status burn_run(burn *b, fp_gemm_type want)
+{
+    fp_status st = FP_OK;
+    fp_ctx *ctx = b->ctx;
+    const fp_config *c = &b->cfg->base;
+    b->nwin = (int)ceil(c->duration / c->interval - 1e-9);
+    b->batch = 1;
+    FP_CHECK(burn_alloc(b));
+    FP_CHECK(choose_type(b, want));
+    tel_open(b);
+    FP_CHECK(tel_read(b, 0, &b->v.tel_start));
+    b->v.tel_end = b->v.tel_start;
+    st = memtest(b);
+    FP_CHECK(fp_world_agree(ctx->world, st));
+    st = gemm_setup(b);
+    FP_CHECK(fp_world_agree(ctx->world, st));
+    if (ctx->rank == 0)
+        fp_info("burn-in: %d windows of %.3g s, %s GEMM n=%d on every rank; telemetry %s",
+                b->nwin, c->interval, fp_gemm_type_name(b->type), b->n, b->v.telemetry);
+    FP_CHECK(fp_ctx_barrier(ctx, "burn-in start"));
+    fp_progress prog;
+    fp_progress_begin(&prog, "burn-in", b->nwin * c->interval, ctx->rank == 0 && !c->quiet);
+    prog.every = c->interval > 10 ? c->interval : 10;
+    double t0 = fp_world_now(ctx->world);
+    for (int w = 0; w < b->nwin && !b->interrupted; w++)
+        FP_CHECK(window(b, w, t0, &prog));
+    if (b->interrupted && ctx->rank == 0)
+        fp_warn("burn-in interrupted by a signal after %d of %d windows", b->done, b->nwin);
+    fp_progress_end(&prog, b->interrupted ? "interrupted" : "done");
+    gemm_teardown(b);
+    fp_tel_reading end;
+    FP_CHECK(tel_read(b, b->done + 1, &end));
+    if (end.have)
+        b->v.tel_end = end;
+    FP_CHECK(judge(b));
+cleanup:
+    return st;
+}
+
+static fp_status burnin_main(const void *config, fp_world *w)
+{
+    const fp_burnin_config *cfg = config;
+    fp_inject_set inject;
+    fp_run local, run;
+    fp_ctx ctx;
+    burn b;
+    memset(&b, 0, sizeof b);
+    fp_run_init(&local);
+    fp_run_init(&run);
+    fp_burnin_verdict *all = NULL;
+    saved_signals old;
+    signals_install(&old);
+    fp_gemm_type want;
+    fp_status st = validate(cfg, fp_world_rank(w), &want);
+    if (st != FP_OK) {
+        signals_restore(&old);
+        return st;
+    }
+    st = fp_ctx_open(&ctx, &cfg->base, w, &inject, &local);
+    if (st == FP_OK && cfg->base.store) {
+        if (ctx.rank == 0)
+            fp_error("--store: the HDF5 store is not built into this version yet");
+        st = FP_ENOTBUILT;
+    }
+    b.ctx = &ctx;
+    b.cfg = cfg;
+    if (st == FP_OK)
+        st = burn_run(&b, want);
+    if (st != FP_ETIMEOUT)
+        st = fp_world_agree(w, st);
+    if (st == FP_OK) {
+        all = calloc((size_t)ctx.nranks, sizeof *all);
+        st = all ? fp_world_allgather(w, &b.v, all, (int)sizeof b.v, "burn-in verdicts")
+                 : FP_ENOMEM;
+    }
+    if (st == FP_OK)
+        st = fp_ctx_gather(&ctx, &run);
+    bool failed = false;
+    for (int q = 0; st == FP_OK && q < ctx.nranks; q++)
+        failed |= all[q].outcome == FP_BURNIN_FAIL;
+    if (st == FP_OK && ctx.rank == 0) {
+        snprintf(run.status, sizeof run.status, "%s",
+                 b.interrupted ? "interrupted" : failed ? "failed" : "complete");
+        if (!cfg->base.quiet)
+            fp_report_console(stdout, &run);
+        fp_report_burnin_console(stdout, &run, all, ctx.nranks, b.interrupted, b.done, b.nwin);
+        if (cfg->base.json)
+            st = fp_report_burnin_json(&run, all, ctx.nranks, b.interrupted, b.done, b.nwin,
+                                       cfg->base.json);
+        fp_info("burn-in %s: %zu samples from %d ranks: %s%s", run.id, run.nsamples, run.nranks,
+                failed ? "FAIL" : "pass", b.interrupted ? " (interrupted)" : "");
+    }
+    /* a failure found is definitive even in a partial run */
+    if (st == FP_OK && failed)
+        st = FP_EFAIL;
+    else if (st == FP_OK && b.interrupted)
+        st = FP_EINTR;
+    if (st != FP_ETIMEOUT)
+        st = fp_world_agree(w, st);
+    burn_free(&b);
+    fp_ctx_close(&ctx);
+    free(all);
+    fp_run_free(&local);
+    fp_run_free(&run);
+    signals_restore(&old);
+    return st;
+}
+
+static const fp_opt burnin_opts[] = {
+    FP_SUITE_OPTS,
+    {"duration", 'D', FP_OPT_SECONDS, offsetof(fp_config, duration), "60s",
+     "how long to stress (e.g. 30m)"},
+    {"interval", 'I', FP_OPT_SECONDS, offsetof(fp_config, interval), "10s",
+     "window: one throughput sample, telemetry reading and result check per device"},
+    {"memory-fraction", 0, FP_OPT_DOUBLE, offsetof(fp_config, memory_fraction), "-1",
+     "device memory for the pattern test (0 skips; -1 auto: 0.5 on cuda, 32 MiB on host)"},
+    {"gemm-type", 0, FP_OPT_STRING, offsetof(fp_burnin_config, gemm_type), "auto",
+     "GEMM precision: auto (bf16 on GPUs, else f64), f64, f32, tf32, f16, bf16, fp8"},
+    {"sdc-tolerance", 0, FP_OPT_DOUBLE, offsetof(fp_burnin_config, sdc_tol),
+     FP_BURNIN_SDC_TOL_DEFAULT, "relative tolerance of result checks (0: bitwise)"},
+    {"degrade-threshold", 0, FP_OPT_DOUBLE, offsetof(fp_burnin_config, degrade),
+     FP_BURNIN_DEGRADE_DEFAULT, "throughput drop (late vs early windows, and vs peers) that fails"},
+    {"nvml", 0, FP_OPT_STRING, offsetof(fp_burnin_config, nvml), NULL,
+     "NVML library to load (default $FLEETPRINT_NVML, else libnvidia-ml.so.1 on cuda)"},
+    {0},
+};
+
+const fp_command fp_cmd_burnin = {
+    .name = "burnin",
+    .summary = "sustained stress with result checks (SDC), memory test and telemetry",
+    .opts = burnin_opts,
+    .config_size = sizeof(fp_burnin_config),
+    .needs_world = true,
+    .run = burnin_main,
+};

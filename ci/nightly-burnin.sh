@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Nightly fleet burn-in: burn in every node of a hostfile, append the run to
+# the fingerprint store, rebuild the nightly baselines. Meant for cron (see
+# docs/burnin.md for the crontab line); every setting is an environment
+# variable:
+#   FP_HOSTFILE   Open MPI hostfile of the nodes to burn in (required)
+#   FP_STORE      HDF5 fingerprint store            (default /var/lib/fleetprint/fleet.h5)
+#   FP_DURATION   burn-in length                    (default 30m)
+#   FP_INTERVAL   window length                     (default 1m)
+#   FP_PPN        ranks (GPUs) per node             (default 8)
+#   FP_TAG        run tag                           (default nightly)
+#   FP_LOGDIR     JSON reports and logs             (default /var/log/fleetprint)
+#   FLEETPRINT    the fleetprint binary             (default: fleetprint on PATH)
+#   MPIRUN        the launcher                      (default mpirun)
+#   FP_EXTRA      more burnin options, e.g. "--memory-fraction 0.8"
+# --dry-run prints the commands instead of running them.
+# Exit code: burn-in's (0 pass, 1 fail found, 5 interrupted, see README), or
+# the baseline build's when burn-in passed and the rebuild failed. Two nightly
+# runs never overlap (flock on the store's lock file).
+set -uo pipefail
+
+dry=0
+[ "${1:-}" = "--dry-run" ] && dry=1
+: "${FP_HOSTFILE:?set FP_HOSTFILE to an Open MPI hostfile of the nodes to burn in}"
+store=${FP_STORE:-/var/lib/fleetprint/fleet.h5}
+duration=${FP_DURATION:-30m}
+interval=${FP_INTERVAL:-1m}
+ppn=${FP_PPN:-8}
+tag=${FP_TAG:-nightly}
+logdir=${FP_LOGDIR:-/var/log/fleetprint}
+fleetprint=${FLEETPRINT:-fleetprint}
+mpirun=${MPIRUN:-mpirun}
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+json="$logdir/burnin-$stamp.json"
+
+[ -r "$FP_HOSTFILE" ] || { echo "nightly-burnin: cannot read hostfile $FP_HOSTFILE" >&2; exit 2; }
+
+# pass the environment fleetprint reads on to the ranks, where it is set
+envs=()
+for v in PATH LD_LIBRARY_PATH FLEETPRINT_NVML; do [ -n "${!v:-}" ] && envs+=(-x "$v"); done
+# shellcheck disable=SC2206
+burnin=("$mpirun" --hostfile "$FP_HOSTFILE" --map-by "ppr:$ppn:node" "${envs[@]}"
+        "$fleetprint" burnin --duration "$duration" --interval "$interval"
+        --store "$store" --tag "$tag" --json "$json" ${FP_EXTRA:-})
+baseline=("$fleetprint" baseline build --store "$store" --tag "$tag")
+
+if [ $dry = 1 ]; then
+  printf '%q ' "${burnin[@]}"; echo
+  printf '%q ' "${baseline[@]}"; echo
+  exit 0
+fi
+
+mkdir -p "$logdir" "$(dirname "$store")"
+exec 9>"$store.nightly.lock"
+flock -n 9 || { echo "nightly-burnin: another nightly run holds $store.nightly.lock" >&2; exit 4; }
+
+echo "nightly-burnin: $(wc -l <"$FP_HOSTFILE") hosts, $duration, store $store, report $json"
+rc=0
+"${burnin[@]}" || rc=$?
+case $rc in
+  0|1|5) ;;   # results were written (pass, fail found, interrupted)
+  *) echo "nightly-burnin: burn-in ended with exit $rc; baselines left as they were" >&2
+     exit $rc ;;
+esac
+brc=0
+"${baseline[@]}" || brc=$?
+[ $brc = 0 ] || echo "nightly-burnin: baseline build failed (exit $brc)" >&2
+[ $rc != 0 ] && exit $rc
+exit $brc
