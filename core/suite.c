@@ -45,13 +45,65 @@ fp_status fp_ctx_barrier(fp_ctx *ctx, const char *what)
     return fp_world_barrier(ctx->world, what);
 }
 
-fp_status fp_collective(fp_ctx *ctx, const fp_coll_args *a, const char *what)
+/* Where a collective leaves this rank's result: element offset and count in
+ * recv (comm.h's count semantics); count 0 when the rank gets no result. */
+static void result_region(const fp_coll_args *a, int rank, int nranks, size_t *off, size_t *n)
 {
-    double t0 = fp_clock();
-    fp_inject_point(ctx->inject, ctx->rank, fp_world_now(ctx->world));
-    double slow = fp_inject_slow(ctx->inject, ctx->rank, fp_world_now(ctx->world));
+    *off = 0;
+    *n = a->count;
+    switch (a->coll) {
+    case FP_ALLGATHER:
+    case FP_ALLTOALL:
+        *n = a->count * (size_t)nranks;
+        break;
+    case FP_REDUCE_SCATTER:
+        if (a->send == a->recv)
+            *off = a->count * (size_t)rank;
+        break;
+    case FP_REDUCE:
+        if (rank != a->root)
+            *n = 0;
+        break;
+    case FP_BARRIER:
+        *n = 0;
+        break;
+    default:
+        break;
+    }
+}
+
+/* corrupt:rank=R: flip the top exponent bit of the first element of R's
+ * result (bit 6 of the most significant byte in every IEEE format), on the
+ * device through the backend's copies when buffers live there. */
+static fp_status corrupt_result(fp_ctx *ctx, const fp_coll_args *a)
+{
+    size_t off, n, esz = fp_dtype_size(a->dtype);
+    result_region(a, ctx->rank, ctx->nranks, &off, &n);
+    if (n == 0)
+        return FP_OK;
+    unsigned char *elem = (unsigned char *)a->recv + off * esz, tmp[8];
+    if (!ctx->comm_ops->device_buffers) {
+        elem[esz - 1] ^= 0x40;
+        return FP_OK;
+    }
+    fp_status st = ctx->dev_ops->copy(ctx->dev, tmp, elem, esz, FP_COPY_D2H);
+    tmp[esz - 1] ^= 0x40;
+    if (st == FP_OK)
+        st = ctx->dev_ops->copy(ctx->dev, elem, tmp, esz, FP_COPY_H2D);
+    return st;
+}
+
+fp_status fp_collective_timed(fp_ctx *ctx, const fp_coll_args *a, const char *what, double typical,
+                              double *enter, double *exit)
+{
+    double now = fp_world_now(ctx->world);
+    fp_inject_point(ctx->inject, ctx->rank, now);
+    double slow = fp_inject_slow(ctx->inject, ctx->rank, now);
     if (slow > 1)
-        fp_sleep((slow - 1) * 1e-3); /* a straggler arrives late at every collective */
+        fp_sleep((slow - 1) * (typical > 0 ? typical : 1e-3)); /* the straggler arrives late */
+    double t0 = fp_clock();
+    if (enter)
+        *enter = fp_world_now(ctx->world);
     fp_comm_req *req = NULL;
     fp_status st = ctx->comm_ops->start(ctx->comm, a, &req);
     if (st != FP_OK)
@@ -65,7 +117,16 @@ fp_status fp_collective(fp_ctx *ctx, const fp_coll_args *a, const char *what)
         if (f > 1)
             fp_sleep((f - 1) * (fp_clock() - t0));
     }
+    if (exit)
+        *exit = fp_world_now(ctx->world);
+    if (st == FP_OK && fp_inject_corrupt(ctx->inject, ctx->rank))
+        st = corrupt_result(ctx, a);
     return st;
+}
+
+fp_status fp_collective(fp_ctx *ctx, const fp_coll_args *a, const char *what)
+{
+    return fp_collective_timed(ctx, a, what, 0, NULL, NULL);
 }
 
 /* ---- set-up --------------------------------------------------------------------- */

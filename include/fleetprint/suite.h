@@ -122,6 +122,18 @@ fp_status fp_timed_stop(fp_ctx *ctx, double *seconds);
  * sendrecv peers stretches the transfer. Returns the status of the wait. */
 fp_status fp_collective(fp_ctx *ctx, const fp_coll_args *a, const char *what);
 
+/* fp_collective with per-call timing for straggler attribution. typical is
+ * the caller's estimate of one call's duration on this rank (s; <= 0: 1 ms):
+ * an injected slow rank (slow:rank=R,factor=F) arrives (F - 1) * typical late,
+ * so the collective takes about F times as long for everyone. *enter and *exit
+ * (either may be NULL) get this rank's arrival, after any injected delay, and
+ * completion on the common clock (fp_world_now). An injected corrupt rank
+ * (corrupt:rank=R) has one element of its result perturbed after completion
+ * (after *exit), so the caller's check must find it. Returns the status of
+ * the wait, or of the corruption's device copy. */
+fp_status fp_collective_timed(fp_ctx *ctx, const fp_coll_args *a, const char *what, double typical,
+                              double *enter, double *exit);
+
 /* Barrier with the deadline; an injection point. */
 fp_status fp_ctx_barrier(fp_ctx *ctx, const char *what);
 
