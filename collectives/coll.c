@@ -358,6 +358,11 @@ cleanup:
     return st;
 }
 
+static double shortest(double typical, double t)
+{
+    return typical <= 0 || t < typical ? t : typical;
+}
+
 /* Time warm-up + iters calls of one row, then check one fresh call. */
 static fp_status row(sweep *s, const fp_coll_variant *v, uint64_t size)
 {
@@ -384,16 +389,19 @@ static fp_status row(sweep *s, const fp_coll_variant *v, uint64_t size)
     };
     FP_CHECK(fill(ctx, &s->bufs, d, v, &g));
     FP_CHECK(fp_ctx_barrier(ctx, what));
+    /* typical: this rank's shortest call so far. Not the last one: a late
+     * rank's calls stretch while peers poll less often, and an injected
+     * delay proportional to that would feed on itself. */
     double typical = 0, enter, exit;
     for (int w = 0; w < cfg->warmup; w++) {
         FP_CHECK(fp_collective_timed(ctx, &a, what, typical, &enter, &exit));
-        typical = exit - enter;
+        typical = shortest(typical, exit - enter);
     }
     FP_CHECK(fp_ctx_barrier(ctx, what));
     for (int it = 0; it < cfg->iters; it++) {
         double *t = s->times + 2 * it;
         FP_CHECK(fp_collective_timed(ctx, &a, what, typical, &t[0], &t[1]));
-        typical = t[1] - t[0];
+        typical = shortest(typical, t[1] - t[0]);
     }
     FP_CHECK(figures(s, v, &g));
     if (cfg->check) {
@@ -465,8 +473,8 @@ static fp_status size_buffers(sweep *s, uint64_t max_size, size_t *send_bytes, s
         return st;
     if (first_bad >= 0) {
         if (first_bad == ctx->rank)
-            fp_error("%s: --max-bytes %llu needs %.3g GiB of buffers per rank, more than the "
-                     "%.3g GiB this rank may use (80%% of its memory): lower --max-bytes",
+            fp_error("%s: --max-bytes %llu needs %.1f GiB of buffers per rank, more than the "
+                     "%.1f GiB this rank may use (80%% of its memory): lower --max-bytes",
                      s->t->name, (unsigned long long)max_size, need / 0x1p30, budget / 0x1p30);
         return FP_EUSAGE;
     }

@@ -13,10 +13,11 @@
 #include "fleetprint/log.h"
 
 enum {
-    PASSES = 3,      /* passes over all rounds: a link's samples span the whole sweep */
+    PASSES = 7,      /* passes over all rounds: a link's samples span the whole sweep */
     LAT_ITERS = 10,  /* small exchanges per link and pass, for latency */
     LAT_ELEMS = 2,   /* floats in a latency exchange */
     RANDOM_SEED = 20240601,
+    STAMP_TAG = 31,  /* point-to-point tag of the time-stamp swap */
 };
 
 /* ---- planning ---------------------------------------------------------------------- */
@@ -49,9 +50,30 @@ static void add_pair(fp_link_plan *p, int a, int b, int round)
     p->nrounds = round + 1 > p->nrounds ? round + 1 : p->nrounds;
 }
 
+/* xorshift64*: the same draws on every rank. */
+static uint64_t next_random(uint64_t *state)
+{
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    return *state * 0x2545f4914f6cdd1dULL;
+}
+
+/* Fisher-Yates shuffle of n ints with the draws of seed. */
+static void shuffle(int *v, int n, uint64_t seed)
+{
+    uint64_t state = seed;
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)(next_random(&state) % (uint64_t)(i + 1)), t = v[i];
+        v[i] = v[j];
+        v[j] = t;
+    }
+}
+
 /* Circle method: fix the last slot, rotate the others; an odd n gets a
- * resting slot (n), whose partner sits the round out. */
-static void tournament(fp_link_plan *p, int n)
+ * resting slot (n), whose partner sits the round out. Slot i holds endpoint
+ * label[i]. */
+static void tournament(fp_link_plan *p, int n, const int *label)
 {
     int m = n % 2 ? n + 1 : n;
     for (int r = 0; r < m - 1; r++) {
@@ -59,7 +81,7 @@ static void tournament(fp_link_plan *p, int n)
             int a = i == 0 ? m - 1 : (r + i) % (m - 1);
             int b = (r - i + m - 1) % (m - 1);
             if (a < n && b < n)
-                add_pair(p, a, b, r);
+                add_pair(p, label[a], label[b], r);
         }
     }
 }
@@ -101,16 +123,8 @@ static fp_status pack(fp_link_plan *p, const int (*pairs)[2], int np)
     return FP_OK;
 }
 
-/* xorshift64*: the same draws on every rank. */
-static uint64_t next_random(uint64_t *state)
-{
-    *state ^= *state >> 12;
-    *state ^= *state << 25;
-    *state ^= *state >> 27;
-    return *state * 0x2545f4914f6cdd1dULL;
-}
-
-fp_status fp_link_plan_make(const char *mode, int n, fp_link_plan *plan, char *err, size_t len)
+fp_status fp_link_plan_make(const char *mode, int n, int pass, fp_link_plan *plan, char *err,
+                            size_t len)
 {
     int k = 0;
     char tail;
@@ -132,9 +146,17 @@ fp_status fp_link_plan_make(const char *mode, int n, fp_link_plan *plan, char *e
     }
     long long most = (long long)n * (n - 1) / 2;
     if (all) {
-        if (plan_alloc(plan, n, (int)most) != FP_OK)
+        int *label = malloc((size_t)n * sizeof *label);
+        if (!label || plan_alloc(plan, n, (int)most) != FP_OK) {
+            free(label);
             return FP_ENOMEM;
-        tournament(plan, n);
+        }
+        for (int i = 0; i < n; i++)
+            label[i] = i;
+        if (pass > 0)
+            shuffle(label, n, RANDOM_SEED + (uint64_t)pass);
+        tournament(plan, n, label);
+        free(label);
         return FP_OK;
     }
     int per = ring ? 1 : k;
@@ -160,6 +182,25 @@ fp_status fp_link_plan_make(const char *mode, int n, fp_link_plan *plan, char *e
             }
         }
     }
+    if (pass > 0) { /* the same pairs, packed from another order */
+        int *order = malloc((size_t)np * sizeof *order + 1);
+        int (*shuffled)[2] = calloc((size_t)np + 1, sizeof *shuffled);
+        if (!order || !shuffled) {
+            free(order);
+            free(shuffled);
+            free(pairs);
+            fp_link_plan_free(plan);
+            return FP_ENOMEM;
+        }
+        for (int i = 0; i < np; i++)
+            order[i] = i;
+        shuffle(order, np, RANDOM_SEED + (uint64_t)pass);
+        for (int i = 0; i < np; i++)
+            memcpy(shuffled[i], pairs[order[i]], sizeof shuffled[i]);
+        free(order);
+        free(pairs);
+        pairs = shuffled;
+    }
     fp_status st = pack(plan, (const int (*)[2])pairs, np);
     free(pairs);
     if (st != FP_OK)
@@ -181,7 +222,6 @@ static const fp_metric m_wrong = {"wrong", "count", FP_BETTER_LOWER};
 typedef struct my_link {
     int partner;
     bool intra;
-    int round;         /* global round index */
     int nbw, nlat;
     double *bw;        /* GB/s, both directions together */
     double *lat;       /* s */
@@ -190,12 +230,16 @@ typedef struct my_link {
 typedef struct links_state {
     fp_ctx *ctx;
     const fp_test *t;
-    int nrounds;       /* inter-node rounds, then intra-node rounds */
+    int rounds[PASSES]; /* rounds of each pass: inter-node, then intra-node */
+    int maxrounds;
+    int *sched;         /* [pass][round]: index into link, or -1 */
+    int *link_of;       /* per rank: index into link, or -1 */
     int nlinks;
-    my_link *link;     /* this rank's links, by round */
+    my_link *link;      /* this rank's links */
+    int inter_rounds0, inter_pairs0; /* pass 0, recorded as samples */
     void *send, *recv, *stage;
     bool on_device;
-    size_t count;      /* floats per direction */
+    size_t count;       /* floats per direction */
     long long wrong;
 } links_state;
 
@@ -213,57 +257,91 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* Find this rank's partner in every round: inter-node pairs through node
- * leaders, then intra-node pairs of local ranks (all nodes at once). */
-static fp_status plan_links(links_state *s, int *total_pairs)
+/* This rank's partner, if any, in each round of one pass: inter-node pairs
+ * through node leaders, then intra-node pairs of local ranks (all nodes at
+ * once). With sched NULL only counts the pass's rounds. */
+static fp_status plan_pass(links_state *s, int pass, int *sched)
 {
     fp_status st = FP_OK;
     fp_ctx *ctx = s->ctx;
     fp_world *w = ctx->world;
     int nn = fp_world_nnodes(w), me = ctx->rank, mynode = fp_world_node_of(w, me);
-    int maxlocal = 1;
+    int maxlocal = 1, *local_to_rank = NULL;
     for (int i = 0; i < nn; i++)
         maxlocal = fp_world_node_size(w, i) > maxlocal ? fp_world_node_size(w, i) : maxlocal;
     fp_link_plan inter = {0}, intra = {0};
     char err[160];
-    st = fp_link_plan_make(ctx->cfg->pairs, nn, &inter, err, sizeof err);
+    st = fp_link_plan_make(ctx->cfg->pairs, nn, pass, &inter, err, sizeof err);
     if (st == FP_EUSAGE && me == 0)
         fp_error("%s", err);
     if (st == FP_OK)
-        st = fp_link_plan_make("all", maxlocal, &intra, err, sizeof err);
+        st = fp_link_plan_make("all", maxlocal, pass, &intra, err, sizeof err);
     if (st != FP_OK)
         goto cleanup;
-    s->nrounds = inter.nrounds + intra.nrounds;
-    s->link = calloc((size_t)s->nrounds + 1, sizeof *s->link);
-    FP_CHECK_ALLOC(s->link);
-    *total_pairs = inter.npairs;
-    /* ranks of each node in rank order: local index -> rank */
-    int *local_to_rank = calloc((size_t)maxlocal, sizeof *local_to_rank);
+    s->rounds[pass] = inter.nrounds + intra.nrounds;
+    if (pass == 0) {
+        s->inter_rounds0 = inter.nrounds;
+        s->inter_pairs0 = inter.npairs;
+    }
+    if (!sched)
+        goto cleanup;
+    local_to_rank = calloc((size_t)maxlocal, sizeof *local_to_rank);
     FP_CHECK_ALLOC(local_to_rank);
     for (int r = 0, k = 0; r < ctx->nranks; r++)
         if (fp_world_node_of(w, r) == mynode)
             local_to_rank[k++] = r;
     int mysize = fp_world_node_size(w, mynode);
-    for (int i = 0; i < inter.npairs; i++) {
-        int a = fp_world_node_leader(w, inter.pair[i][0]);
-        int b = fp_world_node_leader(w, inter.pair[i][1]);
-        if (a == me || b == me)
-            s->link[s->nlinks++] = (my_link){.partner = a == me ? b : a, .round = inter.round[i]};
-    }
-    for (int i = 0; i < intra.npairs; i++) {
-        int a = intra.pair[i][0], b = intra.pair[i][1];
-        if (b >= mysize)
+    for (int i = 0; i < inter.npairs + intra.npairs; i++) {
+        bool in = i >= inter.npairs;
+        const int *pr = in ? intra.pair[i - inter.npairs] : inter.pair[i];
+        int a, b, round = in ? inter.nrounds + intra.round[i - inter.npairs] : inter.round[i];
+        if (in && pr[1] >= mysize)
             continue;
-        int ra = local_to_rank[a], rb = local_to_rank[b];
-        if (ra == me || rb == me)
-            s->link[s->nlinks++] = (my_link){.partner = ra == me ? rb : ra, .intra = true,
-                                             .round = inter.nrounds + intra.round[i]};
+        a = in ? local_to_rank[pr[0]] : fp_world_node_leader(w, pr[0]);
+        b = in ? local_to_rank[pr[1]] : fp_world_node_leader(w, pr[1]);
+        if (a != me && b != me)
+            continue;
+        int partner = a == me ? b : a;
+        if (s->link_of[partner] < 0) {
+            s->link_of[partner] = s->nlinks;
+            s->link[s->nlinks++] = (my_link){.partner = partner, .intra = in};
+        }
+        sched[round] = s->link_of[partner];
     }
-    for (int node = 0; node < nn; node++) {
+cleanup:
+    free(local_to_rank);
+    fp_link_plan_free(&inter);
+    fp_link_plan_free(&intra);
+    return st;
+}
+
+/* Plan every pass (all ranks compute the same plans) and size the records. */
+static fp_status plan_links(links_state *s, int *total_pairs)
+{
+    fp_status st = FP_OK;
+    fp_ctx *ctx = s->ctx;
+    fp_world *w = ctx->world;
+    for (int pass = 0; pass < PASSES; pass++) {
+        FP_CHECK(plan_pass(s, pass, NULL));
+        s->maxrounds = s->rounds[pass] > s->maxrounds ? s->rounds[pass] : s->maxrounds;
+    }
+    s->sched = malloc((size_t)PASSES * (size_t)s->maxrounds * sizeof *s->sched + 1);
+    s->link_of = malloc((size_t)ctx->nranks * sizeof *s->link_of);
+    s->link = calloc((size_t)ctx->nranks, sizeof *s->link);
+    FP_CHECK_ALLOC(s->sched);
+    FP_CHECK_ALLOC(s->link_of);
+    FP_CHECK_ALLOC(s->link);
+    for (int i = 0; i < PASSES * s->maxrounds; i++)
+        s->sched[i] = -1;
+    for (int r = 0; r < ctx->nranks; r++)
+        s->link_of[r] = -1;
+    for (int pass = 0; pass < PASSES; pass++)
+        FP_CHECK(plan_pass(s, pass, s->sched + (size_t)pass * (size_t)s->maxrounds));
+    *total_pairs = s->inter_pairs0;
+    for (int node = 0; node < fp_world_nnodes(w); node++) {
         int sz = fp_world_node_size(w, node);
         *total_pairs += sz * (sz - 1) / 2;
     }
-    free(local_to_rank);
     int per = PASSES * ctx->cfg->iters;
     for (int i = 0; i < s->nlinks; i++) {
         s->link[i].bw = calloc((size_t)per, sizeof(double));
@@ -272,8 +350,6 @@ static fp_status plan_links(links_state *s, int *total_pairs)
         FP_CHECK_ALLOC(s->link[i].lat);
     }
 cleanup:
-    fp_link_plan_free(&inter);
-    fp_link_plan_free(&intra);
     return st;
 }
 
@@ -328,36 +404,102 @@ cleanup:
     return st;
 }
 
-/* Warm-up, timed exchanges and latency exchanges with one partner. */
-static fp_status exchange(links_state *s, my_link *l, int pass)
+static double shortest(double typical, double t)
+{
+    return typical <= 0 || t < typical ? t : typical;
+}
+
+/* Both endpoints' entry stamps of a series of exchanges: ours out, the
+ * partner's into theirs (n doubles each way, plain MPI on the world). */
+static fp_status swap_stamps(links_state *s, int partner, const double *ours, double *theirs,
+                             int n)
+{
+    fp_status st = FP_OK;
+    MPI_Comm comm = fp_world_comm(s->ctx->world);
+    MPI_Request req[2];
+    FP_CHECK_MPI(MPI_Irecv(theirs, n, MPI_DOUBLE, partner, STAMP_TAG, comm, &req[0]));
+    FP_CHECK_MPI(MPI_Isend(ours, n, MPI_DOUBLE, partner, STAMP_TAG, comm, &req[1]));
+    FP_CHECK(fp_world_wait(s->ctx->world, req, 2, "links: exchange of time stamps"));
+cleanup:
+    return st;
+}
+
+/* Warm-up, timed exchanges and latency exchanges with one partner. An
+ * exchange's time is its transfer time: our exit minus the later of the two
+ * entries (common clock), so a partner still busy with its previous step
+ * does not count against the link. */
+static fp_status exchange(links_state *s, my_link *l)
 {
     fp_status st = FP_OK;
     fp_ctx *ctx = s->ctx;
     const fp_config *cfg = ctx->cfg;
+    int nb = cfg->iters, n = nb + LAT_ITERS;
+    double *enter = calloc(2 * (size_t)n, sizeof *enter), *exit = calloc((size_t)n, sizeof *exit);
     char what[96];
     snprintf(what, sizeof what, "links: exchange of rank %d with rank %d", ctx->rank, l->partner);
     fp_coll_args a = {.coll = FP_SENDRECV, .send = s->send, .recv = s->recv, .count = s->count,
                       .dtype = FP_F32, .peer = l->partner, .recv_peer = l->partner};
-    double typical = 0, enter, exit;
+    FP_CHECK_ALLOC(enter);
+    FP_CHECK_ALLOC(exit);
+    /* typical: the shortest exchange so far (see fp_collective_timed) */
+    double typical = 0;
     for (int w = 0; w < cfg->warmup; w++) {
-        FP_CHECK(fp_collective_timed(ctx, &a, what, typical, &enter, &exit));
-        typical = exit - enter;
+        FP_CHECK(fp_collective_timed(ctx, &a, what, typical, &enter[0], &exit[0]));
+        typical = shortest(typical, exit[0] - enter[0]);
     }
-    for (int it = 0; it < cfg->iters; it++) {
-        FP_CHECK(fp_collective_timed(ctx, &a, what, typical, &enter, &exit));
-        typical = exit - enter;
-        double bytes = 2.0 * (double)s->count * sizeof(float);
-        l->bw[l->nbw++] = typical > 0 ? bytes / typical * 1e-9 : 0;
+    for (int it = 0; it < n; it++) {
+        if (it == nb) {
+            if (cfg->check)
+                FP_CHECK(check_recv(s, l->partner));
+            a.count = s->count < LAT_ELEMS ? s->count : LAT_ELEMS;
+            typical = 0;
+        }
+        FP_CHECK(fp_collective_timed(ctx, &a, what, typical, &enter[it], &exit[it]));
+        typical = shortest(typical, exit[it] - enter[it]);
     }
-    if (cfg->check)
-        FP_CHECK(check_recv(s, l->partner));
-    a.count = s->count < LAT_ELEMS ? s->count : LAT_ELEMS;
-    typical = 0;
-    for (int it = 0; it < LAT_ITERS; it++) {
-        FP_CHECK(fp_collective_timed(ctx, &a, what, typical, &enter, &exit));
-        typical = exit - enter;
-        l->lat[l->nlat++] = typical;
+    double *theirs = enter + n;
+    FP_CHECK(swap_stamps(s, l->partner, enter, theirs, n));
+    double bytes = 2.0 * (double)s->count * sizeof(float);
+    for (int it = 0; it < n; it++) {
+        double t = exit[it] - (enter[it] > theirs[it] ? enter[it] : theirs[it]);
+        if (it < nb)
+            l->bw[l->nbw++] = t > 0 ? bytes / t * 1e-9 : 0;
+        else
+            l->lat[l->nlat++] = t;
     }
+cleanup:
+    free(enter);
+    free(exit);
+    return st;
+}
+
+/* End of a round: a pair done with its measured exchanges keeps its link
+ * busy with unmeasured ones until every pair of the round is done, so every
+ * pair is measured under the same concurrent load (on a shared or
+ * oversubscribed machine a pair alone at the end of a round would look
+ * faster). Done = a non-blocking barrier every rank joins after its measured
+ * part; partners swap whether they saw it complete before each extra
+ * exchange, so both stop after the same one. */
+static fp_status end_round(links_state *s, const my_link *l)
+{
+    fp_status st = FP_OK;
+    fp_ctx *ctx = s->ctx;
+    MPI_Comm comm = fp_world_comm(ctx->world);
+    MPI_Request done_req;
+    FP_CHECK_MPI(MPI_Ibarrier(comm, &done_req));
+    fp_coll_args a = {.coll = FP_SENDRECV, .send = s->send, .recv = s->recv, .count = s->count,
+                      .dtype = FP_F32, .peer = l ? l->partner : 0, .recv_peer = l ? l->partner : 0};
+    for (int mine = 0, theirs = 0; l;) {
+        FP_CHECK_MPI(MPI_Test(&done_req, &mine, MPI_STATUS_IGNORE));
+        MPI_Request req[2];
+        FP_CHECK_MPI(MPI_Irecv(&theirs, 1, MPI_INT, l->partner, STAMP_TAG, comm, &req[0]));
+        FP_CHECK_MPI(MPI_Isend(&mine, 1, MPI_INT, l->partner, STAMP_TAG, comm, &req[1]));
+        FP_CHECK(fp_world_wait(ctx->world, req, 2, "links: end of round"));
+        if (mine || theirs)
+            break;
+        FP_CHECK(fp_collective(ctx, &a, "links: load until the round ends"));
+    }
+    FP_CHECK(fp_world_wait(ctx->world, &done_req, 1, "links: end of round"));
 cleanup:
     return st;
 }
@@ -393,7 +535,7 @@ static fp_status emit_links(links_state *s, int total_pairs)
         FP_CHECK(fp_emit(ctx, s->t, &m_wrong, &ctx->self, bytes, -1, (double)s->wrong));
     if (ctx->rank == 0) {
         fp_entity world = fp_entity_group("world");
-        FP_CHECK(fp_emit(ctx, s->t, &m_rounds, &world, 0, -1, s->nrounds));
+        FP_CHECK(fp_emit(ctx, s->t, &m_rounds, &world, 0, -1, s->rounds[0]));
         FP_CHECK(fp_emit(ctx, s->t, &m_pairs, &world, 0, -1, total_pairs));
     }
 cleanup:
@@ -413,21 +555,22 @@ static fp_status links_run(fp_ctx *ctx, const fp_test *t)
         fp_error("links: cannot allocate two buffers of %llu bytes: lower --max-bytes",
                  (unsigned long long)ctx->cfg->max_bytes);
     FP_CHECK(fp_world_agree(ctx->world, st));
-    if (s.nrounds == 0) {
+    if (s.rounds[0] == 0) {
         if (ctx->rank == 0)
             fp_warn("links: one node with one rank: no link to measure");
         goto cleanup;
     }
     fp_info("links: %d link%s in %d round%s (%d passes), %llu bytes each way", total_pairs,
-            total_pairs == 1 ? "" : "s", s.nrounds, s.nrounds == 1 ? "" : "s", PASSES,
+            total_pairs == 1 ? "" : "s", s.rounds[0], s.rounds[0] == 1 ? "" : "s", PASSES,
             (unsigned long long)ctx->cfg->max_bytes);
     for (int pass = 0; pass < PASSES; pass++) {
-        for (int round = 0, i = 0; round < s.nrounds; round++) {
+        for (int round = 0; round < s.rounds[pass]; round++) {
             FP_CHECK(fp_ctx_barrier(ctx, "links round"));
-            while (i < s.nlinks && s.link[i].round < round)
-                i++;
-            if (i < s.nlinks && s.link[i].round == round)
-                FP_CHECK(exchange(&s, &s.link[i], pass));
+            int k = s.sched[(size_t)pass * (size_t)s.maxrounds + (size_t)round];
+            my_link *l = k >= 0 ? &s.link[k] : NULL;
+            if (l)
+                FP_CHECK(exchange(&s, l));
+            FP_CHECK(end_round(&s, l));
         }
     }
     FP_CHECK(fp_ctx_barrier(ctx, "links end"));
@@ -442,6 +585,8 @@ cleanup:
             free(s.link[i].lat);
         }
     free(s.link);
+    free(s.sched);
+    free(s.link_of);
     if (s.on_device) {
         if (s.send)
             ctx->dev_ops->free(ctx->dev, s.send);

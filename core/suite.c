@@ -1,5 +1,6 @@
 /* The per-rank test context: backends, injections, sample emission, timed
  * regions and collectives with deadlines, and the loop over selected tests. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -93,6 +94,52 @@ static fp_status corrupt_result(fp_ctx *ctx, const fp_coll_args *a)
     return st;
 }
 
+/* Start and wait for one collective: the backend's test spins like a
+ * blocking MPI call (MPI's progress engine yields the core itself when
+ * oversubscribed) for a while; its wait, which polls less often as it goes,
+ * then takes over with the deadline. */
+static fp_status start_wait(fp_ctx *ctx, const fp_coll_args *a, const char *what)
+{
+    double spin_end = fp_clock() + fmin(1.0, 0.25 * fp_world_timeout(ctx->world));
+    fp_comm_req *req = NULL;
+    fp_status st = ctx->comm_ops->start(ctx->comm, a, &req);
+    if (st != FP_OK)
+        return st;
+    for (bool done = false; st == FP_OK && !done && fp_clock() < spin_end;)
+        st = ctx->comm_ops->test(ctx->comm, req, &done);
+    fp_status waited = ctx->comm_ops->wait(ctx->comm, req, what); /* frees req */
+    return st != FP_OK ? st : waited;
+}
+
+/* An injected slow link (link:ranks=A-B,factor=F) under a sendrecv that took
+ * took seconds. Between two partners (peer == recv_peer) the exchange is
+ * repeated until F times the data crossed, as a link of 1/F the bandwidth
+ * would carry it: both sides see the same factor, and the extra traffic
+ * loads the machine like real traffic. On a ring (peer != recv_peer) the
+ * neighbours on the other sides would not repeat with us, so the rank waits
+ * (F - 1) * min(took, typical) instead; typical caps a wait that includes a
+ * peer's own injected delay, so it cannot grow from call to call. */
+static fp_status slow_link(fp_ctx *ctx, const fp_coll_args *a, const char *what, double typical,
+                           double took)
+{
+    double f = fp_inject_link(ctx->inject, ctx->rank, a->peer);
+    double g = fp_inject_link(ctx->inject, ctx->rank, a->recv_peer);
+    f = f > g ? f : g;
+    if (f <= 1)
+        return FP_OK;
+    if (a->peer != a->recv_peer) {
+        fp_sleep((f - 1) * (typical > 0 && typical < took ? typical : took));
+        return FP_OK;
+    }
+    fp_status st = FP_OK;
+    fp_coll_args more = *a;
+    for (double left = f - 1; st == FP_OK && left > 1e-9; left -= 1) {
+        more.count = left >= 1 ? a->count : (size_t)((double)a->count * left);
+        st = start_wait(ctx, &more, what);
+    }
+    return st;
+}
+
 fp_status fp_collective_timed(fp_ctx *ctx, const fp_coll_args *a, const char *what, double typical,
                               double *enter, double *exit)
 {
@@ -104,19 +151,9 @@ fp_status fp_collective_timed(fp_ctx *ctx, const fp_coll_args *a, const char *wh
     double t0 = fp_clock();
     if (enter)
         *enter = fp_world_now(ctx->world);
-    fp_comm_req *req = NULL;
-    fp_status st = ctx->comm_ops->start(ctx->comm, a, &req);
-    if (st != FP_OK)
-        return st;
-    st = ctx->comm_ops->wait(ctx->comm, req, what);
-    if (st == FP_OK && a->coll == FP_SENDRECV) {
-        /* an injected slow link: the exchange takes factor times as long */
-        double f = fp_inject_link(ctx->inject, ctx->rank, a->peer);
-        double g = fp_inject_link(ctx->inject, ctx->rank, a->recv_peer);
-        f = f > g ? f : g;
-        if (f > 1)
-            fp_sleep((f - 1) * (fp_clock() - t0));
-    }
+    fp_status st = start_wait(ctx, a, what);
+    if (st == FP_OK && a->coll == FP_SENDRECV)
+        st = slow_link(ctx, a, what, typical, fp_clock() - t0);
     if (exit)
         *exit = fp_world_now(ctx->world);
     if (st == FP_OK && fp_inject_corrupt(ctx->inject, ctx->rank))

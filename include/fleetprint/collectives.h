@@ -103,12 +103,16 @@ typedef struct fp_link_plan {
  *             disjoint pairs (n odd: n rounds, one endpoint resting in each)
  *   ring      i with i+1 (mod n)
  *   k=K       i with i+1 .. i+K (mod n)
- *   random=K  each endpoint with K partners drawn from a fixed seed (the same
- *             plan on every rank)
- * Bounded sets are packed greedily into rounds of disjoint pairs. On a bad
- * mode returns FP_EUSAGE with err naming it; on allocation failure FP_ENOMEM.
- * The plan owns its arrays: free with fp_link_plan_free. */
-fp_status fp_link_plan_make(const char *mode, int n, fp_link_plan *plan, char *err, size_t len);
+ *   random=K  each endpoint with K partners drawn from a fixed seed
+ * Bounded sets are packed greedily into rounds of disjoint pairs. pass 0 is
+ * the canonical plan; pass p > 0 has the same pairs in other rounds (all: the
+ * endpoints relabeled; bounded sets: packed from a shuffled order), so
+ * repeated passes measure each pair beside other pairs. Deterministic: every
+ * rank computes the same plan. On a bad mode returns FP_EUSAGE with err
+ * naming it; on allocation failure FP_ENOMEM. The plan owns its arrays:
+ * free with fp_link_plan_free. */
+fp_status fp_link_plan_make(const char *mode, int n, int pass, fp_link_plan *plan, char *err,
+                            size_t len);
 void fp_link_plan_free(fp_link_plan *plan);
 
 /* ---- 16-bit floating point on the host (checks of NCCL's half types) -------- */

@@ -3,6 +3,7 @@
 /* Every output format lives in reports/: measurement code fills fp_run and
  * other records; these functions turn them into text. */
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "fleetprint/sample.h"
@@ -27,5 +28,11 @@ fp_status fp_report_json(const fp_run *run, const char *path);
 /* Summary table: one row per metric key with count, min, median, max over
  * entities and iterations, and the unit with its better direction. */
 void fp_report_console(FILE *out, const fp_run *run);
+
+/* nccl-tests-shaped tables of the collective suite's samples in run: one per
+ * collective test (size, count, type, redop; time, algbw, busbw, #wrong and
+ * late rank, out-of-place and in-place), then the link sweep's table.
+ * Prints nothing and returns false when run has no collective samples. */
+bool fp_report_collectives(FILE *out, const fp_run *run);
 
 #endif

@@ -123,14 +123,19 @@ fp_status fp_timed_stop(fp_ctx *ctx, double *seconds);
 fp_status fp_collective(fp_ctx *ctx, const fp_coll_args *a, const char *what);
 
 /* fp_collective with per-call timing for straggler attribution. typical is
- * the caller's estimate of one call's duration on this rank (s; <= 0: 1 ms):
- * an injected slow rank (slow:rank=R,factor=F) arrives (F - 1) * typical late,
- * so the collective takes about F times as long for everyone. *enter and *exit
+ * the caller's estimate of one call's duration on this rank (s; <= 0: 1 ms),
+ * best its shortest call so far: an injected slow rank (slow:rank=R,factor=F)
+ * arrives (F - 1) * typical late, so the collective takes about F times as
+ * long for everyone; an injected slow link (link:ranks=A-B,factor=F) makes a
+ * sendrecv between A and B carry F times the data (partners exchanging both
+ * ways) or wait (F - 1) * min(elapsed, typical) more (a ring). *enter and *exit
  * (either may be NULL) get this rank's arrival, after any injected delay, and
  * completion on the common clock (fp_world_now). An injected corrupt rank
  * (corrupt:rank=R) has one element of its result perturbed after completion
- * (after *exit), so the caller's check must find it. Returns the status of
- * the wait, or of the corruption's device copy. */
+ * (after *exit), so the caller's check must find it. Waits like a blocking
+ * MPI call: spins on the backend's test for up to 1 s or a quarter of the
+ * deadline, then the backend's wait with the deadline.
+ * Returns the status of the wait, or of the corruption's device copy. */
 fp_status fp_collective_timed(fp_ctx *ctx, const fp_coll_args *a, const char *what, double typical,
                               double *enter, double *exit);
 
