@@ -2,6 +2,7 @@
  * world's deadline on every wait. Open MPI here is not CUDA-aware, so this
  * backend never sees device buffers. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "fleetprint/comm.h"
 #include "fleetprint/log.h"
@@ -14,6 +15,11 @@ struct fp_comm {
 struct fp_comm_req {
     int n;
     MPI_Request r[2];
+    /* in-place reduce_scatter: MPI leaves the result at the start of recv;
+     * move it to this rank's block, where NCCL puts it (comm.h) */
+    char *move_to;
+    const char *move_from;
+    size_t move_bytes;
 };
 
 static fp_status mpi_open(fp_comm **out, fp_world *w, fp_device *dev)
@@ -71,6 +77,11 @@ static fp_status mpi_start(fp_comm *c, const fp_coll_args *a, fp_comm_req **out)
         break;
     case FP_REDUCE_SCATTER:
         FP_CHECK_MPI(MPI_Ireduce_scatter_block(send, a->recv, n, t, mpi_op(a->op), c->comm, q->r));
+        if (in_place && me > 0) {
+            q->move_bytes = a->count * fp_dtype_size(a->dtype);
+            q->move_from = a->recv;
+            q->move_to = (char *)a->recv + (size_t)me * q->move_bytes;
+        }
         break;
     case FP_ALLTOALL:
         FP_CHECK_MPI(MPI_Ialltoall(send, n, t, a->recv, n, t, c->comm, q->r));
@@ -120,6 +131,8 @@ static fp_status mpi_test(fp_comm *c, fp_comm_req *q, bool *done)
 static fp_status mpi_wait(fp_comm *c, fp_comm_req *q, const char *what)
 {
     fp_status st = fp_world_wait(c->world, q->r, q->n, what);
+    if (st == FP_OK && q->move_bytes)
+        memmove(q->move_to, q->move_from, q->move_bytes);
     free(q);
     return st;
 }

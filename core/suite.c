@@ -1,5 +1,6 @@
 /* The per-rank test context: backends, injections, sample emission, timed
  * regions and collectives with deadlines, and the loop over selected tests. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -45,6 +46,18 @@ fp_status fp_ctx_barrier(fp_ctx *ctx, const char *what)
     return fp_world_barrier(ctx->world, what);
 }
 
+/* Every collective starts here: an injection point, and an injected slow
+ * rank arrives late by (factor - 1) x typical (the caller's shortest call so
+ * far, or 1 ms when it has none). */
+static void arrive(fp_ctx *ctx, double typical)
+{
+    double now = fp_world_now(ctx->world);
+    fp_inject_point(ctx->inject, ctx->rank, now);
+    double slow = fp_inject_slow(ctx->inject, ctx->rank, now);
+    if (slow > 1)
+        fp_sleep((slow - 1) * (typical > 0 ? typical : 1e-3));
+}
+
 /* Stretch of the slowest injected link a collective crosses. */
 static double coll_link_factor(const fp_ctx *ctx, const fp_coll_args *a)
 {
@@ -63,11 +76,8 @@ static double coll_link_factor(const fp_ctx *ctx, const fp_coll_args *a)
 fp_status fp_coll_start(fp_ctx *ctx, const fp_coll_args *a, fp_coll_op *op)
 {
     memset(op, 0, sizeof *op);
+    arrive(ctx, 0);
     op->t0 = fp_clock();
-    fp_inject_point(ctx->inject, ctx->rank, fp_world_now(ctx->world));
-    double slow = fp_inject_slow(ctx->inject, ctx->rank, fp_world_now(ctx->world));
-    if (slow > 1)
-        fp_sleep((slow - 1) * 1e-3); /* a straggler arrives late at every collective */
     op->factor = coll_link_factor(ctx, a);
     return ctx->comm_ops->start(ctx->comm, a, &op->req);
 }
@@ -102,13 +112,120 @@ fp_status fp_coll_wait(fp_ctx *ctx, fp_coll_op *op, const char *what)
     return FP_OK;
 }
 
-fp_status fp_collective(fp_ctx *ctx, const fp_coll_args *a, const char *what)
+/* Where a collective leaves this rank's result: element offset and count in
+ * recv (comm.h's count semantics); count 0 when the rank gets no result. */
+static void result_region(const fp_coll_args *a, int rank, int nranks, size_t *off, size_t *n)
 {
-    fp_coll_op op;
-    fp_status st = fp_coll_start(ctx, a, &op);
+    *off = 0;
+    *n = a->count;
+    switch (a->coll) {
+    case FP_ALLGATHER:
+    case FP_ALLTOALL:
+        *n = a->count * (size_t)nranks;
+        break;
+    case FP_REDUCE_SCATTER:
+        if (a->send == a->recv)
+            *off = a->count * (size_t)rank;
+        break;
+    case FP_REDUCE:
+        if (rank != a->root)
+            *n = 0;
+        break;
+    case FP_BARRIER:
+        *n = 0;
+        break;
+    default:
+        break;
+    }
+}
+
+/* corrupt:rank=R: flip the top exponent bit of the first element of R's
+ * result (bit 6 of the most significant byte in every IEEE format), on the
+ * device through the backend's copies when buffers live there. */
+static fp_status corrupt_result(fp_ctx *ctx, const fp_coll_args *a)
+{
+    size_t off, n, esz = fp_dtype_size(a->dtype);
+    result_region(a, ctx->rank, ctx->nranks, &off, &n);
+    if (n == 0)
+        return FP_OK;
+    unsigned char *elem = (unsigned char *)a->recv + off * esz, tmp[8];
+    if (!ctx->comm_ops->device_buffers) {
+        elem[esz - 1] ^= 0x40;
+        return FP_OK;
+    }
+    fp_status st = ctx->dev_ops->copy(ctx->dev, tmp, elem, esz, FP_COPY_D2H);
+    tmp[esz - 1] ^= 0x40;
+    if (st == FP_OK)
+        st = ctx->dev_ops->copy(ctx->dev, elem, tmp, esz, FP_COPY_H2D);
+    return st;
+}
+
+/* Start and wait for one collective: the backend's test spins like a
+ * blocking MPI call (MPI's progress engine yields the core itself when
+ * oversubscribed) for a while; its wait, which polls less often as it goes,
+ * then takes over with the deadline. */
+static fp_status start_wait(fp_ctx *ctx, const fp_coll_args *a, const char *what)
+{
+    double spin_end = fp_clock() + fmin(1.0, 0.25 * fp_world_timeout(ctx->world));
+    fp_comm_req *req = NULL;
+    fp_status st = ctx->comm_ops->start(ctx->comm, a, &req);
     if (st != FP_OK)
         return st;
-    return fp_coll_wait(ctx, &op, what);
+    for (bool done = false; st == FP_OK && !done && fp_clock() < spin_end;)
+        st = ctx->comm_ops->test(ctx->comm, req, &done);
+    fp_status waited = ctx->comm_ops->wait(ctx->comm, req, what); /* frees req */
+    return st != FP_OK ? st : waited;
+}
+
+/* An injected slow link (link:ranks=A-B,factor=F) under a sendrecv that took
+ * took seconds. Between two partners (peer == recv_peer) the exchange is
+ * repeated until F times the data crossed, as a link of 1/F the bandwidth
+ * would carry it: both sides see the same factor, and the extra traffic
+ * loads the machine like real traffic. On a ring (peer != recv_peer) the
+ * neighbours on the other sides would not repeat with us, so the rank waits
+ * (F - 1) * min(took, typical) instead; typical caps a wait that includes a
+ * peer's own injected delay, so it cannot grow from call to call. */
+static fp_status slow_link(fp_ctx *ctx, const fp_coll_args *a, const char *what, double typical,
+                           double took)
+{
+    double f = fp_inject_link(ctx->inject, ctx->rank, a->peer);
+    double g = fp_inject_link(ctx->inject, ctx->rank, a->recv_peer);
+    f = f > g ? f : g;
+    if (f <= 1)
+        return FP_OK;
+    if (a->peer != a->recv_peer) {
+        fp_sleep((f - 1) * (typical > 0 && typical < took ? typical : took));
+        return FP_OK;
+    }
+    fp_status st = FP_OK;
+    fp_coll_args more = *a;
+    for (double left = f - 1; st == FP_OK && left > 1e-9; left -= 1) {
+        more.count = left >= 1 ? a->count : (size_t)((double)a->count * left);
+        st = start_wait(ctx, &more, what);
+    }
+    return st;
+}
+
+fp_status fp_collective_timed(fp_ctx *ctx, const fp_coll_args *a, const char *what, double typical,
+                              double *enter, double *exit)
+{
+    arrive(ctx, typical);
+    double t0 = fp_clock();
+    if (enter)
+        *enter = fp_world_now(ctx->world);
+    fp_status st = start_wait(ctx, a, what);
+    if (st == FP_OK && a->coll == FP_SENDRECV)
+        st = slow_link(ctx, a, what, typical, fp_clock() - t0);
+    if (exit)
+        *exit = fp_world_now(ctx->world);
+    if (st == FP_OK && fp_inject_corrupt(ctx->inject, ctx->rank))
+        st = corrupt_result(ctx, a);
+    return st;
+}
+
+fp_status fp_collective(fp_ctx *ctx, const fp_coll_args *a, const char *what)
+{
+    return fp_collective_timed(ctx, a, what, 0, NULL, NULL);
 }
 
 /* ---- set-up --------------------------------------------------------------------- */

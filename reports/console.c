@@ -24,20 +24,25 @@ static int cmp_key(const void *a, const void *b)
     return c;
 }
 
-/* Rows summarise summary samples (iter -1) where a key has them, else all. */
+/* Rows summarise summary samples (iter -1) where a key has them, else all.
+ * The collective suite has its own nccl-tests-shaped tables first. */
 void fp_report_console(FILE *out, const fp_run *run)
 {
-    size_t n = run->nsamples;
-    const fp_sample **idx = malloc((n ? n : 1) * sizeof *idx);
-    double *vals = malloc((n ? n : 1) * sizeof *vals);
+    bool coll_tables = fp_report_collectives(out, run);
+    size_t n = 0;
+    const fp_sample **idx = malloc((run->nsamples ? run->nsamples : 1) * sizeof *idx);
+    double *vals = malloc((run->nsamples ? run->nsamples : 1) * sizeof *vals);
     if (!idx || !vals) {
         free(idx);
         free(vals);
         return;
     }
-    for (size_t i = 0; i < n; i++)
-        idx[i] = &run->samples[i];
+    for (size_t i = 0; i < run->nsamples; i++)
+        if (!coll_tables || strcmp(run->samples[i].suite, "collectives") != 0)
+            idx[n++] = &run->samples[i];
     qsort(idx, n, sizeof *idx, cmp_key);
+    if (n == 0)
+        goto done;
     fprintf(out, "%-34s %10s %6s %12s %12s %12s  %s\n", "# metric", "size", "count", "min",
             "median", "max", "unit");
     for (size_t i = 0; i < n;) {
@@ -59,6 +64,7 @@ void fp_report_console(FILE *out, const fp_run *run)
                 s->better == FP_BETTER_LOWER ? "lower" : "higher");
         i = j;
     }
+done:
     free(idx);
     free(vals);
 }

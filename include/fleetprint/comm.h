@@ -15,7 +15,8 @@ typedef enum fp_redop { FP_SUM, FP_MAX, FP_MIN, FP_REDOP_COUNT } fp_redop;
 typedef enum fp_coll {
     FP_ALLREDUCE,
     FP_ALLGATHER,      /* count: elements each rank contributes */
-    FP_REDUCE_SCATTER, /* count: elements each rank receives */
+    FP_REDUCE_SCATTER, /* count: elements each rank receives; in place, the
+                          result lands in this rank's block, recv + rank * count */
     FP_ALLTOALL,       /* count: elements sent to each peer */
     FP_BROADCAST,
     FP_REDUCE,
@@ -32,7 +33,8 @@ const char *fp_coll_name(fp_coll c);     /* "allreduce", ... */
 typedef struct fp_coll_args {
     fp_coll coll;
     const void *send;
-    void *recv;          /* == send for in place */
+    void *recv;          /* == send for in place (allgather: this rank's block
+                            already sits at its offset in recv) */
     size_t count;
     fp_dtype dtype;
     fp_redop op;

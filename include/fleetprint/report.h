@@ -3,6 +3,7 @@
 /* Every output format lives in reports/: measurement code fills fp_run and
  * other records; these functions turn them into text. */
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "fleetprint/sample.h"
@@ -89,5 +90,10 @@ fp_status fp_report_junit(const char *path, const char *suite, const fp_junit_ca
 /* The verification cases of a run: one per sample whose metric is "wrong",
  * failing when the count is not 0. *out is a new array the caller frees. */
 fp_status fp_junit_from_checks(const fp_run *run, fp_junit_case **out, size_t *n);
+/* nccl-tests-shaped tables of the collective suite's samples in run: one per
+ * collective test (size, count, type, redop; time, algbw, busbw, #wrong and
+ * late rank, out-of-place and in-place), then the link sweep's table.
+ * Prints nothing and returns false when run has no collective samples. */
+bool fp_report_collectives(FILE *out, const fp_run *run);
 
 #endif

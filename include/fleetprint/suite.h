@@ -129,10 +129,8 @@ fp_status fp_emit(fp_ctx *ctx, const fp_test *t, const fp_metric *m, const fp_en
 fp_status fp_timed_start(fp_ctx *ctx);
 fp_status fp_timed_stop(fp_ctx *ctx, double *seconds);
 
-/* Run one collective to completion with the deadline: injection point, an
- * injected slow rank arrives late, an injected slow link stretches the
- * transfer (sendrecv: between the peers; other collectives span the whole
- * world and are paced by its slowest link). Returns the status of the wait. */
+/* Run one collective to completion with the deadline, with the injections
+ * of fp_collective_timed: fp_collective_timed(ctx, a, what, 0, NULL, NULL). */
 fp_status fp_collective(fp_ctx *ctx, const fp_coll_args *a, const char *what);
 
 /* A collective in flight, started by fp_coll_start. An injected slow link
@@ -154,6 +152,22 @@ fp_status fp_coll_test(fp_ctx *ctx, fp_coll_op *op, bool *done);
 /* Wait for completion with the deadline (what names it on timeout) and
  * release the request either way. */
 fp_status fp_coll_wait(fp_ctx *ctx, fp_coll_op *op, const char *what);
+/* fp_collective with per-call timing for straggler attribution. typical is
+ * the caller's estimate of one call's duration on this rank (s; <= 0: 1 ms),
+ * best its shortest call so far: an injected slow rank (slow:rank=R,factor=F)
+ * arrives (F - 1) * typical late, so the collective takes about F times as
+ * long for everyone; an injected slow link (link:ranks=A-B,factor=F) makes a
+ * sendrecv between A and B carry F times the data (partners exchanging both
+ * ways) or wait (F - 1) * min(elapsed, typical) more (a ring). *enter and *exit
+ * (either may be NULL) get this rank's arrival, after any injected delay, and
+ * completion on the common clock (fp_world_now). An injected corrupt rank
+ * (corrupt:rank=R) has one element of its result perturbed after completion
+ * (after *exit), so the caller's check must find it. Waits like a blocking
+ * MPI call: spins on the backend's test for up to 1 s or a quarter of the
+ * deadline, then the backend's wait with the deadline.
+ * Returns the status of the wait, or of the corruption's device copy. */
+fp_status fp_collective_timed(fp_ctx *ctx, const fp_coll_args *a, const char *what, double typical,
+                              double *enter, double *exit);
 
 /* Barrier with the deadline; an injection point. */
 fp_status fp_ctx_barrier(fp_ctx *ctx, const char *what);

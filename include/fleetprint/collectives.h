@@ -1,0 +1,128 @@
+#ifndef FLEETPRINT_COLLECTIVES_H
+#define FLEETPRINT_COLLECTIVES_H
+/* The collective suite: allreduce, allgather, reduce_scatter, alltoall,
+ * broadcast, reduce and sendrecv, driven by one loop over sizes x data types
+ * x reductions x placement (out-of-place, in-place), with nccl-tests'
+ * figures (time, algbw, busbw, #wrong), per-call late rank and lateness; and
+ * the pairwise link sweep ("links").
+ *
+ * Sample metric names carry the variant: "<figure>_<type>_<op>_<place>",
+ * e.g. "busbw_f32_sum_oop", "lateness_bf16_none_ip". Figures:
+ *   time      per rank, loop time / iterations (us, entity gpu)
+ *   time_max  max of time over ranks (us, group:world)
+ *   algbw     bytes / time_max (GB/s, group:world)
+ *   busbw     algbw x the nccl-tests factor (GB/s, group:world)
+ *   wrong     wrong result elements on this rank (count, entity gpu)
+ *   lateness  per call: this rank's arrival minus the median arrival (us,
+ *             entity rank; iter = call index)
+ *   late_rank per call: the last rank to arrive (value = rank, entity that
+ *             rank; iter = call index)
+ * Sizes are nccl-tests': bytes of the whole buffer (allgather: the output;
+ * reduce_scatter, alltoall: the input), rounded down to whole elements per
+ * rank; samples carry the size actually used. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fleetprint/comm.h"
+#include "fleetprint/suite.h"
+
+/* ---- variants and metric names ----------------------------------------------- */
+
+/* op == FP_REDOP_COUNT: a collective without reduction ("none"). */
+typedef struct fp_coll_variant {
+    fp_dtype dtype;
+    fp_redop op;
+    bool in_place;
+} fp_coll_variant;
+
+/* "f32", "f64", "f16", "bf16" ("?" when out of range). */
+const char *fp_dtype_short(fp_dtype t);
+
+/* "<fig>_<type>_<op>_<place>" into buf (truncated to len); returns buf. */
+char *fp_coll_metric_name(char *buf, size_t len, const char *fig, const fp_coll_variant *v);
+
+/* Split a metric name made by fp_coll_metric_name into figure (copied into
+ * fig, at most len bytes) and variant. False when metric is not of that form. */
+bool fp_coll_metric_parse(const char *metric, char *fig, size_t len, fp_coll_variant *v);
+
+/* ---- sizes and figures ------------------------------------------------------- */
+
+/* nccl-tests' bus bandwidth factor of a collective on n ranks: allreduce
+ * 2(n-1)/n; allgather, reduce_scatter, alltoall (n-1)/n; broadcast, reduce,
+ * sendrecv 1. */
+double fp_coll_bus_factor(fp_coll c, int n);
+
+/* Buffer geometry of one collective at a requested size. */
+typedef struct fp_coll_geom {
+    size_t count;       /* the count of fp_coll_args (comm.h semantics) */
+    size_t send_elems;  /* elements of the send buffer */
+    size_t recv_elems;  /* elements of the receive buffer */
+    uint64_t bytes;     /* the size actually measured (nccl-tests' size) */
+} fp_coll_geom;
+
+/* Geometry of collective c for a requested size in bytes, elements of esz
+ * bytes, n ranks: the count is rounded down to whole elements per rank. */
+fp_coll_geom fp_coll_geometry(fp_coll c, uint64_t bytes, size_t esz, int n);
+
+/* The size sweep of -b/-e/-f: min, min*f, ... up to max (0 steps to 1).
+ * Writes at most cap sizes into sizes and their number into *n. Returns
+ * FP_EUSAGE with err naming the option when min > max, f <= 1 or the sweep
+ * has more than cap sizes. */
+fp_status fp_coll_sizes(uint64_t min, uint64_t max, double factor, uint64_t *sizes, int cap,
+                        int *n, char *err, size_t len);
+
+/* ---- the driver -------------------------------------------------------------- */
+
+/* Run collective test t (one of the suite's descriptors) on every rank over
+ * the configured sizes; only != NULL restricts it to that one variant (the
+ * bench uses this), else every data type and reduction the comm backend
+ * supports, out of place and in place where the collective has it. Emits
+ * the samples above into ctx->local and adds wrong elements to ctx->wrong.
+ * All ranks return the same status; usage problems (sizes, memory) are one
+ * line on one rank and FP_EUSAGE. */
+fp_status fp_coll_sweep(fp_ctx *ctx, const fp_test *t, const fp_coll_variant *only);
+
+/* The suite's tests, also registered in core/tests.c. */
+extern const fp_test fp_test_allreduce, fp_test_allgather, fp_test_reduce_scatter,
+    fp_test_alltoall, fp_test_broadcast, fp_test_reduce, fp_test_sendrecv, fp_test_links;
+
+/* ---- the link sweep's schedule ------------------------------------------------- */
+
+/* A set of pairs of endpoints 0..n-1 scheduled in rounds of disjoint pairs. */
+typedef struct fp_link_plan {
+    int n;          /* endpoints */
+    int npairs;
+    int nrounds;
+    int (*pair)[2]; /* npairs pairs, a < b, in round order */
+    int *round;     /* round of each pair, nondecreasing */
+} fp_link_plan;
+
+/* Plan the pairs of n endpoints for --pairs mode:
+ *   all       every pair, as a round-robin tournament: n-1 rounds of n/2
+ *             disjoint pairs (n odd: n rounds, one endpoint resting in each)
+ *   ring      i with i+1 (mod n)
+ *   k=K       i with i+1 .. i+K (mod n)
+ *   random=K  each endpoint with K partners drawn from a fixed seed
+ * Bounded sets are packed greedily into rounds of disjoint pairs. pass 0 is
+ * the canonical plan; pass p > 0 has the same pairs in other rounds (all: the
+ * endpoints relabeled; bounded sets: packed from a shuffled order), so
+ * repeated passes measure each pair beside other pairs. Deterministic: every
+ * rank computes the same plan. On a bad mode returns FP_EUSAGE with err
+ * naming it; on allocation failure FP_ENOMEM. The plan owns its arrays:
+ * free with fp_link_plan_free. */
+fp_status fp_link_plan_make(const char *mode, int n, int pass, fp_link_plan *plan, char *err,
+                            size_t len);
+void fp_link_plan_free(fp_link_plan *plan);
+
+/* ---- 16-bit floating point on the host (checks of NCCL's half types) -------- */
+
+/* IEEE binary16 and bfloat16 from and to double, rounding to nearest even
+ * (binary16 through float: double rounding can differ in the last bit for
+ * values that are not floats; the suite only uses small integers). */
+uint16_t fp_half_from_double(double v);
+double fp_half_to_double(uint16_t h);
+uint16_t fp_bf16_from_double(double v);
+double fp_bf16_to_double(uint16_t h);
+
+#endif
