@@ -371,12 +371,14 @@ static int64_t entity_intern(eng *g, const fp_entity *e)
     }
     ent_info *ei = &g->ents[g->nents];
     ei->e = e;
-    ei->node = node_intern(g, e->node);
+    /* a group's name is not a node: it has neither node nor SKU */
+    bool group = e->kind == FP_ENT_GROUP;
+    ei->node = group ? -1 : node_intern(g, e->node);
     ei->peer = e->kind == FP_ENT_LINK ? node_intern(g, e->peer) : -1;
     ei->v = FP_UNKNOWN;
-    if (ei->node < 0 || (e->kind == FP_ENT_LINK && ei->peer < 0))
+    if ((!group && ei->node < 0) || (e->kind == FP_ENT_LINK && ei->peer < 0))
         return -1;
-    ei->sku = e->kind == FP_ENT_GROUP ? -1 : g->node_sku[ei->node];
+    ei->sku = group ? -1 : g->node_sku[ei->node];
     g->ent_tab.slot[i] = (uint32_t)(g->nents + 1);
     g->ent_tab.hash[i] = h;
     return (int64_t)g->nents++;
@@ -591,6 +593,8 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     need = need < streak ? streak : need > present ? present : need;
     int need_s = (int)ceil(r->strong_fraction * present - 1e-9);
     need_s = need_s < streak ? streak : need_s > present ? present : need_s;
+    if (cls->absolute) /* per-call timings: persistence alone, no "far out once" */
+        nstrong = 0;
     fp_verdict v = FP_PASS;
     if ((nfail >= need && best_f >= streak) || (nstrong >= need_s && best_s >= streak))
         v = FP_FAIL;
@@ -781,7 +785,7 @@ static fp_status judge_baselines(eng *g, window_score *ws)
     for (size_t s = 0; s < g->nser; s++) {
         const series *se = &g->ser[s];
         const key_info *k = &g->keys[se->key];
-        if (!k->cls || k->cls->ignore)
+        if (!k->cls || k->cls->ignore || k->cls->late)
             continue;
         const ent_info *ei = &g->ents[se->ent];
         fp_entity_format(ei->e, ent, sizeof ent);
@@ -806,32 +810,43 @@ static fp_status judge_missing(eng *g, const uint32_t *key_first, const uint32_t
         return FP_OK;
     uint32_t *stamp = calloc(g->nents + 1, sizeof *stamp);
     uint32_t *list = malloc((g->nents + 1) * sizeof *list);
+    if (g->ntests * FP_ENT_KIND_COUNT >= UINT32_MAX) {
+        free(stamp);
+        free(list);
+        return FP_EINPUT;
+    }
     if (!stamp || !list) {
         free(stamp);
         free(list);
         return FP_ENOMEM;
     }
     fp_status st = FP_OK;
-    for (size_t t = 0; t < g->ntests && st == FP_OK; t++) {
+    /* per test and entity kind: a gpu lacks what other gpus have, a rank what
+     * other ranks have (late-rank records exist only for late ranks) */
+    for (size_t tk = 0; tk < g->ntests * FP_ENT_KIND_COUNT && st == FP_OK; tk++) {
+        size_t t = tk / FP_ENT_KIND_COUNT;
+        fp_entity_kind kind = (fp_entity_kind)(tk % FP_ENT_KIND_COUNT);
+        if (kind == FP_ENT_LINK)
+            continue;
         size_t nl = 0;
         for (size_t k = 0; k < g->nkeys; k++) {
             if ((size_t)g->keys[k].test != t)
                 continue;
             for (uint32_t i = key_first[k]; i < key_first[k + 1]; i++) {
                 uint32_t e = g->ser[by_key[i]].ent;
-                if (g->ents[e].e->kind == FP_ENT_LINK || stamp[e] == t + 1)
+                if (g->ents[e].e->kind != kind || stamp[e] == tk + 1)
                     continue;
-                stamp[e] = (uint32_t)t + 1;
+                stamp[e] = (uint32_t)tk + 1;
                 list[nl++] = e;
             }
         }
         for (size_t k = 0; k < g->nkeys && st == FP_OK; k++) {
-            if ((size_t)g->keys[k].test != t)
+            if ((size_t)g->keys[k].test != t || (g->keys[k].cls && g->keys[k].cls->late))
                 continue;
             size_t have = 0;
             for (uint32_t i = key_first[k]; i < key_first[k + 1]; i++)
-                have += g->ents[g->ser[by_key[i]].ent].e->kind != FP_ENT_LINK;
-            if (have == nl)
+                have += g->ents[g->ser[by_key[i]].ent].e->kind == kind;
+            if (have == 0 || have == nl)
                 continue;
             for (size_t j = 0; j < nl; j++) {
                 if (series_find(g, (uint32_t)k, list[j], false, NULL) >= 0)
@@ -1096,6 +1111,74 @@ static fp_status assemble(eng *g, fp_verdicts *out)
     return FP_OK;
 }
 
+/* ---- late ranks ------------------------------------------------------------------------------ */
+
+/* Late-rank records: in each collective call the last rank to arrive has a
+ * record. Over all calls of every collective, a rank that was the last in a
+ * fraction of them at least the class's warn / fail (and at least twice its
+ * fair share 1/N) is a straggler: magnitude-free, so it holds on fast fabrics
+ * and on cores shared by many ranks alike (Mycroft counts the same way). */
+typedef struct late_tally {
+    const fp_rule_class *cls; /* the first late class met */
+    uint32_t *count;          /* per entity: calls in which it was last */
+    uint64_t calls;           /* calls seen over all late keys */
+} late_tally;
+
+static void tally_late(const eng *g, const key_info *k, const uint32_t *sers, size_t m,
+                       late_tally *t)
+{
+    if (!t->cls)
+        t->cls = k->cls;
+    for (int w = 0; w < k->windows; w++) {
+        bool any = false;
+        for (size_t i = 0; i < m; i++) {
+            const series *se = &g->ser[sers[i]];
+            if (!isnan(g->vals[se->off + (size_t)w])) {
+                t->count[se->ent]++;
+                any = true;
+            }
+        }
+        t->calls += any;
+    }
+}
+
+static fp_status judge_late(eng *g, const late_tally *t)
+{
+    enum { MIN_CALLS = 8 };
+    int n = g->run->nranks;
+    if (!t->cls || t->calls < MIN_CALLS || n < 3)
+        return FP_OK; /* too few calls or ranks to tell a pattern from chance */
+    double fair = 1.0 / n;
+    for (size_t e = 0; e < g->nents; e++) {
+        if (!t->count[e])
+            continue;
+        double f = (double)t->count[e] / (double)t->calls;
+        fp_verdict v = f >= t->cls->fail && f >= 2 * fair   ? FP_FAIL
+                       : f >= t->cls->warn && f >= 2 * fair ? FP_WARN
+                                                            : FP_PASS;
+        if (v == FP_PASS)
+            continue;
+        set_ent_verdict(g, (uint32_t)e, v);
+        fp_reason *r = add_reason(g, ent_owner(g, (uint32_t)e));
+        if (!r)
+            return FP_ENOMEM;
+        snprintf(r->key, sizeof r->key, "collectives.*.late_rank");
+        snprintf(r->unit, sizeof r->unit, "calls");
+        snprintf(r->rule, sizeof r->rule, "%s", t->cls->name);
+        r->evidence = FP_EV_LATE;
+        r->verdict = v;
+        r->value = f;
+        r->expected = fair;
+        r->deviation = f - fair;
+        r->z = NAN;
+        r->windows_bad = (int)t->count[e];
+        r->windows = (int)t->calls;
+        snprintf(r->note, sizeof r->note, "last to arrive in %u of %llu collective calls (%.0f%%)",
+                 t->count[e], (unsigned long long)t->calls, 100 * f);
+    }
+    return FP_OK;
+}
+
 /* ---- entry point ------------------------------------------------------------------------------ */
 
 static void eng_free(eng *g)
@@ -1130,6 +1213,7 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     double *buf = NULL;
     window_score *ws = NULL;
     fp_verdicts *v = NULL;
+    late_tally late = {0};
     *out = NULL;
     if (run->nsamples == 0 || run->nsamples >= UINT32_MAX / 2)
         FP_FAIL(FP_EINPUT, "run %s has %s samples: nothing to judge", run->id,
@@ -1164,6 +1248,8 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     FP_CHECK_ALLOC(buf);
     FP_CHECK_ALLOC(ws);
     FP_CHECK_ALLOC(grp);
+    late.count = calloc(g.nents + 1, sizeof *late.count);
+    FP_CHECK_ALLOC(late.count);
 
     for (size_t k = 0; k < g.nkeys; k++) {
         const key_info *ki = &g.keys[k];
@@ -1176,6 +1262,10 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
         }
         if (!ki->cls || ki->cls->ignore)
             continue; /* no class matches, or the class is not judged */
+        if (ki->cls->late) {
+            tally_late(&g, ki, sers, m, &late);
+            continue;
+        }
         /* one peer group per SKU (and per entity kind) */
         for (size_t sku = 0; sku <= g.nsku; sku++) {
             for (int kind = 0; kind < FP_ENT_KIND_COUNT; kind++) {
@@ -1191,6 +1281,7 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
             }
         }
     }
+    FP_CHECK(judge_late(&g, &late));
     if (g.base)
         FP_CHECK(judge_baselines(&g, ws));
     FP_CHECK(judge_missing(&g, key_first, by_key));
@@ -1207,6 +1298,7 @@ cleanup:
     free(grp);
     free(buf);
     free(ws);
+    free(late.count);
     eng_free(&g);
     return st;
 }

@@ -21,13 +21,15 @@ static const char default_rules[] =
     "  \"missing\": \"fail\",\n"
     "  \"contended\": {\"warn\": 0.3, \"fail\": 0.6},\n"
     "  \"classes\": [\n"
+    "    {\"name\": \"late-rank\", \"match\": [\"collectives.*.late_rank*\"],\n"
+    "     \"mode\": \"late\", \"warn\": 0.3, \"fail\": 0.5},\n"
     "    {\"name\": \"not-judged\", \"mode\": \"ignore\",\n"
-    "     \"match\": [\"collectives.*.late_rank*\", \"collectives.*.time_*\", \"*.rounds\",\n"
+    "     \"match\": [\"collectives.*.time_*\", \"*.rounds\",\n"
     "               \"*.pairs\", \"kernels.fused.*\"]},\n"
     "    {\"name\": \"straggler\", \"match\": [\"collectives.*.lateness*\"],\n"
     "     \"mode\": \"absolute\", \"warn\": 300, \"fail\": 1000, \"z\": 5},\n"
     "    {\"name\": \"link\", \"match\": [\"collectives.links.bw_*\", \"*.p2p*\"],\n"
-    "     \"warn\": 0.2, \"fail\": 0.35, \"z\": 4},\n"
+    "     \"warn\": 0.2, \"fail\": 0.35, \"z\": 4, \"summary\": true},\n"
     "    {\"name\": \"latency\", \"match\": [\"*.lat_*\", \"*latency*\"],\n"
     "     \"warn\": 0.25, \"fail\": 0.5, \"z\": 5},\n"
     "    {\"name\": \"collective\", \"match\": [\"collectives.*\"],\n"
@@ -133,7 +135,7 @@ static fp_status parse_class(const json_t *c, int i, const char *origin, fp_rule
         st = get_patterns(c, where, origin, &out->patterns, err, errlen);
     if (st != FP_OK)
         return st;
-    out->absolute = out->ignore = false;
+    out->absolute = out->ignore = out->late = false;
     const json_t *mode = json_object_get(c, "mode");
     if (mode) {
         const char *m = json_is_string(mode) ? json_string_value(mode) : "";
@@ -142,9 +144,11 @@ static fp_status parse_class(const json_t *c, int i, const char *origin, fp_rule
             out->absolute = true;
         else if (strcmp(m, "ignore") == 0)
             out->ignore = true;
+        else if (strcmp(m, "late") == 0)
+            out->late = true;
         else if (strcmp(m, "relative") != 0)
             return bad(err, errlen, origin, field,
-                       "expected \"relative\", \"absolute\" or \"ignore\"");
+                       "expected \"relative\", \"absolute\", \"late\" or \"ignore\"");
     }
     if (out->ignore)
         return FP_OK; /* matched keys are not judged: no thresholds */
