@@ -18,6 +18,7 @@
 #include "fleetprint/log.h"
 #include "fleetprint/progress.h"
 #include "fleetprint/report.h"
+#include "fleetprint/store.h"
 #include "fleetprint/timer.h"
 
 /* ---- what burn-in records ------------------------------------------------------- */
@@ -668,11 +669,6 @@ static fp_status burnin_main(const void *config, fp_world *w)
         return st;
     }
     st = fp_ctx_open(&ctx, &cfg->base, w, &inject, &local);
-    if (st == FP_OK && cfg->base.store) {
-        if (ctx.rank == 0)
-            fp_error("--store: the HDF5 store is not built into this version yet");
-        st = FP_ENOTBUILT;
-    }
     b.ctx = &ctx;
     b.cfg = cfg;
     if (st == FP_OK)
@@ -698,6 +694,11 @@ static fp_status burnin_main(const void *config, fp_world *w)
         if (cfg->base.json)
             st = fp_report_burnin_json(&run, all, ctx.nranks, b.interrupted, b.done, b.nwin,
                                        cfg->base.json);
+        if (st == FP_OK && cfg->base.junit)
+            st = fp_report_burnin_junit(all, ctx.nranks, cfg->base.junit);
+        /* an interrupted run is stored too, marked so: baselines skip it */
+        if (st == FP_OK && cfg->base.store)
+            st = fp_store_append_file(cfg->base.store, &run, cfg->base.timeout);
         fp_info("burn-in %s: %zu samples from %d ranks: %s%s", run.id, run.nsamples, run.nranks,
                 failed ? "FAIL" : "pass", b.interrupted ? " (interrupted)" : "");
     }

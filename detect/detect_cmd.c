@@ -22,6 +22,7 @@ typedef struct detect_out {
     const char *json;
     const char *drain;
     const char *exclude;
+    const char *junit;
     bool quiet;
 } detect_out;
 
@@ -49,6 +50,8 @@ static fp_status detect_and_report(const fp_run *run, const fp_rules *rules,
         st = fp_status_worst(st, fp_verdicts_write_hostlist(v, o->drain));
     if (o->exclude)
         st = fp_status_worst(st, fp_verdicts_write_hostlist(v, o->exclude));
+    if (o->junit)
+        st = fp_status_worst(st, fp_verdicts_write_junit(v, o->junit));
     const char *const *names;
     size_t nfail = fp_verdicts_nodes_at(v, FP_FAIL, &names);
     if (fp_verdicts_overall(v) == FP_FAIL) {
@@ -241,7 +244,9 @@ typedef struct detect_cfg {
         {"drain-file", 0, FP_OPT_STRING, offsetof(type, member.drain), NULL,               \
          "write the failing nodes as a Slurm hostlist to FILE"},                           \
         {"exclude-file", 0, FP_OPT_STRING, offsetof(type, member.exclude), NULL,           \
-         "write the nodes to exclude (srun --exclude) to FILE"}
+         "write the nodes to exclude (srun --exclude) to FILE"},                           \
+        {"junit", 0, FP_OPT_STRING, offsetof(type, member.junit), NULL,                    \
+         "write the verdicts as JUnit XML to FILE (a test case per entity)"}
 
 static const fp_opt detect_opts[] = {
     {"store", 0, FP_OPT_STRING, offsetof(detect_cfg, store), NULL,
@@ -345,7 +350,8 @@ static const fp_opt preflight_opts[] = {
     {"timeout", 0, FP_OPT_SECONDS, PF(timeout), "60s", "deadline of every blocking step"},
     {"inject", 0, FP_OPT_LIST, PF(inject), NULL, "inject a fault (repeatable; see README)"},
     {"tag", 0, FP_OPT_STRING, PF(tag), "preflight", "tag of the run"},
-    {"store", 0, FP_OPT_STRING, PF(store), NULL, "HDF5 store whose baselines to compare with"},
+    {"store", 0, FP_OPT_STRING, PF(store), NULL,
+     "HDF5 store: compare with its baselines, then append the run to it"},
     {"no-baselines", 0, FP_OPT_FLAG, offsetof(preflight_cfg, no_baselines), NULL,
      "peer evidence only, even with a store"},
     FP_DETECT_OUT_OPTS(preflight_cfg, out),
@@ -426,7 +432,11 @@ static fp_status preflight_main(const void *config, fp_world *w)
     fp_world_configure(w, cfg.timeout, cfg.verbose, cfg.quiet);
     if (rank == 0) {
         st = load_rules(out.rules, &rules);
-        if (st == FP_OK && cfg.store && !pc->no_baselines) {
+        bool exists = cfg.store && access(cfg.store, F_OK) == 0;
+        if (cfg.store && !exists)
+            fp_info("preflight: %s does not exist yet: peer evidence only; the run starts it",
+                    cfg.store);
+        if (st == FP_OK && exists && !pc->no_baselines) {
             st = fp_store_open(&store, cfg.store, FP_STORE_READ, 0);
             if (st == FP_OK)
                 st = fp_store_load_baselines(store, &base);
@@ -473,6 +483,12 @@ static fp_status preflight_main(const void *config, fp_world *w)
             st = fp_report_json(&run, pc->run_json);
         if (st == FP_OK)
             st = detect_and_report(&run, rules, base, &out, contended ? note : NULL);
+        /* the run joins the store whatever its verdict: history, and the
+         * health that admit --store --tag preflight reads */
+        if ((st == FP_OK || st == FP_EFAIL) && cfg.store) {
+            fp_status stored = fp_store_append_file(cfg.store, &run, cfg.timeout);
+            st = stored == FP_OK ? st : stored;
+        }
     }
     /* every rank exits with the verdict's code */
     if (st != FP_ETIMEOUT)

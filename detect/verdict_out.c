@@ -9,6 +9,7 @@
 
 #include "detect_internal.h"
 #include "fleetprint/hostlist.h"
+#include "fleetprint/report.h"
 
 /* ---- console ------------------------------------------------------------------------ */
 
@@ -128,6 +129,47 @@ fp_status fp_verdicts_write_json(const fp_verdicts *v, const fp_run *run, const 
         return fp__fail(st, NULL, __FILE__, __LINE__, "%s: cannot write the verdicts", path);
     }
     return FP_OK;
+}
+
+/* ---- JUnit ---------------------------------------------------------------------------------- */
+
+/* "key = value unit, expected E (X% worse; rule, evidence)" */
+static int reason_text(const fp_reason *r, char *buf, size_t len)
+{
+    if (isnan(r->value))
+        return snprintf(buf, len, "%s: %s (%s, %s)", r->key, r->note, r->rule,
+                        fp_evidence_name(r->evidence));
+    return snprintf(buf, len, "%s = %.4g %s, expected %.4g (%.0f%% worse; %s, %s)", r->key,
+                    r->value, r->unit, r->expected, 100 * r->deviation, r->rule,
+                    fp_evidence_name(r->evidence));
+}
+
+fp_status fp_verdicts_write_junit(const fp_verdicts *v, const char *path)
+{
+    fp_junit_case *cases = calloc(v->nents ? v->nents : 1, sizeof *cases);
+    if (!cases)
+        return FP_ENOMEM;
+    for (size_t i = 0; i < v->nents; i++) {
+        const fp_entity_verdict *ev = &v->ents[i];
+        fp_junit_case *c = &cases[i];
+        snprintf(c->classname, sizeof c->classname, "fleetprint.detect.%s",
+                 fp_entity_kind_name(ev->entity.kind));
+        fp_entity_format(&ev->entity, c->name, sizeof c->name);
+        c->failed = ev->verdict == FP_FAIL;
+        size_t n = 0;
+        for (size_t k = 0; c->failed && k < ev->nreasons && n + 2 < sizeof c->message; k++) {
+            const fp_reason *r = &v->reasons[ev->first_reason + k];
+            if (r->verdict != FP_FAIL)
+                continue;
+            if (n)
+                n += (size_t)snprintf(c->message + n, sizeof c->message - n, "; ");
+            if (n < sizeof c->message)
+                n += (size_t)reason_text(r, c->message + n, sizeof c->message - n);
+        }
+    }
+    fp_status st = fp_report_junit(path, "fleetprint detect", cases, v->nents);
+    free(cases);
+    return st;
 }
 
 /* ---- hostlists ---------------------------------------------------------------------------- */

@@ -194,3 +194,23 @@ fp_status fp_report_burnin_json(const fp_run *run, const fp_burnin_verdict *v, i
     }
     return FP_OK;
 }
+
+fp_status fp_report_burnin_junit(const fp_burnin_verdict *v, int nranks, const char *path)
+{
+    fp_junit_case *cases = calloc(nranks > 0 ? (size_t)nranks : 1, sizeof *cases);
+    if (!cases)
+        return FP_ENOMEM;
+    for (int r = 0; r < nranks; r++) {
+        fp_junit_case *c = &cases[r];
+        char ent[2 * FP_NAME_MAX + 32];
+        snprintf(c->classname, sizeof c->classname, "fleetprint.burnin");
+        snprintf(c->name, sizeof c->name, "rank %d %s", v[r].rank,
+                 fp_entity_format(&v[r].entity, ent, sizeof ent));
+        c->failed = v[r].outcome == FP_BURNIN_FAIL;
+        if (c->failed)
+            snprintf(c->message, sizeof c->message, "%s", v[r].reasons);
+    }
+    fp_status st = fp_report_junit(path, "fleetprint burnin", cases, (size_t)nranks);
+    free(cases);
+    return st;
+}

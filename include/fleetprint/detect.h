@@ -139,6 +139,11 @@ fp_status fp_verdicts_write_json(const fp_verdicts *v, const fp_run *run, const 
  * mpirun --host filtering. FP_EIO naming the path on error. */
 fp_status fp_verdicts_write_hostlist(const fp_verdicts *v, const char *path);
 
+/* Write the verdicts as JUnit XML for CI: one test case per judged entity,
+ * a failure for each failing one whose message names every failing reason's
+ * metric, value, expected value, deviation, rule and evidence. FP_EIO. */
+fp_status fp_verdicts_write_junit(const fp_verdicts *v, const char *path);
+
 /* ---- fleet simulation --------------------------------------------------------------------- */
 
 typedef enum fp_sim_fault_kind {

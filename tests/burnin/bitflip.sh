@@ -5,7 +5,7 @@
 # (gpu-burn, DCGM) would not see it, the bitwise checks do.
 . "$FP_TESTS/burnin/common.sh"
 expect_rc 1 burnin 4 --duration 10s --interval 1s --inject bitflip:rank=2,at=5s \
-  --json "$WORK/out.json"
+  --json "$WORK/out.json" --junit "$WORK/j.xml" --store "$WORK/s.h5"
 expect_out "SDC SUSPECT \(first bad window [0-9]+\)"
 check "
 assert b['sdc_suspects'] == [2], b['sdc_suspects']
@@ -22,3 +22,9 @@ for k in (0, 1, 3):
 assert d['run']['status'] == 'failed' and 'bitflip:rank=2' in d['run']['injections']
 print('suspect: rank 2 on', bad['node'], 'first bad window', fb)
 "
+# CI and the store see it too: one failing JUnit case (rank 2), the run stored as failed
+xmllint --noout "$WORK/j.xml"
+[ "$(grep -c '<failure' "$WORK/j.xml")" -eq 1 ] || fail "JUnit: expected exactly 1 failure"
+grep -q 'name="rank 2 gpu:n2/0"' "$WORK/j.xml" || fail "JUnit: no case for rank 2"
+expect_rc 0 "$FLEETPRINT" store ls --store "$WORK/s.h5"
+expect_out " failed +4 +4 "

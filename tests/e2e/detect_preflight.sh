@@ -21,9 +21,16 @@ if grep -q "test 'links' is not in this build" "$WORK/out"; then
   exit 0
 fi
 
-expect_rc 1 mpi 8 "$F" preflight --inject slow:rank=5,factor=1.5 --drain-file drain.txt
+expect_rc 1 mpi 8 "$F" preflight --inject slow:rank=5,factor=1.5 --drain-file drain.txt \
+  --junit j.xml --store s.h5
 expect_out "failing node.*n5"
 [ "$(cat drain.txt)" = "n5" ] || fail "drain file: '$(cat drain.txt)', want n5"
+# CI reads the JUnit file; the run (verdict fail) joined the store as 'preflight'
+xmllint --noout j.xml || fail "JUnit file is not XML"
+grep -q '<testcase classname="fleetprint.detect.node" name="node:n5"[^/]*>' j.xml ||
+  fail "JUnit has no failing test case for node:n5"
+expect_rc 0 "$F" store ls --store s.h5
+expect_out " preflight +failed? +8 +8 |preflight"
 
 expect_rc 1 mpi 8 "$F" preflight --inject link:ranks=2-6,factor=4 --drain-file drain.txt --json v.json
 expect_out "FAIL link:n2~n6"
