@@ -13,6 +13,7 @@
 #include "fleetprint/detect.h"
 #include "fleetprint/hostlist.h"
 #include "fleetprint/log.h"
+#include "fleetprint/report.h"
 #include "fleetprint/store.h"
 #include "fleetprint/topology.h"
 
@@ -179,18 +180,7 @@ static fp_status write_json(const char *path, const admit_cfg *c, const fp_admit
         "pp_group_nodes", sh->rows, "alpha", sh->alpha, "hostlist", hostlist, "rank_order",
         "tp fastest, then dp, then pp: node k is pp stage k / dp_group_nodes", "nodes", nodes,
         "ours", score_json(&ours->score), "first_fit", score_json(&ff->score));
-    if (!root)
-        return FP_ENOMEM;
-    int rc = strcmp(path, "-") == 0 ? json_dumpf(root, stdout, JSON_INDENT(2))
-                                    : json_dump_file(root, path, JSON_INDENT(2));
-    if (strcmp(path, "-") == 0)
-        fputc('\n', stdout);
-    json_decref(root);
-    if (rc != 0) {
-        fp_error("--json %s: cannot write the file", path);
-        return FP_EIO;
-    }
-    return FP_OK;
+    return fp_json_write(root, path);
 }
 
 /* ---- the command ------------------------------------------------------------------- */

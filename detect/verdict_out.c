@@ -120,15 +120,7 @@ fp_status fp_verdicts_write_json(const fp_verdicts *v, const fp_run *run, const 
         json_array_append_new(drain, json_string(v->fail_nodes[i]));
     json_object_set_new(root, "failing_nodes", drain);
     json_object_set_new(root, "entities", ents);
-    int rc = strcmp(path, "-") == 0
-                 ? json_dumpf(root, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER)
-                 : json_dump_file(root, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
-    json_decref(root);
-    if (rc != 0) {
-        fp_status st = FP_EIO;
-        return fp__fail(st, NULL, __FILE__, __LINE__, "%s: cannot write the verdicts", path);
-    }
-    return FP_OK;
+    return fp_json_write(root, path);
 }
 
 /* ---- JUnit ---------------------------------------------------------------------------------- */

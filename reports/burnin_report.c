@@ -155,8 +155,7 @@ static json_t *verdict_json(const fp_burnin_verdict *v)
 fp_status fp_report_burnin_json(const fp_run *run, const fp_burnin_verdict *v, int nranks,
                                 bool interrupted, int windows, int planned, const char *path)
 {
-    json_t *root = json_object();
-    json_object_set_new(root, "run", fp_json_context(run));
+    json_t *root = fp_json_run(run);
     json_t *b = json_object();
     int worst = FP_BURNIN_PASS;
     json_t *ranks = json_array(), *suspects = json_array(), *degraded = json_array();
@@ -176,23 +175,7 @@ fp_status fp_report_burnin_json(const fp_run *run, const fp_burnin_verdict *v, i
     json_object_set_new(b, "degraded", degraded);
     json_object_set_new(b, "ranks", ranks);
     json_object_set_new(root, "burnin", b);
-    json_t *samples = json_array();
-    for (size_t i = 0; i < run->nsamples; i++)
-        json_array_append_new(samples, fp_json_sample(&run->samples[i]));
-    json_object_set_new(root, "samples", samples);
-    int rc;
-    if (strcmp(path, "-") == 0) {
-        rc = json_dumpf(root, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
-        fputc('\n', stdout);
-    } else {
-        rc = json_dump_file(root, path, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
-    }
-    json_decref(root);
-    if (rc != 0) {
-        fp_error("cannot write JSON report to %s", path);
-        return FP_EIO;
-    }
-    return FP_OK;
+    return fp_json_write(root, path);
 }
 
 fp_status fp_report_burnin_junit(const fp_burnin_verdict *v, int nranks, const char *path)

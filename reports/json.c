@@ -1,5 +1,7 @@
 #include "fleetprint/report.h"
 
+#include <errno.h>
+
 #include <math.h>
 #include <string.h>
 
@@ -69,7 +71,7 @@ json_t *fp_json_context(const fp_run *run)
     return j;
 }
 
-fp_status fp_report_json(const fp_run *run, const char *path)
+json_t *fp_json_run(const fp_run *run)
 {
     json_t *root = json_object();
     json_object_set_new(root, "run", fp_json_context(run));
@@ -77,19 +79,29 @@ fp_status fp_report_json(const fp_run *run, const char *path)
     for (size_t i = 0; i < run->nsamples; i++)
         json_array_append_new(samples, fp_json_sample(&run->samples[i]));
     json_object_set_new(root, "samples", samples);
-    int rc;
-    if (strcmp(path, "-") == 0) {
-        rc = json_dumpf(root, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
-        fputc('\n', stdout);
-    } else {
-        rc = json_dump_file(root, path, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
-    }
+    return root;
+}
+
+fp_status fp_json_write(json_t *root, const char *path)
+{
+    if (!root)
+        return FP_ENOMEM;
+    const size_t flags = JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17);
+    bool out = strcmp(path, "-") == 0;
+    int rc = out ? json_dumpf(root, stdout, flags) : json_dump_file(root, path, flags);
+    if (out && rc == 0)
+        rc = fputc('\n', stdout) == EOF || fflush(stdout) != 0;
     json_decref(root);
     if (rc != 0) {
-        fp_error("cannot write JSON report to %s", path);
+        fp_error("%s: cannot write JSON: %s", path, strerror(errno));
         return FP_EIO;
     }
     return FP_OK;
+}
+
+fp_status fp_report_json(const fp_run *run, const char *path)
+{
+    return fp_json_write(fp_json_run(run), path);
 }
 
 /* ---- reading -------------------------------------------------------------------- */

@@ -1,12 +1,12 @@
 /* What-if analysis results as JSON (the artifact's field names) and as a short
  * console summary. */
-#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fleetprint/log.h"
+#include "fleetprint/report.h"
 #include "fleetprint/whatif.h"
 
 /* ---- JSON ------------------------------------------------------------------------- */
@@ -173,19 +173,7 @@ fp_status fp_wi_write_json(const fp_wi_result *r, const char *path)
     json_object_set_new(root, "replay_error", num(r->replay_error));
     json_object_set_new(root, "rows", json_integer((json_int_t)r->nrows));
 
-    int rc;
-    if (strcmp(path, "-") == 0) {
-        rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        fputc('\n', stdout);
-    } else {
-        rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    }
-    json_decref(root);
-    if (rc != 0) {
-        fp_error("%s: cannot write JSON: %s", path, strerror(errno));
-        return FP_EIO;
-    }
-    return FP_OK;
+    return fp_json_write(root, path);
 }
 
 /* ---- console ---------------------------------------------------------------------- */

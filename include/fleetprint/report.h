@@ -20,7 +20,15 @@ fp_status fp_json_parse_sample(const json_t *j, fp_sample *out, char *err, size_
 /* Parse a context object into run (samples untouched). FP_EINPUT with err on error. */
 fp_status fp_json_parse_context(const json_t *j, fp_run *run, char *err, size_t errlen);
 
-/* Write {"run": context, "samples": [...]} to path ("-" for stdout). */
+/* {"run": context, "samples": [...]} as a new JSON object. */
+json_t *fp_json_run(const fp_run *run);
+
+/* Write root to path ("-" for stdout), indented, keys in insertion order,
+ * doubles exact; takes ownership of root (NULL: FP_ENOMEM). Logs one line
+ * naming the path and returns FP_EIO when it cannot be written. */
+fp_status fp_json_write(json_t *root, const char *path);
+
+/* Write fp_json_run(run) to path ("-" for stdout). */
 fp_status fp_report_json(const fp_run *run, const char *path);
 
 /* ---- JSON Lines ------------------------------------------------------------------
