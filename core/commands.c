@@ -1,9 +1,7 @@
-/* The table of subcommands. A command not built yet is listed with
- * UNBUILT(): it answers --help and exits 2 saying it is not built. */
+/* The table of subcommands, in the order `fleetprint --help` lists them. */
 #include <string.h>
 
 #include "fleetprint/cli.h"
-#include "fleetprint/log.h"
 
 extern const fp_command fp_cmd_run;
 extern const fp_command fp_cmd_preflight;
@@ -13,22 +11,9 @@ extern const fp_command fp_cmd_detect;
 extern const fp_command fp_cmd_whatif;
 extern const fp_command fp_cmd_admit;
 extern const fp_command fp_cmd_store;
+extern const fp_command fp_cmd_report;
 extern const fp_command fp_cmd_simulate;
 extern const fp_command fp_cmd_version;
-
-static const fp_opt no_opts[] = {{0}};
-
-static fp_status not_built(const void *config, fp_world *world)
-{
-    fp_error("this subcommand is not built yet in this version");
-    return FP_ENOTBUILT;
-}
-
-#define UNBUILT(id, cmd, text)                                                             \
-    static const fp_command id = {.name = cmd, .summary = text, .opts = no_opts,           \
-                                  .config_size = 1, .run = not_built}
-
-UNBUILT(cmd_report, "report", "render stored results (not built yet)");
 
 const fp_command *const fp_commands[] = {
     &fp_cmd_run,
@@ -38,7 +23,7 @@ const fp_command *const fp_commands[] = {
     &fp_cmd_detect,
     &fp_cmd_whatif,
     &fp_cmd_admit,
-    &cmd_report,
+    &fp_cmd_report,
     &fp_cmd_store,
     &fp_cmd_simulate,
     &fp_cmd_version,

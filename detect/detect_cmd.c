@@ -23,6 +23,8 @@ typedef struct detect_out {
     const char *drain;
     const char *exclude;
     const char *junit;
+    const char *html;
+    const char *prometheus;
     bool quiet;
 } detect_out;
 
@@ -52,6 +54,10 @@ static fp_status detect_and_report(const fp_run *run, const fp_rules *rules,
         st = fp_status_worst(st, fp_verdicts_write_hostlist(v, o->exclude));
     if (o->junit)
         st = fp_status_worst(st, fp_verdicts_write_junit(v, o->junit));
+    if (o->html)
+        st = fp_status_worst(st, fp_report_html(run, v, o->html));
+    if (o->prometheus)
+        st = fp_status_worst(st, fp_report_prometheus(run, v, o->prometheus));
     const char *const *names;
     size_t nfail = fp_verdicts_nodes_at(v, FP_FAIL, &names);
     if (fp_verdicts_overall(v) == FP_FAIL) {
@@ -246,7 +252,11 @@ typedef struct detect_cfg {
         {"exclude-file", 0, FP_OPT_STRING, offsetof(type, member.exclude), NULL,           \
          "write the nodes to exclude (srun --exclude) to FILE"},                           \
         {"junit", 0, FP_OPT_STRING, offsetof(type, member.junit), NULL,                    \
-         "write the verdicts as JUnit XML to FILE (a test case per entity)"}
+         "write the verdicts as JUnit XML to FILE (a test case per entity)"},              \
+        {"html", 0, FP_OPT_STRING, offsetof(type, member.html), NULL,                      \
+         "write an HTML page with the verdicts, link matrix and timeline to FILE"},        \
+        {"prometheus", 0, FP_OPT_STRING, offsetof(type, member.prometheus), NULL,          \
+         "write a Prometheus textfile (node_exporter textfile collector) to FILE"}
 
 static const fp_opt detect_opts[] = {
     {"store", 0, FP_OPT_STRING, offsetof(detect_cfg, store), NULL,
@@ -308,6 +318,28 @@ cleanup:
     fp_run_free(&run);
     return st;
 }
+
+/* `report` is detect's loading and outputs for people and dashboards: it
+ * renders a run whatever its verdict, so a failing verdict is not its error. */
+static fp_status report_main(const void *config, fp_world *w)
+{
+    const detect_cfg *c = config;
+    if (!c->print_rules && !c->out.html && !c->out.prometheus && !c->out.json && !c->out.junit) {
+        fp_error("report: nothing to write: give --html FILE, --prometheus FILE, --json or --junit");
+        return FP_EUSAGE;
+    }
+    fp_status st = detect_main(config, w);
+    return st == FP_EFAIL ? FP_OK : st;
+}
+
+const fp_command fp_cmd_report = {
+    .name = "report",
+    .summary = "render a run: HTML (verdicts, link matrix, timeline), Prometheus textfile",
+    .opts = detect_opts,
+    .config_size = sizeof(detect_cfg),
+    .needs_world = false,
+    .run = report_main,
+};
 
 const fp_command fp_cmd_detect = {
     .name = "detect",

@@ -79,6 +79,21 @@ int fp_json_quote(char *buf, size_t len, const char *s);
  * entities and iterations, and the unit with its better direction. */
 void fp_report_console(FILE *out, const fp_run *run);
 
+/* ---- pictures and dashboards ------------------------------------------------------ */
+
+typedef struct fp_verdicts fp_verdicts; /* fleetprint/detect.h */
+
+/* One self-contained HTML page: run context, verdicts (v may be NULL), the
+ * link matrix of the link sweep and the burn-in throughput timeline as inline
+ * SVG, and the metric summary. FP_EIO naming the path. */
+fp_status fp_report_html(const fp_run *run, const fp_verdicts *v, const char *path);
+
+/* A Prometheus textfile (text exposition format): fleetprint_value per
+ * (metric key, entity), fleetprint_verdict per entity (v may be NULL),
+ * fleetprint_run_timestamp_seconds. Written to PATH.tmp and renamed over
+ * path, as node_exporter's textfile collector needs. FP_EIO naming the path. */
+fp_status fp_report_prometheus(const fp_run *run, const fp_verdicts *v, const char *path);
+
 /* ---- JUnit XML ------------------------------------------------------------------ */
 
 /* One test case of a JUnit report: a check that passed or failed. */

@@ -9,7 +9,6 @@
     X(EFAIL, 1, "a check failed")                                                          \
     X(EUSAGE, 2, "usage error")                                                            \
     X(EINPUT, 2, "bad input")                                                              \
-    X(ENOTBUILT, 2, "not built yet")                                                       \
     X(ENODEV, 3, "no usable device")                                                       \
     X(EUNSUPPORTED, 3, "not supported here")                                               \
     X(ETIMEOUT, 4, "timeout")                                                              \
