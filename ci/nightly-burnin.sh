@@ -13,6 +13,8 @@
 #   FLEETPRINT    the fleetprint binary             (default: fleetprint on PATH)
 #   MPIRUN        the launcher                      (default mpirun)
 #   FP_EXTRA      more burnin options, e.g. "--memory-fraction 0.8"
+#   FP_PROM       Prometheus textfile to write for dashboards, e.g.
+#                 /var/lib/node_exporter/textfile/fleetprint.prom (default: none)
 # --dry-run prints the commands instead of running them.
 # Exit code: burn-in's (0 pass, 1 fail found, 5 interrupted, see README), or
 # the baseline build's when burn-in passed and the rebuild failed. Two nightly
@@ -43,10 +45,13 @@ burnin=("$mpirun" --hostfile "$FP_HOSTFILE" --map-by "ppr:$ppn:node" "${envs[@]}
         "$fleetprint" burnin --duration "$duration" --interval "$interval"
         --store "$store" --tag "$tag" --json "$json" ${FP_EXTRA:-})
 baseline=("$fleetprint" baseline build --store "$store" --tag "$tag")
+report=("$fleetprint" report --store "$store" --tag "$tag" -q --html "$logdir/burnin-$stamp.html")
+[ -n "${FP_PROM:-}" ] && report+=(--prometheus "$FP_PROM")
 
 if [ $dry = 1 ]; then
   printf '%q ' "${burnin[@]}"; echo
   printf '%q ' "${baseline[@]}"; echo
+  printf '%q ' "${report[@]}"; echo
   exit 0
 fi
 
@@ -65,5 +70,7 @@ esac
 brc=0
 "${baseline[@]}" || brc=$?
 [ $brc = 0 ] || echo "nightly-burnin: baseline build failed (exit $brc)" >&2
+# the night's run against the new baselines: a page to look at, a textfile for dashboards
+"${report[@]}" || echo "nightly-burnin: report failed (exit $?)" >&2
 [ $rc != 0 ] && exit $rc
 exit $brc

@@ -1,7 +1,7 @@
 #!/bin/bash
 # ci/nightly-burnin.sh: the commands it runs (burn-in appending to the store
-# with the nightly tag, then the baseline rebuild), and its refusal without
-# a readable hostfile.
+# with the nightly tag, the baseline rebuild, the report), its refusal without
+# a readable hostfile, and a real nightly run on this host.
 . "$FP_TESTS/burnin/common.sh"
 script="$FP_SRC/ci/nightly-burnin.sh"
 printf 'n0 slots=8\nn1 slots=8\n' >"$WORK/hosts"
@@ -9,8 +9,19 @@ FP_HOSTFILE="$WORK/hosts" FP_STORE=/data/fleet.h5 FP_DURATION=45m FLEETPRINT=/op
   expect_rc 0 bash "$script" --dry-run
 expect_out "^mpirun --hostfile $WORK/hosts --map-by ppr:8:node .* /opt/fp burnin --duration 45m --interval 1m --store /data/fleet.h5 --tag nightly --json "
 expect_out "^/opt/fp baseline build --store /data/fleet.h5 --tag nightly"
+expect_out "^/opt/fp report --store /data/fleet.h5 --tag nightly -q --html "
 FP_HOSTFILE="$WORK/none" expect_rc 2 bash "$script" --dry-run
 expect_out "cannot read hostfile"
 expect_rc 1 env -u FP_HOSTFILE bash "$script" --dry-run
 expect_out "set FP_HOSTFILE"
-echo "nightly script: commands as documented"
+
+# for real, on this host: burn-in into a store, baselines rebuilt, a page and a textfile
+printf 'localhost slots=4\n' >"$WORK/local"
+FP_HOSTFILE="$WORK/local" FP_STORE="$WORK/fleet.h5" FP_DURATION=6s FP_INTERVAL=1s FP_PPN=4 \
+  FP_LOGDIR="$WORK/log" FP_PROM="$WORK/fleetprint.prom" FLEETPRINT="$FLEETPRINT" MPIRUN="$MPIEXEC" \
+  FP_EXTRA="--threads 1 --gemm-size 128 --memory-fraction 0" expect_rc 0 bash "$script"
+expect_rc 0 "$FLEETPRINT" store ls --store "$WORK/fleet.h5"
+expect_out " nightly +complete +1 +4 "
+grep -q '^fleetprint_value{suite="burnin"' "$WORK/fleetprint.prom" || fail "no burn-in values in the textfile"
+ls "$WORK"/log/burnin-*.html >/dev/null || fail "no HTML page in the log directory"
+echo "nightly script: commands as documented, and a real nightly run"
