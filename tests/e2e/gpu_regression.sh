@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# ci/gpu-regression.sh on the host backend: record a baseline, a healthy run
+# passes against it, a run with a slowed rank fails with a JUnit report naming
+# the metric, its value and the expected value; the committed store is untouched.
+. "$FP_TESTS/lib.sh"
+cd "$WORK"
+cat > rules.json <<'JSON'
+{"fleetprint_rules": 1,
+ "classes": [{"name": "compute", "match": ["kernels.gemm.*"], "warn": 0.4, "fail": 0.6, "z": 3},
+             {"name": "rest", "match": ["*"], "mode": "ignore"}],
+ "values": [{"name": "wrong-results", "match": ["*wrong*"], "max": 0, "verdict": "fail"}]}
+JSON
+export FP_BASELINE=$WORK/baseline.h5 FP_OUT=$WORK/reports FP_NP=2 FP_DEVICE=host FP_RULES=$WORK/rules.json \
+  FLEETPRINT MPIRUN="$MPIEXEC --oversubscribe" FP_WRAP="$FPNODE" FP_ARGS="--test gemm --threads 1 --gemm-size 192"
+FP_RUNS=3 FP_RECORD=1 expect_rc 0 bash "$FP_SRC/ci/gpu-regression.sh"
+sum=$(md5sum < baseline.h5)
+
+expect_rc 0 bash "$FP_SRC/ci/gpu-regression.sh"
+xmllint --noout reports/junit.xml
+grep -q 'failures="0"' reports/junit.xml || fail "healthy run: JUnit has failures"
+
+FP_ARGS="$FP_ARGS --inject slow:rank=1,factor=5" expect_rc 1 bash "$FP_SRC/ci/gpu-regression.sh"
+grep -q '<testcase classname="fleetprint.detect.gpu" name="gpu:n1/0"[^/]*>' reports/junit.xml ||
+  fail "regression: no failing case for gpu:n1/0"
+grep -Eq 'failure message="kernels\.gemm\.[a-z0-9_]+@[0-9]+ = [0-9.e+]+ GFLOP/s, expected [0-9.e+]+ \([0-9]+% worse; compute, drift\)' \
+  reports/junit.xml || { grep failure reports/junit.xml >&2; fail "regression: the failure does not name metric, value, expected and drift"; }
+[ "$(md5sum < baseline.h5)" = "$sum" ] || fail "the committed baseline store changed"
+rm baseline.h5
+expect_rc 2 bash "$FP_SRC/ci/gpu-regression.sh"
+expect_out "no baseline store"
+echo ok
