@@ -68,18 +68,26 @@ fp_status fp_report_junit(const char *path, const char *suite, const fp_junit_ca
     return FP_OK;
 }
 
+/* A verification count: wrong elements of a checked result ("wrong",
+ * "f64_wrong", "wrong_f32_sum_oop"), as the detector's wrong-results rule
+ * matches them. Summary values only: per-iteration counts add up to them. */
+static bool is_check(const fp_sample *s)
+{
+    return strstr(s->metric, "wrong") != NULL && s->iter < 0;
+}
+
 fp_status fp_junit_from_checks(const fp_run *run, fp_junit_case **out, size_t *n)
 {
     size_t m = 0;
     for (size_t i = 0; i < run->nsamples; i++)
-        m += strcmp(run->samples[i].metric, "wrong") == 0;
+        m += is_check(&run->samples[i]);
     fp_junit_case *cases = calloc(m ? m : 1, sizeof *cases);
     if (!cases)
         return FP_ENOMEM;
     size_t k = 0;
     for (size_t i = 0; i < run->nsamples; i++) {
         const fp_sample *s = &run->samples[i];
-        if (strcmp(s->metric, "wrong") != 0)
+        if (!is_check(s))
             continue;
         fp_junit_case *c = &cases[k++];
         char ent[2 * FP_NAME_MAX + 32], key[128];

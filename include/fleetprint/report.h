@@ -110,8 +110,9 @@ typedef struct fp_junit_case {
 fp_status fp_report_junit(const char *path, const char *suite, const fp_junit_case *cases,
                           size_t n);
 
-/* The verification cases of a run: one per sample whose metric is "wrong",
- * failing when the count is not 0. *out is a new array the caller frees. */
+/* The verification cases of a run: one per summary sample counting wrong
+ * results (a metric named *wrong*), failing when the count is not 0. *out is
+ * a new array the caller frees. */
 fp_status fp_junit_from_checks(const fp_run *run, fp_junit_case **out, size_t *n);
 /* nccl-tests-shaped tables of the collective suite's samples in run: one per
  * collective test (size, count, type, redop; time, algbw, busbw, #wrong and

@@ -26,6 +26,10 @@ if [ "$n" = 2 ]; then
   xmllint --noout "$WORK/j.xml"
   [ "$(grep -c '<testcase ' "$WORK/j.xml")" -eq 2 ] || fail "JUnit: expected 2 test cases"
   grep -q 'failures="0"' "$WORK/j.xml" || fail "JUnit: expected no failures"
+  # every verification count is a case (gemm's f64_wrong, f32_wrong too)
+  expect_rc 1 mpi 2 "$FLEETPRINT" run --test gemm --inject bitflip:rank=1 --junit "$WORK/j.xml"
+  grep -Eq '<testcase classname="fleetprint.kernels.gemm" name="kernels.gemm.f(32|64)_wrong@[0-9]+ gpu:n1/0"[^/]*>' \
+    "$WORK/j.xml" || fail "JUnit: no failing gemm case for gpu:n1/0"
 fi
 if [ "$n" = 3 ]; then
   # --store: rank 0 appends each run; a second run lands beside the first
