@@ -47,8 +47,12 @@ static void values(FILE *f, const fp_run *run)
     const fp_sample **idx = malloc((n ? n : 1) * sizeof *idx);
     if (!idx)
         return;
+    size_t m = 0;
     for (size_t i = 0; i < n; i++)
-        idx[i] = &run->samples[i];
+        /* a rank number (late_rank) names who, it is not a quantity to plot */
+        if (strcmp(run->samples[i].unit, "rank") != 0)
+            idx[m++] = &run->samples[i];
+    n = m;
     qsort(idx, n, sizeof *idx, cmp_series);
     fputs("# HELP fleetprint_value A fleetprint measurement: the run's summary value, or the "
           "median over windows.\n# TYPE fleetprint_value gauge\n", f);
