@@ -211,7 +211,9 @@ void fp_inject_describe(const fp_inject_set *s, char *buf, size_t len)
         n += m > 0 ? (size_t)m : 0;
         if (n < len && in->factor != 1)
             n += (size_t)snprintf(buf + n, len - n, ",factor=%g", in->factor);
+        /* the key the spec was written with: bitflip takes at=, the rest after= */
         if (n < len && in->after > 0)
-            n += (size_t)snprintf(buf + n, len - n, ",after=%gs", in->after);
+            n += (size_t)snprintf(buf + n, len - n, ",%s=%gs",
+                                  in->kind == FP_INJ_BITFLIP ? "at" : "after", in->after);
     }
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "fleetprint/inject.h"
 #include "fleetprint/opts.h"
 #include "fleetprint/sample.h"
 
@@ -75,6 +76,24 @@ int main(void)
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         fp_entity e;
         CHECK(!fp_entity_parse(bad[i], &e));
+    }
+
+    /* found by tests/fuzz/fuzz_inject: the description of a bitflip said after=,
+     * which bitflip rejects, so the recorded spec did not parse back */
+    {
+        fp_strlist in = {.n = 2, .item = {"bitflip:rank=3,at=1m", "crash:rank=1,after=2s"}};
+        fp_inject_set set, back;
+        char desc[256], *semi;
+        CHECK(fp_inject_parse(&in, &set, err, sizeof err) == FP_OK);
+        fp_inject_describe(&set, desc, sizeof desc);
+        CHECK(strcmp(desc, "bitflip:rank=3,at=60s;crash:rank=1,after=2s") == 0);
+        semi = strchr(desc, ';');
+        if (semi) {
+            *semi = 0;
+            fp_strlist again = {.n = 2, .item = {desc, semi + 1}};
+            CHECK(fp_inject_parse(&again, &back, err, sizeof err) == FP_OK);
+            CHECK(back.n == 2 && back.item[0].after == 60 && back.item[1].after == 2);
+        }
     }
 
     CHECK(fp_status_exit_code(FP_OK) == 0 && fp_status_exit_code(FP_EFAIL) == 1);
