@@ -150,6 +150,37 @@ static bool read_hex4(scan *sc, unsigned *out)
     return true;
 }
 
+/* Length of the well-formed UTF-8 sequence at [p, end) whose lead byte is
+ * >= 0x80, or 0 when it is malformed (overlong, surrogate, above U+10FFFF or
+ * cut short): the same bytes jansson rejects. */
+static size_t utf8_len(const unsigned char *p, const unsigned char *end)
+{
+    unsigned char c = p[0], lo = 0x80, hi = 0xBF;
+    size_t n;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2;
+    else if (c >= 0xE0 && c <= 0xEF)
+        n = 3;
+    else if (c >= 0xF0 && c <= 0xF4)
+        n = 4;
+    else
+        return 0;
+    if (c == 0xE0)
+        lo = 0xA0; /* overlong */
+    else if (c == 0xED)
+        hi = 0x9F; /* surrogates */
+    else if (c == 0xF0)
+        lo = 0x90; /* overlong */
+    else if (c == 0xF4)
+        hi = 0x8F; /* above U+10FFFF */
+    if ((size_t)(end - p) < n || p[1] < lo || p[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if (p[i] < 0x80 || p[i] > 0xBF)
+            return 0;
+    return n;
+}
+
 /* Decode a string literal (sc->p at the opening quote) into dst[cap]. On
  * overflow keeps scanning and sets *too_long. */
 static bool read_string(scan *sc, char *dst, size_t cap, bool *too_long)
@@ -173,8 +204,18 @@ static bool read_string(scan *sc, char *dst, size_t cap, bool *too_long)
         if (c != '\\') {
             /* copy a run of plain bytes at once */
             const char *q = sc->p;
-            while (q < sc->end && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20)
-                q++;
+            while (q < sc->end && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20) {
+                if ((unsigned char)*q < 0x80) {
+                    q++;
+                    continue;
+                }
+                size_t u = utf8_len((const unsigned char *)q, (const unsigned char *)sc->end);
+                if (!u) {
+                    sc->p = q;
+                    return syntax(sc, "invalid UTF-8 in string");
+                }
+                q += u;
+            }
             size_t m = (size_t)(q - sc->p);
             if (n + m < cap)
                 memcpy(dst + n, sc->p, m);

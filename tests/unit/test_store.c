@@ -40,6 +40,12 @@ static void test_jsonl(void)
     CHECK(fp_jsonl_parse(u, strlen(u), &l, err, sizeof err) == FP_OK);
     CHECK(strcmp(l.sample.suite, "k\xc3\xa9") == 0 && l.sample.value == 1000 &&
           l.sample.better == FP_BETTER_LOWER);
+    /* raw UTF-8 (2, 3 and 4 bytes) is kept as it is */
+    const char *raw = "{\"run\":\"x\",\"suite\":\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\","
+                      "\"test\":\"t\",\"metric\":\"m\",\"unit\":\"s\",\"better\":\"lower\","
+                      "\"entity\":\"node:a\",\"value\":1}";
+    CHECK(fp_jsonl_parse(raw, strlen(raw), &l, err, sizeof err) == FP_OK);
+    CHECK(strcmp(l.sample.suite, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80") == 0);
 
     /* errors name the field or the column */
     const char *bad[][2] = {
@@ -57,6 +63,14 @@ static void test_jsonl(void)
         {"{\"run\":\"x\",\"value\":NaN}", "column"},
         {"[1,2]", "column"},
         {"{\"kind\":\"sample\",\"run\":{\"id\":\"x\"}}", "sample line"},
+        /* found by tests/fuzz/fuzz_jsonl: bytes that are not UTF-8 (a stray
+         * continuation byte, an overlong '/', a surrogate) passed the scanner, and
+         * jansson could not write them out again */
+        {"{\"run\":\"x\",\"suite\":\"k\xb2\"}", "UTF-8"},
+        {"{\"run\":\"x\",\"suite\":\"\xc0\xaf\"}", "UTF-8"},
+        {"{\"run\":\"x\",\"suite\":\"\xed\xa0\x80\"}", "UTF-8"},
+        {"{\"run\":\"x\",\"suite\":\"\xf4\x90\x80\x80\"}", "UTF-8"},
+        {"{\"run\":\"x\",\"suite\":\"\xe2\x82\"}", "UTF-8"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = 0;
