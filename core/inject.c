@@ -209,7 +209,8 @@ void fp_inject_describe(const fp_inject_set *s, char *buf, size_t len)
         else
             m = snprintf(buf + n, len - n, "rank=%d", in->rank);
         n += m > 0 ? (size_t)m : 0;
-        if (n < len && in->factor != 1)
+        /* slow and link require factor=, even when it is 1 */
+        if (n < len && (in->factor != 1 || in->kind == FP_INJ_SLOW || in->kind == FP_INJ_LINK))
             n += (size_t)snprintf(buf + n, len - n, ",factor=%g", in->factor);
         /* the key the spec was written with: bitflip takes at=, the rest after= */
         if (n < len && in->after > 0)
