@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FZ_ASSERT(err[0] != 0 && l.context == NULL);
     } else if (l.kind == FP_JSONL_SAMPLE) {
         json_error_t je;
-        json_t *j = json_loadb(line, size, 0, &je);
+        json_t *j = json_loadb(line, size, JSON_DECODE_INT_AS_REAL, &je);
         if (!j)
             fprintf(stderr, "scanner accepted a line jansson rejects: %s\n", je.text);
         FZ_ASSERT(j != NULL);
