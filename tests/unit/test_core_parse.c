@@ -102,6 +102,30 @@ int main(void)
         CHECK(back.item[2].kind == FP_INJ_SLOW && back.item[2].factor == 1);
     }
 
+    /* found by tests/fuzz/fuzz_inject: a bad spec longer than the error buffer
+     * wrote its message past the end (heap overflow); a repeated key overflowed
+     * the seen-keys buffer; a spec over 255 bytes was cut silently */
+    {
+        char spec[400], small[40];
+        memset(spec, 'x', sizeof spec - 1);
+        spec[sizeof spec - 1] = 0;
+        memcpy(spec, "slow:rank=1,factor=", 19);
+        fp_strlist in = {.n = 1, .item = {spec}};
+        fp_inject_set set;
+        small[sizeof small - 1] = 'G'; /* guard: snprintf writes at most len bytes */
+        CHECK(fp_inject_parse(&in, &set, small, sizeof small - 1) == FP_EUSAGE);
+        CHECK(small[sizeof small - 1] == 'G' && strlen(small) == sizeof small - 2);
+        CHECK(fp_inject_parse(&in, &set, err, sizeof err) == FP_EUSAGE &&
+              strstr(err, "longer than 255 bytes"));
+        in.item[0] = "crash:rank=1,rank=1,rank=1,rank=1,rank=1,rank=1,rank=1,rank=1,rank=1,"
+                     "rank=1,rank=1,rank=1,rank=1,rank=1";
+        CHECK(fp_inject_parse(&in, &set, err, sizeof err) == FP_EUSAGE &&
+              strstr(err, "rank= given twice"));
+        in.item[0] = "slow:rank=1,factor=2,factor=3";
+        CHECK(fp_inject_parse(&in, &set, err, sizeof err) == FP_EUSAGE &&
+              strstr(err, "factor= given twice"));
+    }
+
     CHECK(fp_status_exit_code(FP_OK) == 0 && fp_status_exit_code(FP_EFAIL) == 1);
     CHECK(fp_status_exit_code(FP_EUSAGE) == 2 && fp_status_exit_code(FP_ENODEV) == 3);
     CHECK(fp_status_exit_code(FP_ETIMEOUT) == 4);
