@@ -45,9 +45,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (l.kind == FP_JSONL_SAMPLE) {
         json_error_t je;
         json_t *j = json_loadb(line, size, JSON_DECODE_INT_AS_REAL, &je);
-        if (!j)
+        /* jansson refuses numbers beyond a double (valid JSON); the scanner
+         * rejects those in known fields and ignores unknown ones */
+        if (!j && strncmp(je.text, "real number overflow", 20) != 0) {
             fprintf(stderr, "scanner accepted a line jansson rejects: %s\n", je.text);
-        FZ_ASSERT(j != NULL);
+            FZ_ASSERT(j != NULL);
+        }
         json_decref(j);
         FZ_ASSERT(l.run_id[0] != 0);
         char out[4096];
