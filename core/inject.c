@@ -229,11 +229,13 @@ void fp_inject_describe(const fp_inject_set *s, char *buf, size_t len)
         else
             m = snprintf(buf + n, len - n, "rank=%d", in->rank);
         n += m > 0 ? (size_t)m : 0;
-        /* slow and link require factor=, even when it is 1 */
-        if (n < len && (in->factor != 1 || in->kind == FP_INJ_SLOW || in->kind == FP_INJ_LINK))
+        /* keys the kind requires are written even at their defaults (factor=1,
+         * after=0s), so the description parses back as a spec */
+        const char *req = kind_keys[in->kind].required;
+        if (n < len && (in->factor != 1 || word_in("factor", 6, req)))
             n += (size_t)snprintf(buf + n, len - n, ",factor=%g", in->factor);
         /* the key the spec was written with: bitflip takes at=, the rest after= */
-        if (n < len && in->after > 0)
+        if (n < len && (in->after > 0 || word_in("after", 5, req)))
             n += (size_t)snprintf(buf + n, len - n, ",%s=%gs",
                                   in->kind == FP_INJ_BITFLIP ? "at" : "after", in->after);
     }

@@ -79,26 +79,28 @@ int main(void)
     }
 
     /* found by tests/fuzz/fuzz_inject: the description of a bitflip said after=,
-     * which bitflip rejects, and a slow with factor=1 lost its required factor=,
+     * which bitflip rejects, a slow with factor=1 lost its required factor= and a hang
+     * with after=0 its required after=,
      * so the recorded specs did not parse back */
     {
-        fp_strlist in = {.n = 3, .item = {"bitflip:rank=3,at=1m", "crash:rank=1,after=2s",
-                                          "slow:rank=0,factor=1"}};
+        fp_strlist in = {.n = 4, .item = {"bitflip:rank=3,at=1m", "crash:rank=1,after=2s",
+                                          "slow:rank=0,factor=1", "hang:rank=2,after=0ms"}};
         fp_inject_set set, back;
         char desc[256], *semi;
         CHECK(fp_inject_parse(&in, &set, err, sizeof err) == FP_OK);
         fp_inject_describe(&set, desc, sizeof desc);
-        CHECK(strcmp(desc, "bitflip:rank=3,at=60s;crash:rank=1,after=2s;slow:rank=0,factor=1") ==
-              0);
+        CHECK(strcmp(desc, "bitflip:rank=3,at=60s;crash:rank=1,after=2s;slow:rank=0,factor=1;"
+                           "hang:rank=2,after=0s") == 0);
         fp_strlist again = {.n = 0};
-        for (char *p = desc; p && again.n < 3; p = semi ? semi + 1 : NULL) {
+        for (char *p = desc; p && again.n < 4; p = semi ? semi + 1 : NULL) {
             semi = strchr(p, ';');
             if (semi)
                 *semi = 0;
             again.item[again.n++] = p;
         }
         CHECK(fp_inject_parse(&again, &back, err, sizeof err) == FP_OK);
-        CHECK(back.n == 3 && back.item[0].after == 60 && back.item[1].after == 2);
+        CHECK(back.n == 4 && back.item[0].after == 60 && back.item[1].after == 2);
+        CHECK(back.item[3].kind == FP_INJ_HANG && back.item[3].after == 0);
         CHECK(back.item[2].kind == FP_INJ_SLOW && back.item[2].factor == 1);
     }
 
