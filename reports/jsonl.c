@@ -65,8 +65,13 @@ static int format_double(char *buf, size_t len, double v)
 
 int fp_jsonl_format_sample(char *buf, size_t len, const char *run_id, const fp_sample *s)
 {
+    /* a quoted string takes at most 6 bytes per byte (\u001f) plus quotes and NUL */
+#define QCAP(n) (6 * (n) + 3)
     char ent[2 * FP_NAME_MAX + 32], value[40], t[40];
-    char q_run[128], q_suite[64], q_test[64], q_metric[96], q_unit[64], q_ent[320];
+    char q_run[QCAP(sizeof ((fp_jsonl_line *)0)->run_id)], q_suite[QCAP(sizeof s->suite)],
+        q_test[QCAP(sizeof s->test)], q_metric[QCAP(sizeof s->metric)],
+        q_unit[QCAP(sizeof s->unit)], q_ent[QCAP(sizeof ent)];
+#undef QCAP
     fp_entity_format(&s->entity, ent, sizeof ent);
     fp_json_quote(q_run, sizeof q_run, run_id);
     fp_json_quote(q_suite, sizeof q_suite, s->suite);

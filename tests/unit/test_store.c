@@ -27,6 +27,27 @@ static void test_jsonl(void)
     CHECK(l.sample.size == 1u << 20 && l.sample.iter == -1);
     CHECK(strcmp(l.sample.entity.node, "n\"1") == 0 && l.sample.entity.peer_dev == 3);
 
+    /* found by tests/fuzz/fuzz_jsonl: strings of control characters (each one
+     * written as \u00XX, 6 bytes) overflowed the quoting buffers, and the line
+     * was cut into malformed JSON */
+    {
+        char ctl[48], big[4096];
+        memset(ctl, 1, sizeof ctl - 1);
+        ctl[sizeof ctl - 1] = 0;
+        fp_sample c = s;
+        memset(c.suite, 2, sizeof c.suite - 1);
+        memset(c.metric, 3, sizeof c.metric - 1);
+        c.entity = fp_entity_link("\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01"
+                                  "\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01",
+                                  1048576, "\x02", 7);
+        n = fp_jsonl_format_sample(big, sizeof big, ctl, &c);
+        CHECK(n > 0 && n < 2048 && big[n - 1] == '\n');
+        CHECK(fp_jsonl_parse(big, (size_t)n, &l, err, sizeof err) == FP_OK);
+        CHECK(strcmp(l.run_id, ctl) == 0 && strcmp(l.sample.suite, c.suite) == 0);
+        CHECK(strcmp(l.sample.metric, c.metric) == 0 && l.sample.entity.dev == 1048576 &&
+              strcmp(l.sample.entity.node, c.entity.node) == 0);
+    }
+
     /* NaN goes out as null and comes back as NaN */
     s.value = NAN;
     n = fp_jsonl_format_sample(line, sizeof line, "r", &s);
