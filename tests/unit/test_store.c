@@ -107,6 +107,36 @@ static void test_jsonl(void)
     CHECK(json_is_object(l.context));
     json_decref(l.context);
     CHECK(fp_jsonl_parse("  \n", 3, &l, err, sizeof err) == FP_OK && l.kind == FP_JSONL_BLANK);
+
+    /* found by tests/fuzz/fuzz_jsonl (UBSan): numbers outside int or uint64_t
+     * range were cast anyway (undefined); they are malformed fields now */
+    {
+        const char *ctx[] = {"{\"id\":\"x\",\"nodes\":[\"a\"],\"ranks\":[{\"node\":\"a\",\"local_rank\":1e300}]}",
+                             "{\"id\":\"x\",\"nodes\":[\"a\"],\"ranks\":[{\"node\":\"a\",\"dev\":-1e10}]}",
+                             "{\"id\":\"x\",\"nodes\":[\"a\"],\"ranks\":[{\"node\":\"a\",\"dev\":0.5}]}"};
+        for (size_t i = 0; i < sizeof ctx / sizeof ctx[0]; i++) {
+            json_t *j = json_loads(ctx[i], 0, NULL);
+            fp_run run;
+            memset(&run, 0, sizeof run);
+            CHECK(j && fp_json_parse_context(j, &run, err, sizeof err) == FP_EINPUT &&
+                  strstr(err, "ranks."));
+            fp_run_free(&run);
+            json_decref(j);
+        }
+        json_t *j = json_loads("{\"id\":\"x\",\"nodes\":[\"a\"],\"ranks\":[{\"node\":\"a\","
+                               "\"local_rank\":2,\"dev\":-1}]}", 0, NULL);
+        fp_run run;
+        memset(&run, 0, sizeof run);
+        CHECK(j && fp_json_parse_context(j, &run, err, sizeof err) == FP_OK &&
+              run.ranks[0].local_rank == 2 && run.ranks[0].dev == -1);
+        fp_run_free(&run);
+        json_decref(j);
+        fp_sample smp;
+        j = json_loads("{\"suite\":\"k\",\"test\":\"t\",\"metric\":\"m\",\"unit\":\"s\","
+                       "\"better\":\"lower\",\"entity\":\"node:a\",\"value\":1,\"size\":1e30}", 0, NULL);
+        CHECK(j && fp_json_parse_sample(j, &smp, err, sizeof err) == FP_EINPUT && strstr(err, "size"));
+        json_decref(j);
+    }
 }
 
 /* ---- a synthetic fleet -------------------------------------------------------------- */
