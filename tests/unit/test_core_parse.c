@@ -63,6 +63,10 @@ int main(void)
     CHECK(fp_parse_seconds("250ms", &s) && s == 0.25);
     CHECK(fp_parse_seconds("2m", &s) && s == 120);
     CHECK(!fp_parse_seconds("soon", &s));
+    /* found by tests/fuzz/fuzz_opts: a finite number times its unit overflowed
+     * to an infinite duration */
+    CHECK(!fp_parse_seconds("1e306h", &s) && !fp_parse_seconds("1e307m", &s));
+    CHECK(fp_parse_seconds("1e300h", &s) && s == 1e300 * 3600);
 
     const char *forms[] = {"node:n0", "gpu:gpu-node-01/3", "link:n2~n5", "link:n0/0~n0/1",
                            "rank:5@n1", "group:world"};
