@@ -1,6 +1,7 @@
 #include "fleetprint/inject.h"
 
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,12 +42,25 @@ static bool parse_rank(const char *v, int *out)
     return fp_parse_int(v, out) && *out >= 0;
 }
 
-#define SPEC_ERR(...)                                                                      \
-    do {                                                                                   \
-        int n_ = snprintf(err, len, "--inject '%s': ", spec);                              \
-        snprintf(err + n_, len - (size_t)n_, __VA_ARGS__);                                 \
-        return FP_EUSAGE;                                                                  \
-    } while (0)
+/* "--inject 'SPEC': why" into err[len], the spec cut to 48 bytes so the reason
+ * fits; never writes past len. Returns FP_EUSAGE. */
+__attribute__((format(printf, 4, 5))) static fp_status spec_err(char *err, size_t len,
+                                                                const char *spec,
+                                                                const char *fmt, ...)
+{
+    if (!len)
+        return FP_EUSAGE;
+    int n = snprintf(err, len, "--inject '%.48s%s': ", spec, strlen(spec) > 48 ? "..." : "");
+    if (n >= 0 && (size_t)n < len) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err + n, len - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    return FP_EUSAGE;
+}
+
+#define SPEC_ERR(...) return spec_err(err, len, spec, __VA_ARGS__)
 
 static fp_status parse_one(const char *spec, fp_injection *out, char *err, size_t len)
 {
@@ -62,6 +76,9 @@ static fp_status parse_one(const char *spec, fp_injection *out, char *err, size_
     fp_injection in = {.kind = (fp_inject_kind)kind, .rank = -1, .rank_b = -1, .factor = 1};
     char seen[64] = "";
     char buf[256];
+    /* a longer spec would be cut silently below: refuse it */
+    if (colon && strlen(colon + 1) >= sizeof buf)
+        SPEC_ERR("longer than %zu bytes", sizeof buf - 1);
     snprintf(buf, sizeof buf, "%s", colon ? colon + 1 : "");
     for (char *save = NULL, *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(kv, '=');
@@ -72,6 +89,9 @@ static fp_status parse_one(const char *spec, fp_injection *out, char *err, size_
         if (!word_in(key, strlen(key), kind_keys[kind].allowed))
             SPEC_ERR("unknown key '%s' for %s (takes: %s)", key, kind_names[kind],
                      kind_keys[kind].allowed);
+        /* a repeated key would silently override the first (and overflow seen) */
+        if (word_in(key, strlen(key), seen))
+            SPEC_ERR("%s= given twice", key);
         bool ok;
         if (strcmp(key, "rank") == 0) {
             ok = parse_rank(val, &in.rank);
@@ -209,9 +229,14 @@ void fp_inject_describe(const fp_inject_set *s, char *buf, size_t len)
         else
             m = snprintf(buf + n, len - n, "rank=%d", in->rank);
         n += m > 0 ? (size_t)m : 0;
-        if (n < len && in->factor != 1)
+        /* keys the kind requires are written even at their defaults (factor=1,
+         * after=0s), so the description parses back as a spec */
+        const char *req = kind_keys[in->kind].required;
+        if (n < len && (in->factor != 1 || word_in("factor", 6, req)))
             n += (size_t)snprintf(buf + n, len - n, ",factor=%g", in->factor);
-        if (n < len && in->after > 0)
-            n += (size_t)snprintf(buf + n, len - n, ",after=%gs", in->after);
+        /* the key the spec was written with: bitflip takes at=, the rest after= */
+        if (n < len && (in->after > 0 || word_in("after", 5, req)))
+            n += (size_t)snprintf(buf + n, len - n, ",%s=%gs",
+                                  in->kind == FP_INJ_BITFLIP ? "at" : "after", in->after);
     }
 }

@@ -40,6 +40,8 @@ static bool parse_scaled(const char *text, const char *const *suffix, const doub
         return false;
     for (int i = 0; suffix[i]; i++) {
         if (strcasecmp(end, suffix[i]) == 0) {
+            if (!isfinite(v * scale[i])) /* "1e306h": finite text, infinite value */
+                return false;
             *out = v * scale[i];
             return true;
         }

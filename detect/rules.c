@@ -93,6 +93,9 @@ static fp_status get_patterns(const json_t *obj, const char *where, const char *
     char field[64];
     snprintf(field, sizeof field, "%s.match", where);
     if (json_is_string(m)) {
+        /* as for a list: a longer pattern would be cut and match other keys */
+        if (strlen(json_string_value(m)) >= sizeof out->item[0])
+            return bad(err, errlen, origin, field, "a pattern must be shorter than 96 bytes");
         out->n = 1;
         snprintf(out->item[0], sizeof out->item[0], "%s", json_string_value(m));
         return FP_OK;

@@ -193,6 +193,20 @@ static void trim(char **s, char **e)
 
 /* ---- job meta ----------------------------------------------------------------------- */
 
+/* dp*pp*tp*dsp for positive sizes, or -1 when it exceeds INT_MAX (a world
+ * that large is no real job, and the product would overflow). */
+static long long size_product(const fp_wi_meta *m)
+{
+    const int f[] = {m->dp_size, m->pp_size, m->tp_size, m->dsp_size};
+    long long p = 1;
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        p *= f[i]; /* both factors <= INT_MAX: no overflow in long long */
+        if (p > INT_MAX)
+            return -1;
+    }
+    return p;
+}
+
 fp_status fp_wi_meta_check(const fp_wi_meta *m, const char *source)
 {
     const struct {
@@ -205,7 +219,9 @@ fp_status fp_wi_meta_check(const fp_wi_meta *m, const char *source)
         if (sizes[i].v <= 0)
             return fp__wi_bad("%s: %s must be a positive integer, got %d", source, sizes[i].key,
                               sizes[i].v);
-    long long prod = (long long)m->dp_size * m->pp_size * m->tp_size * m->dsp_size;
+    long long prod = size_product(m);
+    if (prod < 0)
+        return fp__wi_bad("%s: dp_size*pp_size*tp_size*dsp_size exceeds %d", source, INT_MAX);
     if (prod != m->world_size)
         return fp__wi_bad("%s: world_size %d != dp_size*pp_size*tp_size*dsp_size = %lld "
                           "(inconsistent meta)",
@@ -284,8 +300,15 @@ fp_status fp_wi_meta_load(const char *path, fp_wi_meta *out)
     }
     if (!have_any)
         FP_CHECK(fp__wi_bad("%s: empty meta file, expected dp_size, pp_size, ...", path));
-    if (!have_world)
-        m.world_size = m.dp_size * m.pp_size * m.tp_size * m.dsp_size;
+    if (!have_world) {
+        /* sizes not positive are reported by fp_wi_meta_check below */
+        bool positive = m.dp_size > 0 && m.pp_size > 0 && m.tp_size > 0 && m.dsp_size > 0;
+        long long prod = positive ? size_product(&m) : 0;
+        if (prod < 0)
+            FP_CHECK(fp__wi_bad("%s: dp_size*pp_size*tp_size*dsp_size exceeds %d", path,
+                                INT_MAX));
+        m.world_size = (int)prod;
+    }
     FP_CHECK(fp_wi_meta_check(&m, path));
     *out = m;
 cleanup:

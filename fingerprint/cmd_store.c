@@ -240,7 +240,7 @@ static fp_status export_run(fp_store *s, const char *id, FILE *f)
 {
     fp_status st = FP_OK;
     fp__runtab t;
-    char line[1024];
+    char line[4096]; /* a sample line with every byte escaped is under 2 KB */
     FP_CHECK(fp__store_read_runtab(s, id, &t));
     FP_CHECK(fp_jsonl_write_run(f, &t.ctx));
     for (size_t i = 0; i < t.nrows; i++) {

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -157,7 +158,8 @@ fp_status fp_json_parse_sample(const json_t *j, fp_sample *out, char *err, size_
     if (!get_str(j, "entity", text, sizeof text, true) || !fp_entity_parse(text, &s.entity))
         BAD("entity");
     double size, iter;
-    if (!get_num(j, "size", &size, false) || !(size >= 0) || size != floor(size)) BAD("size");
+    if (!get_num(j, "size", &size, false) || !(size >= 0 && size < 0x1p64) || size != floor(size))
+        BAD("size");
     if (!get_num(j, "iter", &iter, false) || iter != floor(iter) || fabs(iter) > 2e9) BAD("iter");
     if (!get_num(j, "value", &s.value, true)) BAD("value");
     if (!get_num(j, "t", &s.t_start, false)) BAD("t");
@@ -206,8 +208,12 @@ fp_status fp_json_parse_context(const json_t *j, fp_run *run, char *err, size_t 
         if (!json_is_object(o) || !get_str(o, "node", node, sizeof node, true)) BAD("ranks.node");
         ri->node = fp_run_node_index(run, node);
         if (ri->node < 0) BAD("ranks.node");
-        if (!get_num(o, "local_rank", &lr, false)) BAD("ranks.local_rank");
-        if (!get_num(o, "dev", &dev, false)) BAD("ranks.dev");
+        /* whole numbers in int range: a cast of anything else is undefined */
+        if (!get_num(o, "local_rank", &lr, false) || !(lr >= 0 && lr <= INT_MAX) ||
+            lr != floor(lr))
+            BAD("ranks.local_rank");
+        if (!get_num(o, "dev", &dev, false) || !(dev >= -1 && dev <= INT_MAX) || dev != floor(dev))
+            BAD("ranks.dev");
         if (!get_num(o, "clock_offset", &ri->clock_offset, false)) BAD("ranks.clock_offset");
         if (!get_num(o, "clock_error", &ri->clock_error, false)) BAD("ranks.clock_error");
         if (!get_str(o, "model", ri->model, sizeof ri->model, false)) BAD("ranks.model");

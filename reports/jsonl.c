@@ -65,8 +65,13 @@ static int format_double(char *buf, size_t len, double v)
 
 int fp_jsonl_format_sample(char *buf, size_t len, const char *run_id, const fp_sample *s)
 {
+    /* a quoted string takes at most 6 bytes per byte (\u001f) plus quotes and NUL */
+#define QCAP(n) (6 * (n) + 3)
     char ent[2 * FP_NAME_MAX + 32], value[40], t[40];
-    char q_run[128], q_suite[64], q_test[64], q_metric[96], q_unit[64], q_ent[320];
+    char q_run[QCAP(sizeof ((fp_jsonl_line *)0)->run_id)], q_suite[QCAP(sizeof s->suite)],
+        q_test[QCAP(sizeof s->test)], q_metric[QCAP(sizeof s->metric)],
+        q_unit[QCAP(sizeof s->unit)], q_ent[QCAP(sizeof ent)];
+#undef QCAP
     fp_entity_format(&s->entity, ent, sizeof ent);
     fp_json_quote(q_run, sizeof q_run, run_id);
     fp_json_quote(q_suite, sizeof q_suite, s->suite);
@@ -150,6 +155,37 @@ static bool read_hex4(scan *sc, unsigned *out)
     return true;
 }
 
+/* Length of the well-formed UTF-8 sequence at [p, end) whose lead byte is
+ * >= 0x80, or 0 when it is malformed (overlong, surrogate, above U+10FFFF or
+ * cut short): the same bytes jansson rejects. */
+static size_t utf8_len(const unsigned char *p, const unsigned char *end)
+{
+    unsigned char c = p[0], lo = 0x80, hi = 0xBF;
+    size_t n;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2;
+    else if (c >= 0xE0 && c <= 0xEF)
+        n = 3;
+    else if (c >= 0xF0 && c <= 0xF4)
+        n = 4;
+    else
+        return 0;
+    if (c == 0xE0)
+        lo = 0xA0; /* overlong */
+    else if (c == 0xED)
+        hi = 0x9F; /* surrogates */
+    else if (c == 0xF0)
+        lo = 0x90; /* overlong */
+    else if (c == 0xF4)
+        hi = 0x8F; /* above U+10FFFF */
+    if ((size_t)(end - p) < n || p[1] < lo || p[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if (p[i] < 0x80 || p[i] > 0xBF)
+            return 0;
+    return n;
+}
+
 /* Decode a string literal (sc->p at the opening quote) into dst[cap]. On
  * overflow keeps scanning and sets *too_long. */
 static bool read_string(scan *sc, char *dst, size_t cap, bool *too_long)
@@ -173,8 +209,18 @@ static bool read_string(scan *sc, char *dst, size_t cap, bool *too_long)
         if (c != '\\') {
             /* copy a run of plain bytes at once */
             const char *q = sc->p;
-            while (q < sc->end && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20)
-                q++;
+            while (q < sc->end && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20) {
+                if ((unsigned char)*q < 0x80) {
+                    q++;
+                    continue;
+                }
+                size_t u = utf8_len((const unsigned char *)q, (const unsigned char *)sc->end);
+                if (!u) {
+                    sc->p = q;
+                    return syntax(sc, "invalid UTF-8 in string");
+                }
+                q += u;
+            }
             size_t m = (size_t)(q - sc->p);
             if (n + m < cap)
                 memcpy(dst + n, sc->p, m);

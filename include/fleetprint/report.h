@@ -61,7 +61,8 @@ fp_status fp_jsonl_parse(const char *line, size_t len, fp_jsonl_line *out, char 
                          size_t errlen);
 
 /* Format one sample line, newline included, into buf. Doubles are written so
- * that they read back bit for bit. Returns the length of the full line like
+ * that they read back bit for bit; run_id is at most 47 bytes (fp_run.id). A
+ * line is under 2 KB even when every byte of its strings needs escaping. Returns the length of the full line like
  * snprintf: a value >= len means buf was too small (then buf holds a prefix). */
 int fp_jsonl_format_sample(char *buf, size_t len, const char *run_id, const fp_sample *s);
 

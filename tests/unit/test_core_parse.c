@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "fleetprint/inject.h"
 #include "fleetprint/opts.h"
 #include "fleetprint/sample.h"
 
@@ -62,6 +63,10 @@ int main(void)
     CHECK(fp_parse_seconds("250ms", &s) && s == 0.25);
     CHECK(fp_parse_seconds("2m", &s) && s == 120);
     CHECK(!fp_parse_seconds("soon", &s));
+    /* found by tests/fuzz/fuzz_opts: a finite number times its unit overflowed
+     * to an infinite duration */
+    CHECK(!fp_parse_seconds("1e306h", &s) && !fp_parse_seconds("1e307m", &s));
+    CHECK(fp_parse_seconds("1e300h", &s) && s == 1e300 * 3600);
 
     const char *forms[] = {"node:n0", "gpu:gpu-node-01/3", "link:n2~n5", "link:n0/0~n0/1",
                            "rank:5@n1", "group:world"};
@@ -75,6 +80,56 @@ int main(void)
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         fp_entity e;
         CHECK(!fp_entity_parse(bad[i], &e));
+    }
+
+    /* found by tests/fuzz/fuzz_inject: the description of a bitflip said after=,
+     * which bitflip rejects, a slow with factor=1 lost its required factor= and a hang
+     * with after=0 its required after=,
+     * so the recorded specs did not parse back */
+    {
+        fp_strlist in = {.n = 4, .item = {"bitflip:rank=3,at=1m", "crash:rank=1,after=2s",
+                                          "slow:rank=0,factor=1", "hang:rank=2,after=0ms"}};
+        fp_inject_set set, back;
+        char desc[256], *semi;
+        CHECK(fp_inject_parse(&in, &set, err, sizeof err) == FP_OK);
+        fp_inject_describe(&set, desc, sizeof desc);
+        CHECK(strcmp(desc, "bitflip:rank=3,at=60s;crash:rank=1,after=2s;slow:rank=0,factor=1;"
+                           "hang:rank=2,after=0s") == 0);
+        fp_strlist again = {.n = 0};
+        for (char *p = desc; p && again.n < 4; p = semi ? semi + 1 : NULL) {
+            semi = strchr(p, ';');
+            if (semi)
+                *semi = 0;
+            again.item[again.n++] = p;
+        }
+        CHECK(fp_inject_parse(&again, &back, err, sizeof err) == FP_OK);
+        CHECK(back.n == 4 && back.item[0].after == 60 && back.item[1].after == 2);
+        CHECK(back.item[3].kind == FP_INJ_HANG && back.item[3].after == 0);
+        CHECK(back.item[2].kind == FP_INJ_SLOW && back.item[2].factor == 1);
+    }
+
+    /* found by tests/fuzz/fuzz_inject: a bad spec longer than the error buffer
+     * wrote its message past the end (heap overflow); a repeated key overflowed
+     * the seen-keys buffer; a spec over 255 bytes was cut silently */
+    {
+        char spec[400], small[40];
+        memset(spec, 'x', sizeof spec - 1);
+        spec[sizeof spec - 1] = 0;
+        memcpy(spec, "slow:rank=1,factor=", 19);
+        fp_strlist in = {.n = 1, .item = {spec}};
+        fp_inject_set set;
+        small[sizeof small - 1] = 'G'; /* guard: snprintf writes at most len bytes */
+        CHECK(fp_inject_parse(&in, &set, small, sizeof small - 1) == FP_EUSAGE);
+        CHECK(small[sizeof small - 1] == 'G' && strlen(small) == sizeof small - 2);
+        CHECK(fp_inject_parse(&in, &set, err, sizeof err) == FP_EUSAGE &&
+              strstr(err, "longer than 255 bytes"));
+        in.item[0] = "crash:rank=1,rank=1,rank=1,rank=1,rank=1,rank=1,rank=1,rank=1,rank=1,"
+                     "rank=1,rank=1,rank=1,rank=1,rank=1";
+        CHECK(fp_inject_parse(&in, &set, err, sizeof err) == FP_EUSAGE &&
+              strstr(err, "rank= given twice"));
+        in.item[0] = "slow:rank=1,factor=2,factor=3";
+        CHECK(fp_inject_parse(&in, &set, err, sizeof err) == FP_EUSAGE &&
+              strstr(err, "factor= given twice"));
     }
 
     CHECK(fp_status_exit_code(FP_OK) == 0 && fp_status_exit_code(FP_EFAIL) == 1);

@@ -246,6 +246,15 @@ static void test_rules_errors(void)
     CHECK(fp_rules_parse("{\"fleetprint_rules\": 2, \"classes\": []}", "r.json", &r, err,
                          sizeof err) == FP_EINPUT);
     CHECK(strstr(err, "fleetprint_rules") != NULL);
+    /* a single pattern string over 95 bytes was cut silently (a list was not) */
+    {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "{\"fleetprint_rules\": 1, \"classes\": [{\"name\": \"x\", \"match\": "
+                 "\"kernels.%0100d*\", \"warn\": 0.1, \"fail\": 0.2}]}", 0);
+        CHECK(fp_rules_parse(text, "r.json", &r, err, sizeof err) == FP_EINPUT && r == NULL);
+        CHECK(strstr(err, "classes[0].match") != NULL);
+    }
     CHECK(fp_rules_load("/nonexistent/rules.json", &r, err, sizeof err) == FP_EINPUT);
     CHECK(strstr(err, "/nonexistent/rules.json: cannot open") != NULL);
     /* the defaults parse, and a minimal file works */

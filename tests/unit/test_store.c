@@ -27,6 +27,27 @@ static void test_jsonl(void)
     CHECK(l.sample.size == 1u << 20 && l.sample.iter == -1);
     CHECK(strcmp(l.sample.entity.node, "n\"1") == 0 && l.sample.entity.peer_dev == 3);
 
+    /* found by tests/fuzz/fuzz_jsonl: strings of control characters (each one
+     * written as \u00XX, 6 bytes) overflowed the quoting buffers, and the line
+     * was cut into malformed JSON */
+    {
+        char ctl[48], big[4096];
+        memset(ctl, 1, sizeof ctl - 1);
+        ctl[sizeof ctl - 1] = 0;
+        fp_sample c = s;
+        memset(c.suite, 2, sizeof c.suite - 1);
+        memset(c.metric, 3, sizeof c.metric - 1);
+        c.entity = fp_entity_link("\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01"
+                                  "\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01",
+                                  1048576, "\x02", 7);
+        n = fp_jsonl_format_sample(big, sizeof big, ctl, &c);
+        CHECK(n > 0 && n < 2048 && big[n - 1] == '\n');
+        CHECK(fp_jsonl_parse(big, (size_t)n, &l, err, sizeof err) == FP_OK);
+        CHECK(strcmp(l.run_id, ctl) == 0 && strcmp(l.sample.suite, c.suite) == 0);
+        CHECK(strcmp(l.sample.metric, c.metric) == 0 && l.sample.entity.dev == 1048576 &&
+              strcmp(l.sample.entity.node, c.entity.node) == 0);
+    }
+
     /* NaN goes out as null and comes back as NaN */
     s.value = NAN;
     n = fp_jsonl_format_sample(line, sizeof line, "r", &s);
@@ -40,6 +61,12 @@ static void test_jsonl(void)
     CHECK(fp_jsonl_parse(u, strlen(u), &l, err, sizeof err) == FP_OK);
     CHECK(strcmp(l.sample.suite, "k\xc3\xa9") == 0 && l.sample.value == 1000 &&
           l.sample.better == FP_BETTER_LOWER);
+    /* raw UTF-8 (2, 3 and 4 bytes) is kept as it is */
+    const char *raw = "{\"run\":\"x\",\"suite\":\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\","
+                      "\"test\":\"t\",\"metric\":\"m\",\"unit\":\"s\",\"better\":\"lower\","
+                      "\"entity\":\"node:a\",\"value\":1}";
+    CHECK(fp_jsonl_parse(raw, strlen(raw), &l, err, sizeof err) == FP_OK);
+    CHECK(strcmp(l.sample.suite, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80") == 0);
 
     /* errors name the field or the column */
     const char *bad[][2] = {
@@ -57,6 +84,14 @@ static void test_jsonl(void)
         {"{\"run\":\"x\",\"value\":NaN}", "column"},
         {"[1,2]", "column"},
         {"{\"kind\":\"sample\",\"run\":{\"id\":\"x\"}}", "sample line"},
+        /* found by tests/fuzz/fuzz_jsonl: bytes that are not UTF-8 (a stray
+         * continuation byte, an overlong '/', a surrogate) passed the scanner, and
+         * jansson could not write them out again */
+        {"{\"run\":\"x\",\"suite\":\"k\xb2\"}", "UTF-8"},
+        {"{\"run\":\"x\",\"suite\":\"\xc0\xaf\"}", "UTF-8"},
+        {"{\"run\":\"x\",\"suite\":\"\xed\xa0\x80\"}", "UTF-8"},
+        {"{\"run\":\"x\",\"suite\":\"\xf4\x90\x80\x80\"}", "UTF-8"},
+        {"{\"run\":\"x\",\"suite\":\"\xe2\x82\"}", "UTF-8"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = 0;
@@ -72,6 +107,36 @@ static void test_jsonl(void)
     CHECK(json_is_object(l.context));
     json_decref(l.context);
     CHECK(fp_jsonl_parse("  \n", 3, &l, err, sizeof err) == FP_OK && l.kind == FP_JSONL_BLANK);
+
+    /* found by tests/fuzz/fuzz_jsonl (UBSan): numbers outside int or uint64_t
+     * range were cast anyway (undefined); they are malformed fields now */
+    {
+        const char *ctx[] = {"{\"id\":\"x\",\"nodes\":[\"a\"],\"ranks\":[{\"node\":\"a\",\"local_rank\":1e300}]}",
+                             "{\"id\":\"x\",\"nodes\":[\"a\"],\"ranks\":[{\"node\":\"a\",\"dev\":-1e10}]}",
+                             "{\"id\":\"x\",\"nodes\":[\"a\"],\"ranks\":[{\"node\":\"a\",\"dev\":0.5}]}"};
+        for (size_t i = 0; i < sizeof ctx / sizeof ctx[0]; i++) {
+            json_t *j = json_loads(ctx[i], 0, NULL);
+            fp_run run;
+            memset(&run, 0, sizeof run);
+            CHECK(j && fp_json_parse_context(j, &run, err, sizeof err) == FP_EINPUT &&
+                  strstr(err, "ranks."));
+            fp_run_free(&run);
+            json_decref(j);
+        }
+        json_t *j = json_loads("{\"id\":\"x\",\"nodes\":[\"a\"],\"ranks\":[{\"node\":\"a\","
+                               "\"local_rank\":2,\"dev\":-1}]}", 0, NULL);
+        fp_run run;
+        memset(&run, 0, sizeof run);
+        CHECK(j && fp_json_parse_context(j, &run, err, sizeof err) == FP_OK &&
+              run.ranks[0].local_rank == 2 && run.ranks[0].dev == -1);
+        fp_run_free(&run);
+        json_decref(j);
+        fp_sample smp;
+        j = json_loads("{\"suite\":\"k\",\"test\":\"t\",\"metric\":\"m\",\"unit\":\"s\","
+                       "\"better\":\"lower\",\"entity\":\"node:a\",\"value\":1,\"size\":1e30}", 0, NULL);
+        CHECK(j && fp_json_parse_sample(j, &smp, err, sizeof err) == FP_EINPUT && strstr(err, "size"));
+        json_decref(j);
+    }
 }
 
 /* ---- a synthetic fleet -------------------------------------------------------------- */

@@ -1,6 +1,7 @@
 /* What-if analysis on synthetic 1F1B traces with planted causes: a healthy job,
  * one slow worker, a slow last stage. Also the in-memory row API and its
  * rejections. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -153,11 +154,36 @@ static void rejections(void)
     free(rows);
 }
 
+/* Found by tests/fuzz/fuzz_whatif_meta (UBSan): the size product overflowed,
+ * as int when world_size was left out and as long long in fp_wi_meta_check. */
+static void meta_overflow(void)
+{
+    char path[] = "/tmp/fp_meta_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd < 0)
+        return;
+    FILE *f = fdopen(fd, "w");
+    fputs("dp_size: 100000\npp_size: 100000\n", f);
+    fclose(f);
+    fp_wi_meta m;
+    CHECK(fp_wi_meta_load(path, &m) == FP_EINPUT);
+    remove(path);
+    fp_wi_meta big = {.run_id = 0, .dp_size = 2000000000, .pp_size = 2000000000,
+                      .tp_size = 2000000000, .dsp_size = 2000000000, .vpp_size = 1,
+                      .world_size = 5};
+    CHECK(fp_wi_meta_check(&big, "big") == FP_EINPUT);
+    fp_wi_meta ok = {.run_id = 0, .dp_size = 1024, .pp_size = 16, .tp_size = 8,
+                     .dsp_size = 1, .vpp_size = 1, .world_size = 131072};
+    CHECK(fp_wi_meta_check(&ok, "ok") == FP_OK);
+}
+
 int main(void)
 {
     healthy();
     slow_worker();
     slow_last_stage();
     rejections();
+    meta_overflow();
     CHECK_DONE();
 }
