@@ -3,6 +3,7 @@
 # every test labelled fuzz: each target fuzzes for FP_FUZZ_SECONDS (default 20)
 # from its seed corpus in tests/fuzz/corpus. Findings are written to
 # build-fuzz/tests/fuzz/artifacts/. Usage: ci/fuzz.sh [seconds per target]
+# 0 seconds replays every committed seed once, deterministically (CI does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-${FP_FUZZ_SECONDS:-20}}"
