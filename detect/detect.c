@@ -693,13 +693,18 @@ static void note_cost(fp_reason *r, const window_score *ws, int n, size_t m)
 
 /* Judge the series sers[0..m) of one key and one SKU against each other. */
 /* The class with thresholds for this run: on contended runs relative
- * thresholds are at least the rules' contended ones. */
+ * thresholds are at least the rules' contended ones, and absolute (timing)
+ * ones only warn. */
 static fp_rule_class effective(const eng *g, const fp_rule_class *cls)
 {
     fp_rule_class c = *cls;
     if (g->contended && !c.absolute) {
         c.warn = c.warn > g->rules->contended_warn ? c.warn : g->rules->contended_warn;
         c.fail = c.fail > g->rules->contended_fail ? c.fail : g->rules->contended_fail;
+    } else if (g->contended) {
+        /* per-call timings on shared cores are mostly the scheduler's: they
+         * warn, and the scale-free late-rank count decides who fails */
+        c.fail = INFINITY;
     }
     return c;
 }
@@ -884,6 +889,19 @@ static const fp_reason *first_reason(const eng *g, uint32_t owner, fp_verdict v)
     return NULL;
 }
 
+/* A failing link that a failing node explains drops to warn, saying which. */
+static void explain_link(eng *g, size_t e, int32_t who, const char *why)
+{
+    g->ents[e].v = FP_WARN;
+    for (size_t i = 0; i < g->nreasons; i++) {
+        owned_reason *o = &g->reasons[i];
+        if (o->owner == g->nnodes + e && o->r.verdict == FP_FAIL) {
+            o->r.verdict = FP_WARN;
+            snprintf(o->r.note, sizeof o->r.note, "explained by node %s (%s)", g->node[who], why);
+        }
+    }
+}
+
 static fp_status demarcate(eng *g)
 {
     const fp_rules *r = g->rules;
@@ -929,21 +947,12 @@ static fp_status demarcate(eng *g)
                      bad_links[n] >= r->node_link_fraction * links[n];
     /* links: slow with a culprit node's every partner is the node, not the link */
     for (size_t e = 0; e < g->nents; e++) {
-        ent_info *ei = &g->ents[e];
+        const ent_info *ei = &g->ents[e];
         if (ei->e->kind != FP_ENT_LINK || ei->v != FP_FAIL || ei->node == ei->peer)
             continue;
         int32_t who = culprit[ei->node] ? ei->node : culprit[ei->peer] ? ei->peer : -1;
-        if (who < 0)
-            continue;
-        ei->v = FP_WARN;
-        for (size_t i = 0; i < g->nreasons; i++) {
-            owned_reason *o = &g->reasons[i];
-            if (o->owner == g->nnodes + e && o->r.verdict == FP_FAIL) {
-                o->r.verdict = FP_WARN;
-                snprintf(o->r.note, sizeof o->r.note, "explained by node %s (slow with most partners)",
-                         g->node[who]);
-            }
-        }
+        if (who >= 0)
+            explain_link(g, e, who, "slow with most partners");
     }
     /* nodes: the worst of their own results, devices, ranks, intra-node links, links */
     size_t nown = g->nreasons;
@@ -1032,6 +1041,18 @@ static fp_status demarcate(eng *g)
             nr->value = nr->expected = nr->deviation = nr->z = NAN;
             snprintf(nr->note, sizeof nr->note, "the node is in the run but has no results");
         }
+    }
+    /* a link of a node that fails on its own evidence (a slow rank, bad
+     * devices) cannot be judged as a link: the node explains it */
+    for (size_t e = 0; e < g->nents; e++) {
+        const ent_info *ei = &g->ents[e];
+        if (ei->e->kind != FP_ENT_LINK || ei->v != FP_FAIL || ei->node == ei->peer)
+            continue;
+        int32_t who = g->node_v[ei->node] == FP_FAIL ? ei->node
+                      : g->node_v[ei->peer] == FP_FAIL ? ei->peer
+                                                       : -1;
+        if (who >= 0)
+            explain_link(g, e, who, "the node fails");
     }
 cleanup:
     free(links);
