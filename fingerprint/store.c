@@ -876,19 +876,9 @@ static fp_status write_run(hid_t runs, const fp__runtab *t)
     rank_rec *rr = NULL;
     const fp_run *c = &t->ctx;
     FP_CHECK_H5(g = H5Gcreate2(runs, c->id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-#define STR(field) FP_CHECK(fp__h5_attr_str(g, #field, c->field))
-    STR(id);
-    STR(tag);
-    STR(status);
-    STR(command);
-    STR(device_backend);
-    STR(comm_backend);
-    STR(fleetprint_version);
-    STR(mpi_version);
-    STR(cuda_version);
-    STR(driver_version);
-    STR(nccl_version);
-    STR(injections);
+#define STR(field) FP_CHECK(fp__h5_attr_str(g, #field, c->field));
+    STR(id)
+    FP_RUN_TEXT_FIELDS(STR)
 #undef STR
     FP_CHECK(fp__h5_attr_double(g, "time", c->time));
     FP_CHECK(fp__h5_attr_double(g, "duration", c->duration));
@@ -1047,19 +1037,9 @@ cleanup:
 static fp_status read_context(hid_t g, fp_run *c)
 {
     fp_status st = FP_OK;
-#define STR(field) FP_CHECK(fp__h5_read_attr_str(g, #field, c->field, sizeof c->field))
-    STR(id);
-    STR(tag);
-    STR(status);
-    STR(command);
-    STR(device_backend);
-    STR(comm_backend);
-    STR(fleetprint_version);
-    STR(mpi_version);
-    STR(cuda_version);
-    STR(driver_version);
-    STR(nccl_version);
-    STR(injections);
+#define STR(field) FP_CHECK(fp__h5_read_attr_str(g, #field, c->field, sizeof c->field));
+    STR(id)
+    FP_RUN_TEXT_FIELDS(STR)
 #undef STR
     FP_CHECK(fp__h5_read_attr_double(g, "time", &c->time));
     FP_CHECK(fp__h5_read_attr_double(g, "duration", &c->duration));

@@ -32,22 +32,12 @@ json_t *fp_json_sample(const fp_sample *s)
 json_t *fp_json_context(const fp_run *run)
 {
     json_t *j = json_object();
-#define STR(field) json_object_set_new(j, #field, json_string(run->field))
-    STR(id);
-    STR(tag);
-    STR(status);
+#define STR(field) json_object_set_new(j, #field, json_string(run->field));
+    STR(id)
+    FP_RUN_TEXT_FIELDS(STR)
+#undef STR
     json_object_set_new(j, "time", json_real(run->time));
     json_object_set_new(j, "duration", json_real(run->duration));
-    STR(command);
-    STR(device_backend);
-    STR(comm_backend);
-    STR(fleetprint_version);
-    STR(mpi_version);
-    STR(cuda_version);
-    STR(driver_version);
-    STR(nccl_version);
-    STR(injections);
-#undef STR
     json_t *nodes = json_array();
     for (int i = 0; i < run->nnodes; i++)
         json_array_append_new(nodes, json_string(run->nodes[i]));
@@ -173,19 +163,12 @@ fp_status fp_json_parse_context(const json_t *j, fp_run *run, char *err, size_t 
 {
     if (!json_is_object(j))
         BAD("run");
-#define STR(field, req) if (!get_str(j, #field, run->field, sizeof run->field, req)) BAD(#field)
-    STR(id, true);
-    STR(tag, false);
-    STR(status, false);
-    STR(command, false);
-    STR(device_backend, false);
-    STR(comm_backend, false);
-    STR(fleetprint_version, false);
-    STR(mpi_version, false);
-    STR(cuda_version, false);
-    STR(driver_version, false);
-    STR(nccl_version, false);
-    STR(injections, false);
+    if (!get_str(j, "id", run->id, sizeof run->id, true))
+        BAD("id");
+#define STR(field)                                                                         \
+    if (!get_str(j, #field, run->field, sizeof run->field, false))                         \
+        BAD(#field);
+    FP_RUN_TEXT_FIELDS(STR)
 #undef STR
     if (!get_num(j, "time", &run->time, false)) BAD("time");
     if (!get_num(j, "duration", &run->duration, false)) BAD("duration");

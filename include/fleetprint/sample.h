@@ -104,6 +104,12 @@ typedef struct fp_run {
     size_t cap;
 } fp_run;
 
+/* The run context's text fields besides id, in one list for every format
+ * that writes or reads them (HDF5 attributes, JSON): X(field) per field. */
+#define FP_RUN_TEXT_FIELDS(X)                                                              \
+    X(tag) X(status) X(command) X(device_backend) X(comm_backend) X(fleetprint_version)    \
+        X(mpi_version) X(cuda_version) X(driver_version) X(nccl_version) X(injections)
+
 /* Zero a run and give it a fresh id (time-based plus random). */
 void fp_run_init(fp_run *run);
 /* Free everything a run owns; leaves it zeroed. */
