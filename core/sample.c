@@ -1,3 +1,4 @@
+#include "fleetprint/mem.h"
 #include "fleetprint/sample.h"
 
 #include <stdio.h>
@@ -233,16 +234,10 @@ fp_status fp_run_set_shape(fp_run *run, int nnodes, int nranks)
 
 fp_status fp_run_add_many(fp_run *run, const fp_sample *s, size_t n)
 {
-    if (run->nsamples + n > run->cap) {
-        size_t cap = run->cap ? run->cap : 256;
-        while (cap < run->nsamples + n)
-            cap *= 2;
-        fp_sample *grown = realloc(run->samples, cap * sizeof *grown);
-        if (!grown)
-            return FP_ENOMEM;
-        run->samples = grown;
-        run->cap = cap;
-    }
+    fp_sample *grown = fp_grow(run->samples, &run->cap, run->nsamples + n, sizeof *grown, 256);
+    if (!grown)
+        return FP_ENOMEM;
+    run->samples = grown;
     memcpy(run->samples + run->nsamples, s, n * sizeof *s);
     run->nsamples += n;
     return FP_OK;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fleetprint/mem.h"
 #include "fleetprint/whatif.h"
 
 /* ---- schedule ------------------------------------------------------------------------ */
@@ -99,14 +100,10 @@ static double uniform(uint64_t *s)
 static fp_status emit(rows *r, worker *w, int d, int s, int dp, int step, fp_wi_optype t,
                       double start, double dur, int mc, int mb, int gmc)
 {
-    if (r->n == r->cap) {
-        size_t nc = r->cap ? r->cap * 2 : 4096;
-        fp_wi_row *nv = realloc(r->v, nc * sizeof *nv);
-        if (!nv)
-            return FP_ENOMEM;
-        r->v = nv;
-        r->cap = nc;
-    }
+    fp_wi_row *nv = fp_grow(r->v, &r->cap, r->n + 1, sizeof *nv, 4096);
+    if (!nv)
+        return FP_ENOMEM;
+    r->v = nv;
     r->v[r->n++] = (fp_wi_row){.dp_rank = d, .stage = s, .rank = s * dp + d, .step = step,
                                .optype = t, .start_ts = start, .duration = dur,
                                .seq_id = w->seq[t]++, .mc = mc, .mb_id = mb, .gmc = gmc};

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fleetprint/mem.h"
 #include "fleetprint/log.h"
 #include "store_internal.h"
 
@@ -165,14 +166,10 @@ static fp_status group_id(groups *g, uint32_t key, uint32_t who, uint32_t *id)
         *id = v;
         return FP_OK;
     }
-    if (g->n == g->cap) {
-        size_t cap = g->cap ? g->cap * 2 : 1024;
-        uint64_t *grown = realloc(g->pair, cap * sizeof *grown);
-        if (!grown)
-            return FP_ENOMEM;
-        g->pair = grown;
-        g->cap = cap;
-    }
+    uint64_t *grown = fp_grow(g->pair, &g->cap, g->n + 1, sizeof *grown, 1024);
+    if (!grown)
+        return FP_ENOMEM;
+    g->pair = grown;
     g->pair[g->n] = p;
     *id = (uint32_t)g->n++;
     return fp__u64map_put(&g->map, p, *id);
@@ -270,14 +267,10 @@ static fp_status runset_id(runsets *rs, const uint32_t *runs_in, size_t n, uint3
     for (size_t i = 0; i < n; i++) {
         if (i && runs[i] == runs[i - 1])
             continue;
-        if (len + 16 > rs->bufcap) {
-            size_t cap = rs->bufcap ? rs->bufcap * 2 : 1024;
-            char *g = realloc(rs->buf, cap);
-            if (!g)
-                return FP_ENOMEM;
-            rs->buf = g;
-            rs->bufcap = cap;
-        }
+        char *g = fp_grow(rs->buf, &rs->bufcap, len + 16, 1, 1024);
+        if (!g)
+            return FP_ENOMEM;
+        rs->buf = g;
         len += (size_t)snprintf(rs->buf + len, rs->bufcap - len, "%u,", runs[i]);
         nd++;
     }
@@ -430,13 +423,9 @@ static fp_status add_run(builder *b, const fp__runtab *t, uint32_t run)
         bool added;
         FP_CHECK(fp__strmap_intern(&b->keys, key, strlen(key), &lk[m], &added));
         if (added) {
-            if (lk[m] >= b->key_cap) {
-                size_t cap = b->key_cap ? b->key_cap * 2 : 64;
-                bkey *g = realloc(b->key_rows, cap * sizeof *g);
-                FP_CHECK_ALLOC(g);
-                b->key_rows = g;
-                b->key_cap = cap;
-            }
+            bkey *g = fp_grow(b->key_rows, &b->key_cap, (size_t)lk[m] + 1, sizeof *g, 64);
+            FP_CHECK_ALLOC(g);
+            b->key_rows = g;
             bkey *k = &b->key_rows[lk[m]];
             memset(k, 0, sizeof *k);
             memcpy(k->key, key, strlen(key));

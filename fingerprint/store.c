@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fleetprint/mem.h"
 #include "fleetprint/log.h"
 #include "store_internal.h"
 
@@ -386,14 +387,10 @@ fp_status fp__runtab_add(fp__runtab *t, const fp_sample *s, char *err, size_t er
     if (st != FP_OK)
         return st;
     if (added) {
-        if (mid >= t->metric_cap) {
-            size_t cap = t->metric_cap ? t->metric_cap * 2 : 64;
-            fp__metric *m = realloc(t->metrics, cap * sizeof *m);
-            if (!m)
-                return FP_ENOMEM;
-            t->metrics = m;
-            t->metric_cap = cap;
-        }
+        fp__metric *grown = fp_grow(t->metrics, &t->metric_cap, (size_t)mid + 1, sizeof *grown, 64);
+        if (!grown)
+            return FP_ENOMEM;
+        t->metrics = grown;
         fp__metric *m = &t->metrics[mid];
         memset(m, 0, sizeof *m);
         memcpy(m->suite, s->suite, sizeof m->suite);
@@ -416,14 +413,10 @@ fp_status fp__runtab_add(fp__runtab *t, const fp_sample *s, char *err, size_t er
             return FP_EINPUT;
         }
     }
-    if (t->nrows == t->row_cap) {
-        size_t cap = t->row_cap ? t->row_cap * 2 : 1024;
-        fp__row *r = realloc(t->rows, cap * sizeof *r);
-        if (!r)
-            return FP_ENOMEM;
-        t->rows = r;
-        t->row_cap = cap;
-    }
+    fp__row *rows = fp_grow(t->rows, &t->row_cap, t->nrows + 1, sizeof *rows, 1024);
+    if (!rows)
+        return FP_ENOMEM;
+    t->rows = rows;
     fp__row *r = &t->rows[t->nrows++];
     memset(r, 0, sizeof *r);
     r->entity = eid;
@@ -721,14 +714,10 @@ typedef struct namelist {
 static herr_t collect_name(hid_t g, const char *name, const H5L_info_t *info, void *data)
 {
     namelist *l = data;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 64;
-        char **grown = realloc(l->name, cap * sizeof *grown);
-        if (!grown)
-            return -1;
-        l->name = grown;
-        l->cap = cap;
-    }
+    char **grown = fp_grow(l->name, &l->cap, l->n + 1, sizeof *grown, 64);
+    if (!grown)
+        return -1;
+    l->name = grown;
     l->name[l->n] = strdup(name);
     return l->name[l->n++] ? 0 : -1;
 }
