@@ -126,16 +126,25 @@ static fp_status parse_name(const json_t *obj, const char *where, const char *or
     return FP_OK;
 }
 
+/* What every rule starts with: an object with a name and match patterns. */
+static fp_status parse_head(const json_t *c, const char *where, const char *origin, char *name,
+                            size_t cap, fp_pattern_list *patterns, char *err, size_t errlen)
+{
+    if (!json_is_object(c))
+        return bad(err, errlen, origin, where, "expected an object");
+    fp_status st = parse_name(c, where, origin, name, cap, err, errlen);
+    if (st == FP_OK)
+        st = get_patterns(c, where, origin, patterns, err, errlen);
+    return st;
+}
+
 static fp_status parse_class(const json_t *c, int i, const char *origin, fp_rule_class *out,
                              char *err, size_t errlen)
 {
     char where[32], field[64];
     snprintf(where, sizeof where, "classes[%d]", i);
-    if (!json_is_object(c))
-        return bad(err, errlen, origin, where, "expected an object");
-    fp_status st = parse_name(c, where, origin, out->name, sizeof out->name, err, errlen);
-    if (st == FP_OK)
-        st = get_patterns(c, where, origin, &out->patterns, err, errlen);
+    fp_status st = parse_head(c, where, origin, out->name, sizeof out->name, &out->patterns, err,
+                              errlen);
     if (st != FP_OK)
         return st;
     out->absolute = out->ignore = out->late = false;
@@ -187,11 +196,8 @@ static fp_status parse_value_rule(const json_t *c, int i, const char *origin, fp
 {
     char where[32], field[64];
     snprintf(where, sizeof where, "values[%d]", i);
-    if (!json_is_object(c))
-        return bad(err, errlen, origin, where, "expected an object");
-    fp_status st = parse_name(c, where, origin, out->name, sizeof out->name, err, errlen);
-    if (st == FP_OK)
-        st = get_patterns(c, where, origin, &out->patterns, err, errlen);
+    fp_status st = parse_head(c, where, origin, out->name, sizeof out->name, &out->patterns, err,
+                              errlen);
     if (st != FP_OK)
         return st;
     bool pmax = false, pmin = false;
