@@ -120,6 +120,27 @@ fp_wi_synth fp_wi_synth_default(void)
 }
 
 /* Play the pipeline of one DP replica for one step; clocks advance. */
+/* A collective across the DP ranks of each stage (worker s*dp + d): it starts
+ * when the last member arrives and takes dur; every member waits for it. */
+static fp_status dp_collective(rows *out, worker *ws, int dp, int pp, int step, fp_wi_optype t,
+                               double dur)
+{
+    for (int s = 0; s < pp; s++) {
+        double latest = -INFINITY;
+        for (int d = 0; d < dp; d++)
+            latest = fmax(latest, ws[s * dp + d].clock);
+        for (int d = 0; d < dp; d++) {
+            worker *w = &ws[s * dp + d];
+            fp_status st = emit(out, w, d, s, dp, step, t, w->clock, latest + dur - w->clock, 0,
+                                -1, -1);
+            if (st != FP_OK)
+                return st;
+            w->clock = latest + dur;
+        }
+    }
+    return FP_OK;
+}
+
 static fp_status play_pipeline(const fp_wi_synth *sp, worker *ws, int d, int step, rows *out,
                                double *post_t, uint64_t *rng)
 {
@@ -221,19 +242,8 @@ fp_status fp_wi_synth_rows(const fp_wi_synth *sp, fp_wi_row **rows_out, size_t *
             ws[k].posted = false;
             ws[k].clock = t0 + 2e-4 * uniform(&rng); /* launch skew */
         }
-        /* worker k = s*dp + d. params-all-gather: across DP ranks of a stage */
-        for (int s = 0; s < pp; s++) {
-            double latest = -INFINITY;
-            for (int d = 0; d < dp; d++)
-                latest = fmax(latest, ws[s * dp + d].clock);
-            for (int d = 0; d < dp; d++) {
-                worker *w = &ws[s * dp + d];
-                double end = latest + sp->allgather;
-                FP_CHECK(emit(&out, w, d, s, dp, stepno, FP_WI_PARAMS_ALL_GATHER, w->clock,
-                              end - w->clock, 0, -1, -1));
-                w->clock = end;
-            }
-        }
+        /* params-all-gather before the first forward of the step */
+        FP_CHECK(dp_collective(&out, ws, dp, pp, stepno, FP_WI_PARAMS_ALL_GATHER, sp->allgather));
         /* the pipeline of each replica (workers of replica d are strided by dp) */
         worker *rep = malloc((size_t)pp * sizeof *rep);
         FP_CHECK_ALLOC(rep);
@@ -270,18 +280,8 @@ fp_status fp_wi_synth_rows(const fp_wi_synth *sp, fp_wi_row **rows_out, size_t *
                           t_emb[d] - w->clock, -1, -1, -1));
             w->clock = t_emb[d];
         }
-        for (int s = 0; s < pp; s++) {
-            double latest = -INFINITY;
-            for (int d = 0; d < dp; d++)
-                latest = fmax(latest, ws[s * dp + d].clock);
-            for (int d = 0; d < dp; d++) {
-                worker *w = &ws[s * dp + d];
-                double end = latest + sp->reduce_scatter;
-                FP_CHECK(emit(&out, w, d, s, dp, stepno, FP_WI_GRADS_REDUCE_SCATTER, w->clock,
-                              end - w->clock, 0, -1, -1));
-                w->clock = end;
-            }
-        }
+        FP_CHECK(dp_collective(&out, ws, dp, pp, stepno, FP_WI_GRADS_REDUCE_SCATTER,
+                               sp->reduce_scatter));
         double latest = -INFINITY, step_end = -INFINITY;
         for (int k = 0; k < nw; k++)
             latest = fmax(latest, ws[k].clock);
