@@ -1,0 +1,595 @@
+/* libnccl-profiler-fleetprint.so: an NCCL profiler plugin (API v2 to v5) that
+ * records collective, point-to-point, proxy and kernel-channel events of a
+ * running job, one JSON Lines file per process (docs/trace.md).
+ *
+ * Hot path: startEvent takes a slot from the communicator's preallocated event
+ * pool (one atomic add and one exchange), stopEvent copies the finished record
+ * into the calling thread's ring (single producer, single consumer, no lock)
+ * and frees the slot. A busy slot or a full ring drops the event and counts it;
+ * nothing ever waits. A background thread drains the rings into the file.
+ *
+ * Process-wide state: NCCL calls init once per communicator, but one writer
+ * thread, one file and the list of per-thread rings belong to the process, so
+ * they live in one static struct guarded by a mutex on the cold paths (init,
+ * finalize, a thread's first event). This is the one place fleetprint keeps
+ * mutable globals; a plugin's entry points give it no other handle. */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nccl_profiler_abi.h"
+#include "record.h"
+
+#define FPP_EXPORT __attribute__((visibility("default")))
+
+enum {
+    DEFAULT_MASK = ncclProfileGroup | ncclProfileColl | ncclProfileP2p | ncclProfileProxyOp |
+                   ncclProfileProxyStep | ncclProfileKernelCh,
+    DEFAULT_RING = 1 << 14,   /* records per thread */
+    DEFAULT_EVENTS = 1 << 12, /* in-flight events per communicator */
+    FLUSH_NS = 20 * 1000 * 1000
+};
+
+/* ---- settings and clock ---------------------------------------------------------------- */
+
+typedef struct settings {
+    char dir[PATH_MAX - 64];
+    int mask;
+    uint32_t ring, events; /* powers of two */
+} settings;
+
+static uint32_t pow2_env(const char *name, uint32_t dflt)
+{
+    const char *s = getenv(name);
+    char *end;
+    unsigned long v = s && *s ? strtoul(s, &end, 0) : 0;
+    if (!s || !*s || *end || v < 16 || v > (1ul << 24))
+        return dflt;
+    uint32_t p = 16;
+    while (p < v)
+        p <<= 1;
+    return p;
+}
+
+static settings read_settings(void)
+{
+    settings s = {.mask = DEFAULT_MASK};
+    const char *dir = getenv("FLEETPRINT_TRACE_DIR");
+    snprintf(s.dir, sizeof s.dir, "%s", dir ? dir : "");
+    const char *m = getenv("FLEETPRINT_TRACE_MASK");
+    if (m && strcmp(m, "all") == 0)
+        s.mask = 0xfff;
+    else if (m && *m)
+        s.mask = (int)strtol(m, NULL, 0);
+    s.ring = pow2_env("FLEETPRINT_TRACE_RING", DEFAULT_RING);
+    s.events = pow2_env("FLEETPRINT_TRACE_EVENTS", DEFAULT_EVENTS);
+    return s;
+}
+
+static inline uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- per-thread rings ---------------------------------------------------------------------- */
+
+typedef struct ring {
+    _Atomic uint64_t head; /* written by the owning thread */
+    _Atomic uint64_t tail; /* written by the writer thread */
+    _Atomic uint64_t dropped;
+    uint32_t mask;
+    struct ring *next;
+    fpp_rec *recs;
+} ring;
+
+typedef struct event event;
+typedef struct ctx {
+    uint64_t comm;
+    int rank, nranks, version;
+    uint32_t mask;
+    _Atomic uint64_t next, dropped;
+    event *pool;
+} ctx;
+
+struct event {
+    _Atomic int busy;
+    ctx *c;
+    fpp_rec r;
+};
+
+static struct proc {
+    pthread_mutex_t lock;
+    int refs;
+    unsigned gen; /* bumped when the rings are freed: stale thread pointers renew */
+    settings set;
+    FILE *out;
+    pthread_t writer;
+    _Atomic int stop;
+    ring *_Atomic rings;
+    _Atomic uint64_t ids, written;
+} proc = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static _Thread_local ring *my_ring;
+static _Thread_local unsigned my_gen;
+
+/* The calling thread's ring, made on its first event; NULL when out of memory. */
+static ring *thread_ring(void)
+{
+    if (my_ring && my_gen == proc.gen)
+        return my_ring;
+    ring *r = calloc(1, sizeof *r);
+    fpp_rec *recs = r ? calloc(proc.set.ring, sizeof *recs) : NULL;
+    if (!recs) {
+        free(r);
+        return NULL;
+    }
+    r->recs = recs;
+    r->mask = proc.set.ring - 1;
+    r->next = atomic_load(&proc.rings);
+    while (!atomic_compare_exchange_weak(&proc.rings, &r->next, r))
+        ;
+    my_ring = r;
+    my_gen = proc.gen;
+    return r;
+}
+
+static void push(const fpp_rec *rec)
+{
+    ring *r = thread_ring();
+    if (!r)
+        return;
+    uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+    if (h - t > r->mask) {
+        atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
+        return;
+    }
+    r->recs[h & r->mask] = *rec;
+    atomic_store_explicit(&r->head, h + 1, memory_order_release);
+}
+
+/* ---- the writer thread ------------------------------------------------------------------------- */
+
+static void drain(void)
+{
+    char line[1024];
+    for (ring *r = atomic_load(&proc.rings); r; r = r->next) {
+        uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+        uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+        for (; t < h; t++) {
+            size_t n = fpp_format(&r->recs[t & r->mask], line, sizeof line);
+            if (n && fwrite(line, 1, n, proc.out) == n)
+                atomic_fetch_add_explicit(&proc.written, 1, memory_order_relaxed);
+        }
+        atomic_store_explicit(&r->tail, h, memory_order_release);
+    }
+}
+
+static void *writer_main(void *arg)
+{
+    (void)arg;
+    const struct timespec nap = {0, FLUSH_NS};
+    while (!atomic_load(&proc.stop)) {
+        drain();
+        fflush(proc.out);
+        nanosleep(&nap, NULL);
+    }
+    drain();
+    return NULL;
+}
+
+/* World rank of this process from the launcher's environment, -1 if unknown. */
+static int world_rank(void)
+{
+    static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+                                       "SLURM_PROCID", "PMIX_RANK"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return atoi(v);
+    }
+    return -1;
+}
+
+/* Open the process's file and start the writer (proc.lock held). */
+static int proc_start(void)
+{
+    char host[128] = "host", path[PATH_MAX];
+    gethostname(host, sizeof host - 1);
+    int wr = world_rank();
+    if (wr >= 0)
+        snprintf(path, sizeof path, "%s/fleetprint-trace.r%05d.jsonl", proc.set.dir, wr);
+    else
+        snprintf(path, sizeof path, "%s/fleetprint-trace.%s.%d.jsonl", proc.set.dir, host,
+                 (int)getpid());
+    proc.out = fopen(path, "w");
+    if (!proc.out)
+        return -1;
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    uint64_t mono = now_ns();
+    fprintf(proc.out,
+            "{\"ev\":\"header\",\"format\":\"fleetprint-nccl-trace\",\"version\":1,"
+            "\"host\":\"%s\",\"pid\":%d,\"world_rank\":%d,\"clock\":\"CLOCK_MONOTONIC\","
+            "\"mono_ns\":%" PRIu64 ",\"wall_ns\":%" PRIu64 ",\"mask\":%d,\"ring\":%u,"
+            "\"events\":%u}\n",
+            host, (int)getpid(), wr, mono,
+            (uint64_t)wall.tv_sec * UINT64_C(1000000000) + (uint64_t)wall.tv_nsec, proc.set.mask,
+            proc.set.ring, proc.set.events);
+    fflush(proc.out);
+    atomic_store(&proc.stop, 0);
+    if (pthread_create(&proc.writer, NULL, writer_main, NULL) != 0) {
+        fclose(proc.out);
+        proc.out = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* Stop the writer, write the footer, free the rings (proc.lock held). */
+static void proc_stop(void)
+{
+    atomic_store(&proc.stop, 1);
+    pthread_join(proc.writer, NULL);
+    uint64_t dropped = 0;
+    ring *r = atomic_exchange(&proc.rings, NULL);
+    while (r) {
+        ring *next = r->next;
+        dropped += atomic_load(&r->dropped);
+        free(r->recs);
+        free(r);
+        r = next;
+    }
+    proc.gen++;
+    fprintf(proc.out, "{\"ev\":\"end\",\"written\":%" PRIu64 ",\"ring_dropped\":%" PRIu64 "}\n",
+            atomic_load(&proc.written), dropped);
+    fclose(proc.out);
+    proc.out = NULL;
+}
+
+/* ---- entry points, version independent ---------------------------------------------------------- */
+
+static ncclResult_t do_init(void **context, int *mask, int version, uint64_t comm,
+                            const char *name, int nnodes, int nranks, int rank,
+                            ncclDebugLogger_t logfn)
+{
+    *context = NULL;
+    *mask = 0;
+    pthread_mutex_lock(&proc.lock);
+    if (proc.refs == 0)
+        proc.set = read_settings();
+    if (!proc.set.dir[0]) {
+        pthread_mutex_unlock(&proc.lock);
+        if (logfn)
+            logfn(NCCL_LOG_INFO, NCCL_INIT, __FILE__, __LINE__,
+                  "fleetprint profiler: FLEETPRINT_TRACE_DIR unset, not tracing");
+        return ncclSuccess;
+    }
+    ctx *c = calloc(1, sizeof *c);
+    event *pool = c ? calloc(proc.set.events, sizeof *pool) : NULL;
+    if (!pool || (proc.refs == 0 && proc_start() != 0)) {
+        pthread_mutex_unlock(&proc.lock);
+        free(pool);
+        free(c);
+        if (logfn)
+            logfn(NCCL_LOG_WARN, NCCL_INIT, __FILE__, __LINE__,
+                  "fleetprint profiler: cannot trace into %s: %s", proc.set.dir, strerror(errno));
+        return ncclSuccess; /* never fail the job over tracing */
+    }
+    proc.refs++;
+    *c = (ctx){.comm = comm, .rank = rank, .nranks = nranks, .version = version,
+               .mask = (uint32_t)(proc.set.events - 1), .pool = pool};
+    for (uint32_t i = 0; i < proc.set.events; i++)
+        pool[i].c = c;
+    char line[512];
+    int n = snprintf(line, sizeof line,
+                     "{\"ev\":\"comm\",\"comm\":\"%016" PRIx64 "\",\"name\":\"%.64s\",\"rank\":%d,"
+                     "\"nranks\":%d,\"nnodes\":%d,\"api\":%d,\"t0\":%" PRIu64 "}\n",
+                     comm, name && !strpbrk(name, "\"\\") ? name : "", rank, nranks, nnodes,
+                     version, now_ns());
+    fwrite(line, 1, (size_t)n, proc.out); /* one call: stdio's lock keeps the line whole */
+    pthread_mutex_unlock(&proc.lock);
+    *context = c;
+    *mask = proc.set.mask;
+    if (logfn)
+        logfn(NCCL_LOG_INFO, NCCL_INIT, __FILE__, __LINE__,
+              "fleetprint profiler: init v%d comm %016" PRIx64 " rank %d/%d, tracing into %s",
+              version, comm, rank, nranks, proc.set.dir);
+    return ncclSuccess;
+}
+
+static ncclResult_t do_finalize(void *context)
+{
+    ctx *c = context;
+    if (!c)
+        return ncclSuccess;
+    pthread_mutex_lock(&proc.lock);
+    char line[256];
+    int n = snprintf(line, sizeof line,
+                     "{\"ev\":\"comm_end\",\"comm\":\"%016" PRIx64 "\",\"rank\":%d,"
+                     "\"pool_dropped\":%" PRIu64 ",\"t1\":%" PRIu64 "}\n",
+                     c->comm, c->rank, atomic_load(&c->dropped), now_ns());
+    fwrite(line, 1, (size_t)n, proc.out);
+    if (--proc.refs == 0)
+        proc_stop();
+    pthread_mutex_unlock(&proc.lock);
+    free(c->pool);
+    free(c);
+    return ncclSuccess;
+}
+
+/* Take a slot for a new event; NULL (dropped, counted) when the slot the pool
+ * hands out next is still in flight. */
+static event *ev_start(ctx *c, int kind, void *parent, int rank)
+{
+    uint64_t id = atomic_fetch_add_explicit(&c->next, 1, memory_order_relaxed);
+    event *e = &c->pool[id & c->mask];
+    if (atomic_exchange_explicit(&e->busy, 1, memory_order_acquire)) {
+        atomic_fetch_add_explicit(&c->dropped, 1, memory_order_relaxed);
+        return NULL;
+    }
+    const event *p = parent;
+    memset(&e->r, 0, sizeof e->r);
+    e->r.kind = (uint16_t)kind;
+    e->r.id = atomic_fetch_add_explicit(&proc.ids, 1, memory_order_relaxed) + 1;
+    /* the parent is in flight while its children start (NCCL's nesting) */
+    e->r.parent = p ? p->r.id : 0;
+    e->r.comm = c->comm;
+    e->r.rank = rank;
+    e->r.t0 = now_ns();
+    return e;
+}
+
+static int kind_of(uint64_t type)
+{
+    for (int k = 0; k < FPP_KIND_COUNT; k++)
+        if (type == (1ull << k))
+            return k;
+    return -1;
+}
+
+static ncclResult_t do_stop(void *handle)
+{
+    event *e = handle;
+    if (!e)
+        return ncclSuccess;
+    e->r.t1 = now_ns();
+    push(&e->r);
+    atomic_store_explicit(&e->busy, 0, memory_order_release);
+    return ncclSuccess;
+}
+
+static void do_state(event *e, ncclProfilerEventState_t s, uint64_t trans_size, uint64_t ptimer)
+{
+    if (!e)
+        return;
+    uint64_t t = now_ns();
+    switch (s) {
+    case ncclProfilerProxyStepSendGPUWait:
+    case ncclProfilerProxyStepSendPeerWait_v4:
+    case ncclProfilerProxyStepSendWait:
+        e->r.is_send = 1;
+        e->r.state[s == ncclProfilerProxyStepSendGPUWait ? 0 : s == ncclProfilerProxyStepSendWait ? 2 : 1] = t;
+        break;
+    case ncclProfilerProxyStepRecvWait:
+    case ncclProfilerProxyStepRecvFlushWait:
+    case ncclProfilerProxyStepRecvGPUWait:
+        e->r.state[s - ncclProfilerProxyStepRecvWait] = t;
+        break;
+    case ncclProfilerKernelChStop:
+        e->r.gpu1 = ptimer;
+        return;
+    default:
+        return;
+    }
+    if (trans_size)
+        e->r.count = trans_size;
+}
+
+/* ---- v5 and v4: the same descriptor layout up to v5's additions --------------------------------- */
+
+/* Fill what coll, p2p, proxy and kernel events carry; d is a v4 or v5 descriptor. */
+#define FILL_V45(e, d)                                                                     \
+    do {                                                                                   \
+        switch ((e)->r.kind) {                                                             \
+        case FPP_COLL:                                                                     \
+            (e)->r.seq = (d)->coll.seqNumber;                                              \
+            (e)->r.func = (d)->coll.func;                                                  \
+            (e)->r.count = (d)->coll.count;                                                \
+            (e)->r.peer = (d)->coll.root;                                                  \
+            (e)->r.dtype = (d)->coll.datatype;                                             \
+            (e)->r.nch = (d)->coll.nChannels;                                              \
+            (e)->r.algo = (d)->coll.algo;                                                  \
+            (e)->r.proto = (d)->coll.proto;                                                \
+            break;                                                                         \
+        case FPP_P2P:                                                                      \
+            (e)->r.func = (d)->p2p.func;                                                   \
+            (e)->r.dtype = (d)->p2p.datatype;                                              \
+            (e)->r.count = (d)->p2p.count;                                                 \
+            (e)->r.peer = (d)->p2p.peer;                                                   \
+            (e)->r.nch = (d)->p2p.nChannels;                                               \
+            break;                                                                         \
+        case FPP_PROXY_OP:                                                                 \
+            (e)->r.nch = (d)->proxyOp.channelId;                                           \
+            (e)->r.peer = (d)->proxyOp.peer;                                               \
+            (e)->r.step = (d)->proxyOp.nSteps;                                             \
+            (e)->r.is_send = (uint8_t)((d)->proxyOp.isSend != 0);                          \
+            break;                                                                         \
+        case FPP_PROXY_STEP:                                                               \
+            (e)->r.step = (d)->proxyStep.step;                                             \
+            break;                                                                         \
+        case FPP_KERNEL_CH:                                                                \
+            (e)->r.nch = (d)->kernelCh.channelId;                                          \
+            (e)->r.gpu0 = (d)->kernelCh.pTimer;                                            \
+            break;                                                                         \
+        default:                                                                           \
+            break;                                                                         \
+        }                                                                                  \
+    } while (0)
+
+static ncclResult_t v5_init(void **context, uint64_t comm, int *mask, const char *name, int nnodes,
+                            int nranks, int rank, ncclDebugLogger_t logfn)
+{
+    return do_init(context, mask, 5, comm, name, nnodes, nranks, rank, logfn);
+}
+
+static ncclResult_t v5_start(void *context, void **handle, ncclProfilerEventDescr_v5_t *d)
+{
+    int kind = kind_of(d->type);
+    event *e = context && kind >= 0 ? ev_start(context, kind, d->parentObj, d->rank) : NULL;
+    *handle = e;
+    if (!e)
+        return ncclSuccess;
+    FILL_V45(e, d);
+    switch (kind) {
+    case FPP_COLL_API:
+        e->r.func = d->collApi.func;
+        e->r.count = d->collApi.count;
+        e->r.dtype = d->collApi.datatype;
+        e->r.peer = d->collApi.root;
+        break;
+    case FPP_P2P_API:
+        e->r.func = d->p2pApi.func;
+        e->r.count = d->p2pApi.count;
+        e->r.dtype = d->p2pApi.datatype;
+        break;
+    default:
+        break;
+    }
+    return ncclSuccess;
+}
+
+static ncclResult_t v5_state(void *handle, ncclProfilerEventState_t s,
+                             ncclProfilerEventStateArgs_v5_t *a)
+{
+    event *e = handle;
+    uint64_t bytes = 0, ptimer = 0;
+    if (e && a && e->r.kind == FPP_PROXY_STEP)
+        bytes = a->proxyStep.transSize;
+    if (e && a && e->r.kind == FPP_KERNEL_CH)
+        ptimer = a->kernelCh.pTimer;
+    do_state(e, s, bytes, ptimer);
+    return ncclSuccess;
+}
+
+static ncclResult_t v4_init(void **context, int *mask, const char *name, uint64_t comm, int nnodes,
+                            int nranks, int rank, ncclDebugLogger_t logfn)
+{
+    return do_init(context, mask, 4, comm, name, nnodes, nranks, rank, logfn);
+}
+
+static ncclResult_t v4_start(void *context, void **handle, ncclProfilerEventDescr_v4_t *d)
+{
+    int kind = kind_of(d->type);
+    event *e = context && kind >= 0 && kind < FPP_GROUP_API
+                   ? ev_start(context, kind, d->parentObj, d->rank)
+                   : NULL;
+    *handle = e;
+    if (e)
+        FILL_V45(e, d);
+    return ncclSuccess;
+}
+
+/* ---- v3 and v2: no communicator at init; coll and p2p carry its hash -------------------------- */
+
+static ncclResult_t v3_init(void **context, int *mask)
+{
+    return do_init(context, mask, 3, 0, NULL, 0, 0, -1, NULL);
+}
+
+static ncclResult_t v2_init(void **context, int *mask)
+{
+    return do_init(context, mask, 2, 0, NULL, 0, 0, -1, NULL);
+}
+
+/* Fill from a v2 or v3 descriptor: their coll and p2p differ from v4 in fields
+ * that we read by name, so one macro serves both. */
+#define FILL_V23(e, d)                                                                     \
+    do {                                                                                   \
+        switch ((e)->r.kind) {                                                             \
+        case FPP_COLL:                                                                     \
+            (e)->r.comm = (d)->coll.commHash;                                              \
+            (e)->r.seq = (d)->coll.seqNumber;                                              \
+            (e)->r.func = (d)->coll.func;                                                  \
+            (e)->r.count = (d)->coll.count;                                                \
+            (e)->r.peer = (d)->coll.root;                                                  \
+            (e)->r.dtype = (d)->coll.datatype;                                             \
+            (e)->r.nch = (d)->coll.nMaxChannels;                                           \
+            (e)->r.algo = (d)->coll.algo;                                                  \
+            (e)->r.proto = (d)->coll.proto;                                                \
+            break;                                                                         \
+        case FPP_P2P:                                                                      \
+            (e)->r.comm = (d)->p2p.commHash;                                               \
+            (e)->r.func = (d)->p2p.func;                                                   \
+            (e)->r.dtype = (d)->p2p.datatype;                                              \
+            (e)->r.count = (d)->p2p.count;                                                 \
+            (e)->r.peer = (d)->p2p.peer;                                                   \
+            break;                                                                         \
+        case FPP_PROXY_OP:                                                                 \
+            (e)->r.nch = (d)->proxyOp.channelId;                                           \
+            (e)->r.peer = (d)->proxyOp.peer;                                               \
+            (e)->r.step = (d)->proxyOp.nSteps;                                             \
+            (e)->r.is_send = (uint8_t)((d)->proxyOp.isSend != 0);                          \
+            break;                                                                         \
+        case FPP_PROXY_STEP:                                                               \
+            (e)->r.step = (d)->proxyStep.step;                                             \
+            break;                                                                         \
+        default:                                                                           \
+            break;                                                                         \
+        }                                                                                  \
+    } while (0)
+
+static ncclResult_t v3_start(void *context, void **handle, ncclProfilerEventDescr_v3_t *d)
+{
+    int kind = kind_of(d->type);
+    event *e = context && kind >= 0 && kind < FPP_GROUP_API
+                   ? ev_start(context, kind, d->parentObj, d->rank)
+                   : NULL;
+    *handle = e;
+    if (e)
+        FILL_V23(e, d);
+    return ncclSuccess;
+}
+
+static ncclResult_t v2_start(void *context, void **handle, ncclProfilerEventDescr_v2_t *d)
+{
+    int kind = kind_of(d->type);
+    event *e = context && kind >= 0 && kind <= FPP_PROXY_CTRL
+                   ? ev_start(context, kind, d->parentObj, d->rank)
+                   : NULL;
+    *handle = e;
+    if (e)
+        FILL_V23(e, d);
+    return ncclSuccess;
+}
+
+static ncclResult_t v23_state(void *handle, ncclProfilerEventState_t s,
+                              ncclProfilerEventStateArgs_v3_t *a)
+{
+    (void)a; /* v2/v3 report transSize on the proxy op, not the step */
+    do_state(handle, s, 0, 0);
+    return ncclSuccess;
+}
+
+FPP_EXPORT const ncclProfiler_v5_t ncclProfiler_v5 = {
+    .name = "fleetprint", .init = v5_init, .startEvent = v5_start, .stopEvent = do_stop,
+    .recordEventState = v5_state, .finalize = do_finalize};
+FPP_EXPORT const ncclProfiler_v4_t ncclProfiler_v4 = {
+    .name = "fleetprint", .init = v4_init, .startEvent = v4_start, .stopEvent = do_stop,
+    .recordEventState = v5_state, .finalize = do_finalize};
+FPP_EXPORT const ncclProfiler_v3_t ncclProfiler_v3 = {
+    .name = "fleetprint", .init = v3_init, .startEvent = v3_start, .stopEvent = do_stop,
+    .recordEventState = v23_state, .finalize = do_finalize};
+FPP_EXPORT const ncclProfiler_v2_t ncclProfiler_v2 = {
+    .name = "fleetprint", .init = v2_init, .startEvent = v2_start, .stopEvent = do_stop,
+    .recordEventState = v23_state, /* the v2 and v3 state arguments are one type */
+    .finalize = do_finalize};
