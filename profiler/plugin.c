@@ -94,6 +94,7 @@ typedef struct ring {
 typedef struct event event;
 typedef struct ctx {
     uint64_t comm;
+    uint64_t serial; /* event ids are serial << 40 | the pool's counter */
     int rank, nranks, version;
     uint32_t mask;
     _Atomic uint64_t next, dropped;
@@ -115,7 +116,8 @@ static struct proc {
     pthread_t writer;
     _Atomic int stop;
     ring *_Atomic rings;
-    _Atomic uint64_t ids, written;
+    uint64_t serials; /* communicators traced so far (under lock) */
+    _Atomic uint64_t written;
 } proc = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static _Thread_local ring *my_ring;
@@ -286,7 +288,7 @@ static ncclResult_t do_init(void **context, int *mask, int version, uint64_t com
         return ncclSuccess; /* never fail the job over tracing */
     }
     proc.refs++;
-    *c = (ctx){.comm = comm, .rank = rank, .nranks = nranks, .version = version,
+    *c = (ctx){.comm = comm, .serial = ++proc.serials, .rank = rank, .nranks = nranks, .version = version,
                .mask = (uint32_t)(proc.set.events - 1), .pool = pool};
     for (uint32_t i = 0; i < proc.set.events; i++)
         pool[i].c = c;
@@ -340,7 +342,7 @@ static event *ev_start(ctx *c, int kind, void *parent, int rank)
     const event *p = parent;
     memset(&e->r, 0, sizeof e->r);
     e->r.kind = (uint16_t)kind;
-    e->r.id = atomic_fetch_add_explicit(&proc.ids, 1, memory_order_relaxed) + 1;
+    e->r.id = c->serial << 40 | (id + 1); /* unique in the process, no shared counter */
     /* the parent is in flight while its children start (NCCL's nesting) */
     e->r.parent = p ? p->r.id : 0;
     e->r.comm = c->comm;
