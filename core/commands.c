@@ -9,6 +9,7 @@ extern const fp_command fp_cmd_burnin;
 extern const fp_command fp_cmd_baseline;
 extern const fp_command fp_cmd_detect;
 extern const fp_command fp_cmd_whatif;
+extern const fp_command fp_cmd_trace;
 extern const fp_command fp_cmd_admit;
 extern const fp_command fp_cmd_store;
 extern const fp_command fp_cmd_report;
@@ -22,6 +23,7 @@ const fp_command *const fp_commands[] = {
     &fp_cmd_baseline,
     &fp_cmd_detect,
     &fp_cmd_whatif,
+    &fp_cmd_trace,
     &fp_cmd_admit,
     &fp_cmd_report,
     &fp_cmd_store,

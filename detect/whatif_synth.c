@@ -7,20 +7,15 @@
 
 #include "fleetprint/mem.h"
 #include "fleetprint/whatif.h"
+#include "whatif_internal.h"
 
 /* ---- schedule ------------------------------------------------------------------------ */
 
-enum { P_FS, P_FR, P_BS, P_BR, P_N }; /* P2P kinds */
+enum { P_FS = FP__WI_FS, P_FR = FP__WI_FR, P_BS = FP__WI_BS, P_BR = FP__WI_BR, P_N }; /* P2P kinds */
 static const fp_wi_optype p2p_optype[P_N] = {FP_WI_FORWARD_SEND, FP_WI_FORWARD_RECV,
                                              FP_WI_BACKWARD_SEND, FP_WI_BACKWARD_RECV};
 
-typedef struct item {
-    bool compute;
-    bool fwd;     /* compute: forward or backward */
-    int mb;       /* compute: microbatch */
-    int nops;     /* P2P batch: 1 or 2 ops */
-    int kind[2], mbs[2];
-} item;
+typedef fp__wi_item item;
 
 typedef struct worker {
     item *prog;
@@ -75,6 +70,13 @@ static void build_program(worker *w, int s, int pp, int M)
         if (!first)
             add_batch(w, P_BS, i, -1, 0);
     }
+}
+
+int fp__wi_1f1b_program(fp__wi_item *prog, int stage, int pp, int M)
+{
+    worker w = {.prog = prog};
+    build_program(&w, stage, pp, M);
+    return w.n;
 }
 
 /* ---- recording ------------------------------------------------------------------------ */

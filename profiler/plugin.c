@@ -219,14 +219,11 @@ static int proc_start(void)
     struct timespec wall;
     clock_gettime(CLOCK_REALTIME, &wall);
     uint64_t mono = now_ns();
-    fprintf(proc.out,
-            "{\"ev\":\"header\",\"format\":\"fleetprint-nccl-trace\",\"version\":1,"
-            "\"host\":\"%s\",\"pid\":%d,\"world_rank\":%d,\"clock\":\"CLOCK_MONOTONIC\","
-            "\"mono_ns\":%" PRIu64 ",\"wall_ns\":%" PRIu64 ",\"mask\":%d,\"ring\":%u,"
-            "\"events\":%u}\n",
-            host, (int)getpid(), wr, mono,
-            (uint64_t)wall.tv_sec * UINT64_C(1000000000) + (uint64_t)wall.tv_nsec, proc.set.mask,
-            proc.set.ring, proc.set.events);
+    char line[512];
+    uint64_t wall_ns = (uint64_t)wall.tv_sec * UINT64_C(1000000000) + (uint64_t)wall.tv_nsec;
+    size_t n = fpp_format_header(line, sizeof line, host, (int)getpid(), wr, mono, wall_ns,
+                                 proc.set.mask, proc.set.ring, proc.set.events);
+    fwrite(line, 1, n, proc.out);
     fflush(proc.out);
     atomic_store(&proc.stop, 0);
     if (pthread_create(&proc.writer, NULL, writer_main, NULL) != 0) {
@@ -293,12 +290,9 @@ static ncclResult_t do_init(void **context, int *mask, int version, uint64_t com
     for (uint32_t i = 0; i < proc.set.events; i++)
         pool[i].c = c;
     char line[512];
-    int n = snprintf(line, sizeof line,
-                     "{\"ev\":\"comm\",\"comm\":\"%016" PRIx64 "\",\"name\":\"%.64s\",\"rank\":%d,"
-                     "\"nranks\":%d,\"nnodes\":%d,\"api\":%d,\"t0\":%" PRIu64 "}\n",
-                     comm, name && !strpbrk(name, "\"\\") ? name : "", rank, nranks, nnodes,
-                     version, now_ns());
-    fwrite(line, 1, (size_t)n, proc.out); /* one call: stdio's lock keeps the line whole */
+    size_t n = fpp_format_comm(line, sizeof line, comm, name, rank, nranks, nnodes, version,
+                               now_ns());
+    fwrite(line, 1, n, proc.out); /* one call: stdio's lock keeps the line whole */
     pthread_mutex_unlock(&proc.lock);
     *context = c;
     *mask = proc.set.mask;

@@ -114,3 +114,26 @@ size_t fpp_format(const fpp_rec *r, char *buf, size_t len)
     put(&o, ",\"t0\":%llu,\"t1\":%llu}\n", (unsigned long long)r->t0, (unsigned long long)r->t1);
     return o.bad ? 0 : o.at;
 }
+
+size_t fpp_format_header(char *buf, size_t len, const char *host, int pid, int world_rank,
+                         uint64_t mono, uint64_t wall, int mask, unsigned ring, unsigned events)
+{
+    out o = {buf, len, 0, 0};
+    put(&o, "{\"ev\":\"header\",\"format\":\"fleetprint-nccl-trace\",\"version\":1");
+    put_str(&o, "host", host);
+    put(&o, ",\"pid\":%d,\"world_rank\":%d,\"clock\":\"CLOCK_MONOTONIC\",\"mono_ns\":%llu,"
+            "\"wall_ns\":%llu,\"mask\":%d,\"ring\":%u,\"events\":%u}\n",
+        pid, world_rank, (unsigned long long)mono, (unsigned long long)wall, mask, ring, events);
+    return o.bad ? 0 : o.at;
+}
+
+size_t fpp_format_comm(char *buf, size_t len, uint64_t comm, const char *name, int rank,
+                       int nranks, int nnodes, int api, uint64_t t)
+{
+    out o = {buf, len, 0, 0};
+    put(&o, "{\"ev\":\"comm\",\"comm\":\"%016llx\"", (unsigned long long)comm);
+    put_str(&o, "name", name ? name : "");
+    put(&o, ",\"rank\":%d,\"nranks\":%d,\"nnodes\":%d,\"api\":%d,\"t0\":%llu}\n", rank,
+        nranks, nnodes, api, (unsigned long long)t);
+    return o.bad ? 0 : o.at;
+}

@@ -51,4 +51,14 @@ size_t fpp_dtype_size(const char *dtype);
  * length written, or 0 when it does not fit. */
 size_t fpp_format(const fpp_rec *rec, char *buf, size_t len);
 
+/* The first line of a trace file: who wrote it and the clock anchor
+ * (CLOCK_MONOTONIC ns mono taken with CLOCK_REALTIME ns wall). Returns the
+ * length, 0 when it does not fit. */
+size_t fpp_format_header(char *buf, size_t len, const char *host, int pid, int world_rank,
+                         uint64_t mono, uint64_t wall, int mask, unsigned ring, unsigned events);
+
+/* A communicator's line, written when the plugin's init sees it. */
+size_t fpp_format_comm(char *buf, size_t len, uint64_t comm, const char *name, int rank,
+                       int nranks, int nnodes, int api, uint64_t t);
+
 #endif
