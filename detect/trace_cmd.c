@@ -56,12 +56,12 @@ static fp_status trace_run(const void *config, fp_world *world)
         return FP_EUSAGE;
     }
     FP_CHECK(fp_tr_load_dir(c->dir, &job));
+    fp_tr_layout lay = {c->dp, c->pp};
     fp_info("%s: %d ranks, %zu NCCL ops on %d communicators", c->dir, job->nranks, job->nops,
             job->ncomms);
     if (c->out) {
         fp_wi_meta meta;
         size_t n = 0;
-        fp_tr_layout lay = {c->dp, c->pp};
         FP_CHECK(fp_tr_whatif_rows(job, &lay, &rows, &n, &meta));
         char path[4096];
         snprintf(path, sizeof path, "%s.csv", c->out);
@@ -83,7 +83,7 @@ static fp_status trace_run(const void *config, fp_world *world)
                 meta.dp_size, meta.pp_size, path);
     }
     if (c->store) {
-        FP_CHECK(fp_tr_job_run(job, "fleetprint trace", &run));
+        FP_CHECK(fp_tr_job_run(job, &lay, "fleetprint trace", &run));
         if (c->id)
             snprintf(run.id, sizeof run.id, "%s", c->id);
         FP_CHECK(fp_store_append_file(c->store, &run, 30));

@@ -609,6 +609,15 @@ static fp_status one_step(wi_ctx *w, size_t a, size_t b, bool emit, fp__wi_item 
             cur = end;
         run0 = i + 1;
     }
+    /* the optimizer runs after the clip until the rank's next op (the next
+     * step's first): NCCL does not see it; NaN until fp_tr_whatif_rows fills
+     * in the mean for a step with nothing after it */
+    if (emit && w->type[b - 1] == FP_WI_OPTIMIZER_CLIP_MAIN_GRAD) {
+        bool next = b < w->job->nops && ops[b].rank == r;
+        double t = ops[b - 1].t_end;
+        FP_CHECK(add_row(w, r, step, FP_WI_OPTIMIZER, t, 0, -1, -1, -1));
+        w->rows[w->n - 1].duration = next ? fmax(0, ops[b].t_start - t) : NAN;
+    }
 cleanup:
     return st;
 }
@@ -674,6 +683,16 @@ fp_status fp_tr_whatif_rows(const fp_tr_job *job, const fp_tr_layout *layout, fp
             }
             a = b;
         }
+    double osum = 0;
+    int on = 0;
+    for (size_t i = 0; i < w.n; i++)
+        if (w.rows[i].optype == FP_WI_OPTIMIZER && !isnan(w.rows[i].duration)) {
+            osum += w.rows[i].duration;
+            on++;
+        }
+    for (size_t i = 0; i < w.n; i++)
+        if (w.rows[i].optype == FP_WI_OPTIMIZER && isnan(w.rows[i].duration))
+            w.rows[i].duration = on ? osum / on : 0;
     *meta = (fp_wi_meta){.run_id = 0, .dp_size = dp, .pp_size = pp, .tp_size = 1,
                          .dsp_size = 1, .vpp_size = 1, .world_size = job->nranks};
     snprintf(meta->trial_name, sizeof meta->trial_name, "job");
@@ -695,18 +714,16 @@ cleanup:
 /* The suites' test name of an NCCL op: AllReduce -> allreduce, Send -> sendrecv. */
 static void test_name(const fp_tr_op *o, char *buf, size_t len)
 {
-    if (o->p2p) {
-        snprintf(buf, len, "sendrecv");
-        return;
-    }
-    size_t k = 0;
-    for (const char *p = o->op; *p && k + 2 < len; p++) {
-        if (*p >= 'A' && *p <= 'Z' && p != o->op && strcmp(o->op, "AllReduce") &&
-            strcmp(o->op, "AllGather") && strcmp(o->op, "AllToAll"))
-            buf[k++] = '_';
-        buf[k++] = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
-    }
-    buf[k] = 0;
+    static const struct { const char *op, *test; } names[] = {
+        {"AllReduce", "allreduce"}, {"AllGather", "allgather"}, {"ReduceScatter", "reduce_scatter"},
+        {"AllToAll", "alltoall"},   {"Broadcast", "broadcast"}, {"Reduce", "reduce"},
+        {"Send", "sendrecv"},       {"Recv", "sendrecv"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(o->op, names[i].op) == 0) {
+            snprintf(buf, len, "%s", names[i].test);
+            return;
+        }
+    snprintf(buf, len, "other");
 }
 
 typedef struct call_key {
@@ -739,20 +756,27 @@ static double median_of(double *v, size_t n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-fp_status fp_tr_job_run(const fp_tr_job *job, const char *command, fp_run *run)
+/* Windows of one test: the next window index per test name. */
+typedef struct windows {
+    char name[16][24];
+    int next[16];
+    int n;
+} windows;
+
+static int next_window(windows *w, const char *test)
 {
-    static const fp_metric m_behind = {"time_behind", "us", FP_BETTER_LOWER};
-    static const fp_metric m_self = {"lateness_self", "us", FP_BETTER_LOWER};
-    fp_status st = FP_OK;
-    const size_t n = job->nops;
-    call_key *keys = malloc((n + 1) * sizeof *keys);
-    double *gap = malloc((n + 1) * sizeof *gap), *v = malloc((n + 1) * sizeof *v);
-    double *g = malloc((n + 1) * sizeof *g);
-    fp_run_init(run);
-    FP_CHECK_ALLOC(keys);
-    FP_CHECK_ALLOC(gap);
-    FP_CHECK_ALLOC(v);
-    FP_CHECK_ALLOC(g);
+    int t = 0;
+    while (t < w->n && strcmp(w->name[t], test) != 0)
+        t++;
+    if (t == 16)
+        return 0;
+    if (t == w->n)
+        snprintf(w->name[w->n++], sizeof w->name[0], "%s", test);
+    return w->next[t]++;
+}
+
+static fp_status run_context(const fp_tr_job *job, const char *command, fp_run *run)
+{
     snprintf(run->tag, sizeof run->tag, "job");
     snprintf(run->status, sizeof run->status, "complete");
     snprintf(run->command, sizeof run->command, "%s", command ? command : "fleetprint trace");
@@ -760,11 +784,11 @@ fp_status fp_tr_job_run(const fp_tr_job *job, const char *command, fp_run *run)
     snprintf(run->comm_backend, sizeof run->comm_backend, "nccl");
     snprintf(run->fleetprint_version, sizeof run->fleetprint_version, "%s", "trace");
     run->time = job->wall_start;
-    /* nodes in order of first rank */
     int nnodes = 0;
     int *node = malloc((size_t)job->nranks * sizeof *node);
-    FP_CHECK_ALLOC(node);
-    for (int r = 0; r < job->nranks; r++) {
+    if (!node)
+        return FP_ENOMEM;
+    for (int r = 0; r < job->nranks; r++) { /* nodes in order of first rank */
         node[r] = nnodes;
         for (int q = 0; q < r; q++)
             if (strcmp(job->host[q], job->host[r]) == 0) {
@@ -773,76 +797,162 @@ fp_status fp_tr_job_run(const fp_tr_job *job, const char *command, fp_run *run)
             }
         nnodes += node[r] == nnodes;
     }
-    st = fp_run_set_shape(run, nnodes, job->nranks);
+    fp_status st = fp_run_set_shape(run, nnodes, job->nranks);
     for (int r = 0; st == FP_OK && r < job->nranks; r++) {
         memcpy(run->nodes[node[r]], job->host[r], FP_NAME_MAX);
         run->ranks[r].node = node[r];
         run->ranks[r].dev = -1;
-        run->ranks[r].local_rank = 0;
         for (int q = 0; q < r; q++)
             run->ranks[r].local_rank += node[q] == node[r];
     }
     free(node);
-    FP_CHECK(st);
-    /* each op's own time before it: since the end of the rank's previous ops */
-    double last_end = 0;
+    return st;
+}
+
+/* time_behind: per call, each member's start minus the median start. */
+static fp_status behind_samples(const fp_tr_job *job, call_key *keys, double *v, fp_run *run)
+{
+    static const fp_metric m_behind = {"time_behind", "us", FP_BETTER_LOWER};
+    const size_t n = job->nops;
+    windows win = {0};
     for (size_t i = 0; i < n; i++) {
         const fp_tr_op *o = &job->ops[i];
-        bool first = i == 0 || job->ops[i - 1].rank != o->rank;
-        gap[i] = first ? NAN : fmax(0, o->t_start - last_end);
-        last_end = first ? o->t_end : fmax(last_end, o->t_end);
         keys[i] = (call_key){.comm = o->comm, .a = -1, .b = -1, .seq = o->seq, .op = i};
         if (o->p2p) {
             keys[i].a = o->send ? o->crank : o->peer;
             keys[i].b = o->send ? o->peer : o->crank;
         }
-        run->duration = fmax(run->duration, o->t_end);
     }
     qsort(keys, n, sizeof *keys, cmp_call);
-    struct {
-        char name[24];
-        int calls;
-    } tests[16]; /* calls so far per test: the window index */
-    memset(tests, 0, sizeof tests);
-    int ntests = 0;
     for (size_t a = 0, b; a < n; a = b) {
         for (b = a + 1; b < n && cmp_call(&keys[a], &keys[b]) == 0;)
             b++;
-        size_t m = b - a, mg = 0;
-        if (m < 2)
+        if (b - a < 2)
             continue; /* a call whose peers were not traced */
-        for (size_t k = 0; k < m; k++) {
-            v[k] = job->ops[keys[a + k].op].t_start;
-            if (!isnan(gap[keys[a + k].op]))
-                g[mg++] = gap[keys[a + k].op];
-        }
-        double med = median_of(v, m), medg = mg == m ? median_of(g, mg) : NAN;
+        for (size_t k = a; k < b; k++)
+            v[k - a] = job->ops[keys[k].op].t_start;
+        double med = median_of(v, b - a);
         char test[24];
         test_name(&job->ops[keys[a].op], test, sizeof test);
-        int t = 0;
-        while (t < ntests && strcmp(tests[t].name, test) != 0)
-            t++;
-        if (t == ntests && ntests < 16)
-            snprintf(tests[ntests++].name, sizeof tests[0].name, "%s", test);
-        int iter = t < 16 ? tests[t].calls++ : 0;
-        for (size_t k = 0; k < m; k++) {
-            const fp_tr_op *o = &job->ops[keys[a + k].op];
+        int iter = next_window(&win, test);
+        for (size_t k = a; k < b; k++) {
+            const fp_tr_op *o = &job->ops[keys[k].op];
             fp_entity e = fp_entity_rank(job->host[o->rank], o->rank);
             fp_sample s;
             fp_sample_make(&s, "collectives", test, &m_behind, &e, 0, iter,
                            (o->t_start - med) * 1e6, o->t_start);
-            FP_CHECK(fp_run_add(run, &s));
-            if (isnan(medg))
-                continue;
-            fp_sample_make(&s, "collectives", test, &m_self, &e, 0, iter,
-                           (gap[keys[a + k].op] - medg) * 1e6, o->t_start);
-            FP_CHECK(fp_run_add(run, &s));
+            fp_status st = fp_run_add(run, &s);
+            if (st != FP_OK)
+                return st;
         }
     }
+    return FP_OK;
+}
+
+/* lateness_self: ranks of one pipeline stage run the same program, so the
+ * k-th op of each comes after the same work. The time a rank spent since its
+ * previous op ended, minus the median of the same over its stage's DP peers,
+ * is how late it made itself: a slow worker stands out, the ranks that wait
+ * for it (their wait is inside their ops) do not. Ops issued together (a
+ * group of sends and receives) count once, by the first. */
+static fp_status self_samples(const fp_tr_job *job, const int *stage, const size_t *first,
+                              double *gap, double *v, fp_run *run)
+{
+    static const fp_metric m_self = {"lateness_self", "us", FP_BETTER_LOWER};
+    const int nr = job->nranks;
+    double last_end = 0;
+    for (size_t i = 0; i < job->nops; i++) {
+        const fp_tr_op *o = &job->ops[i];
+        bool head = i == first[o->rank];
+        gap[i] = head ? NAN : fmax(0, o->t_start - last_end);
+        last_end = head ? o->t_end : fmax(last_end, o->t_end);
+    }
+    windows win = {0};
+    for (int s = 0;; s++) {
+        size_t len = SIZE_MAX;
+        int members = 0, r0 = -1;
+        for (int r = 0; r < nr; r++)
+            if (stage[r] == s) {
+                size_t l = first[r + 1] - first[r];
+                len = l < len ? l : len;
+                members++;
+                r0 = r0 < 0 ? r : r0;
+            }
+        if (!members)
+            break;
+        for (size_t k = 1; members >= 2 && k < len; k++) {
+            const fp_tr_op *ref = &job->ops[first[r0] + k];
+            size_t m = 0;
+            bool same = true;
+            for (int r = 0; r < nr && same; r++)
+                if (stage[r] == s) {
+                    const fp_tr_op *o = &job->ops[first[r] + k];
+                    same = strcmp(o->op, ref->op) == 0 && o->p2p == ref->p2p;
+                    v[m++] = gap[first[r] + k];
+                }
+            if (!same)
+                break; /* the programs diverge: nothing after this compares */
+            const fp_tr_op *prev = &job->ops[first[r0] + k - 1];
+            if (ref->t_start < prev->t_end)
+                continue; /* issued with the previous op (one group): its gap is that op's */
+            double med = median_of(v, m);
+            char test[24];
+            test_name(ref, test, sizeof test);
+            int iter = next_window(&win, test);
+            for (int r = 0; r < nr; r++)
+                if (stage[r] == s) {
+                    const fp_tr_op *o = &job->ops[first[r] + k];
+                    fp_entity e = fp_entity_rank(job->host[r], r);
+                    fp_sample smp;
+                    fp_sample_make(&smp, "collectives", test, &m_self, &e, 0, iter,
+                                   (gap[first[r] + k] - med) * 1e6, o->t_start);
+                    fp_status st = fp_run_add(run, &smp);
+                    if (st != FP_OK)
+                        return st;
+                }
+        }
+    }
+    return FP_OK;
+}
+
+fp_status fp_tr_job_run(const fp_tr_job *job, const fp_tr_layout *layout, const char *command,
+                        fp_run *run)
+{
+    fp_status st = FP_OK;
+    const size_t n = job->nops;
+    const int nr = job->nranks;
+    call_key *keys = malloc((n + 1) * sizeof *keys);
+    double *gap = malloc((n + 1) * sizeof *gap), *v = malloc((n + (size_t)nr + 1) * sizeof *v);
+    int *stage = malloc((size_t)nr * sizeof *stage), *dpr = malloc((size_t)nr * sizeof *dpr);
+    size_t *first = calloc((size_t)nr + 1, sizeof *first);
+    fp_run_init(run);
+    FP_CHECK_ALLOC(keys);
+    FP_CHECK_ALLOC(gap);
+    FP_CHECK_ALLOC(v);
+    FP_CHECK_ALLOC(stage);
+    FP_CHECK_ALLOC(dpr);
+    FP_CHECK_ALLOC(first);
+    FP_CHECK(run_context(job, command, run));
+    for (size_t i = 0; i < n; i++)
+        run->duration = fmax(run->duration, job->ops[i].t_end);
+    FP_CHECK(behind_samples(job, keys, v, run));
+    /* ops of rank r are [first[r], first[r + 1]) */
+    for (size_t i = 0; i < n; i++)
+        first[job->ops[i].rank + 1] = i + 1;
+    for (int r = 0; r < nr; r++)
+        first[r + 1] = first[r + 1] > first[r] ? first[r + 1] : first[r];
+    int dp, pp;
+    if (find_layout(job, layout, stage, dpr, &dp, &pp) != FP_OK) {
+        fp_warn("no DP x PP layout: lateness_self is not computed (time_behind is)");
+        goto cleanup;
+    }
+    FP_CHECK(self_samples(job, stage, first, gap, v, run));
 cleanup:
     free(keys);
     free(gap);
     free(v);
-    free(g);
+    free(stage);
+    free(dpr);
+    free(first);
     return st;
 }

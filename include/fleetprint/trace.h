@@ -76,15 +76,20 @@ typedef struct fp_tr_layout {
 fp_status fp_tr_whatif_rows(const fp_tr_job *job, const fp_tr_layout *layout, fp_wi_row **rows,
                             size_t *n, fp_wi_meta *meta);
 
-/* A run of the job (tag "job") with per call and rank: time_behind (us, the
- * rank's arrival minus the median arrival of the call's members) and
- * lateness_self (us, the time between the rank's previous op and this arrival
- * minus the median of the same over the members: the part of its lateness the
- * rank caused itself), under suite "collectives" and the collective's test
- * name (allreduce, allgather, reduce_scatter, sendrecv, ...), so the
- * detector's straggler rules judge them. run is initialised here; the caller
- * frees it with fp_run_free (also on error). */
-fp_status fp_tr_job_run(const fp_tr_job *job, const char *command, fp_run *run);
+/* A run of the job (tag "job") with samples under suite "collectives" and the
+ * op's test name (allreduce, allgather, reduce_scatter, sendrecv, ...), so the
+ * detector's straggler rules judge them:
+ *   time_behind (us): per call, a member's arrival minus the median arrival of
+ *     the call's members (not judged: a rank waiting on a slow peer upstream
+ *     arrives late too);
+ *   lateness_self (us): per op position in the program of a pipeline stage,
+ *     the time a rank spent since its previous op ended minus the median of
+ *     the same over the stage's DP peers: the lateness the rank caused itself.
+ * The layout is found as for fp_tr_whatif_rows; without one only time_behind
+ * is written (with a warning). run is initialised here; the caller frees it
+ * with fp_run_free (also on error). FP_ENOMEM. */
+fp_status fp_tr_job_run(const fp_tr_job *job, const fp_tr_layout *layout, const char *command,
+                        fp_run *run);
 
 /* The job's NCCL ops as a Chrome trace JSON file (Perfetto): a process per
  * rank, a thread per communicator. FP_EIO on write failure. */
