@@ -99,6 +99,7 @@ typedef struct ctx {
     uint32_t mask;
     _Atomic uint64_t next, dropped;
     event *pool;
+    ncclDebugLogger_t logfn; /* NULL before v4 */
 } ctx;
 
 struct event {
@@ -286,7 +287,7 @@ static ncclResult_t do_init(void **context, int *mask, int version, uint64_t com
     }
     proc.refs++;
     *c = (ctx){.comm = comm, .serial = ++proc.serials, .rank = rank, .nranks = nranks, .version = version,
-               .mask = (uint32_t)(proc.set.events - 1), .pool = pool};
+               .mask = (uint32_t)(proc.set.events - 1), .pool = pool, .logfn = logfn};
     for (uint32_t i = 0; i < proc.set.events; i++)
         pool[i].c = c;
     char line[512];
@@ -318,6 +319,11 @@ static ncclResult_t do_finalize(void *context)
     if (--proc.refs == 0)
         proc_stop();
     pthread_mutex_unlock(&proc.lock);
+    if (c->logfn)
+        c->logfn(NCCL_LOG_INFO, NCCL_INIT, __FILE__, __LINE__,
+                 "fleetprint profiler: finalize comm %016" PRIx64 " rank %d, %" PRIu64
+                 " events dropped",
+                 c->comm, c->rank, atomic_load(&c->dropped));
     free(c->pool);
     free(c);
     return ncclSuccess;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fleetprint/trace.h"
 #include "nccl_profiler_abi.h"
 
 static char dir[256];
@@ -149,6 +150,22 @@ static void test_v5(const ncclProfiler_v5_t *p)
     p->stopEvent(h[10]);
     CHECK(p->finalize(dp) == ncclSuccess);
     CHECK(p->finalize(world) == ncclSuccess);
+
+    /* what `fleetprint trace` reads of it: the ops, when they ran, the comms */
+    fp_tr_job *job = NULL;
+    CHECK(fp_tr_load_dir(dir, &job) == FP_OK);
+    if (job) {
+        CHECK(job->nranks == 1 && job->nops == 2 && job->ncomms == 2 && job->dropped == 0);
+        const fp_tr_op *coll = job->ops[0].p2p ? &job->ops[1] : &job->ops[0];
+        const fp_tr_op *send = job->ops[0].p2p ? &job->ops[0] : &job->ops[1];
+        CHECK(!coll->p2p && coll->seq == 7 && coll->bytes == 4096 && coll->crank == 3);
+        /* it ran from its kernel channel's start; it ended at the last stop */
+        CHECK(coll->t_start > coll->t_enq && coll->t_end >= coll->t_start);
+        CHECK(send->p2p && send->send && send->peer == 0 && send->bytes == 512);
+        CHECK(job->comms[coll->comm].hash == 0x1111 && job->comms[coll->comm].nranks == 8);
+        CHECK(job->comms[send->comm].hash == 0x2222 && job->comms[send->comm].members[1] == 0);
+    }
+    fp_tr_job_free(job);
 
     json_t *all = read_trace();
     CHECK(count_ev(all, "header") == 1 && count_ev(all, "end") == 1);
