@@ -111,7 +111,7 @@ struct event {
 static struct proc {
     pthread_mutex_t lock;
     int refs;
-    unsigned gen; /* bumped when the rings are freed: stale thread pointers renew */
+    _Atomic unsigned gen; /* bumped when the rings are freed: stale thread pointers renew */
     settings set;
     FILE *out;
     pthread_t writer;
