@@ -93,11 +93,9 @@ int main(int argc, char **argv)
     }
     long pairs = argc > 2 ? atol(argv[2]) : 1000000;
     char dir[] = "/tmp/fp_profbench_XXXXXX";
-    if (!mkdtemp(dir))
-        return 4;
+    if (!mkdtemp(dir)) return 4;
     setenv("FLEETPRINT_TRACE_DIR", dir, 1);
-    if (!getenv("FLEETPRINT_TRACE_RING"))
-        setenv("FLEETPRINT_TRACE_RING", "65536", 1);
+    if (!getenv("FLEETPRINT_TRACE_RING")) setenv("FLEETPRINT_TRACE_RING", "65536", 1);
     void *so = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     const ncclProfiler_v5_t *p = so ? dlsym(so, "ncclProfiler_v5") : NULL;
     if (!p) {
@@ -116,7 +114,6 @@ int main(int argc, char **argv)
     fflush(stdout);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "grep -h '\"end\"' %s/*.jsonl; rm -rf %s", dir, dir);
-    if (system(cmd) != 0)
-        rc = 4;
+    if (system(cmd) != 0) rc = 4;
     return rc;
 }

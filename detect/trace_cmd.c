@@ -68,28 +68,26 @@ static fp_status trace_run(const void *config, fp_world *world)
         FP_CHECK(fp_wi_write_csv(rows, n, path));
         snprintf(path, sizeof path, "%s.yaml", c->out);
         FILE *f = fopen(path, "w");
-        if (!f || fprintf(f,
-                          "# written by fleetprint trace from %s\ntrial_name: %s\nrun_id: 0\n"
-                          "dp_size: %d\npp_size: %d\ntp_size: 1\ndsp_size: 1\nvpp_size: 1\n"
-                          "world_size: %d\n",
-                          c->dir, meta.trial_name, meta.dp_size, meta.pp_size,
-                          meta.world_size) < 0 ||
+        if (!f ||
+            fprintf(f,
+                    "# written by fleetprint trace from %s\ntrial_name: %s\nrun_id: 0\n"
+                    "dp_size: %d\npp_size: %d\ntp_size: 1\ndsp_size: 1\nvpp_size: 1\n"
+                    "world_size: %d\n",
+                    c->dir, meta.trial_name, meta.dp_size, meta.pp_size, meta.world_size) < 0 ||
             fclose(f) != 0) {
             fp_error("%s: cannot write", path);
             st = FP_EIO;
             goto cleanup;
         }
-        fp_info("what-if trace: %s.csv (%zu rows, DP %d x PP %d), meta %s", c->out, n,
-                meta.dp_size, meta.pp_size, path);
+        fp_info("what-if trace: %s.csv (%zu rows, DP %d x PP %d), meta %s", c->out, n, meta.dp_size,
+                meta.pp_size, path);
     }
     if (c->store) {
         FP_CHECK(fp_tr_job_run(job, &lay, "fleetprint trace", &run));
-        if (c->id)
-            snprintf(run.id, sizeof run.id, "%s", c->id);
+        if (c->id) snprintf(run.id, sizeof run.id, "%s", c->id);
         FP_CHECK(fp_store_append_file(c->store, &run, 30));
     }
-    if (c->timeline)
-        FP_CHECK(fp_tr_write_timeline(job, c->timeline));
+    if (c->timeline) FP_CHECK(fp_tr_write_timeline(job, c->timeline));
 cleanup:
     fp_run_free(&run);
     free(rows);

@@ -175,16 +175,14 @@ static fp_status load_file(loader *L, const char *path, int file, int64_t *offse
     for (size_t k = kid0; k < L->nkids; k++) {
         raw_op key = {.id = L->kids[k].parent};
         raw_op *o = bsearch(&key, L->ops + first, L->nops - first, sizeof *L->ops, cmp_id);
-        if (!o)
-            continue; /* a child of an event not traced (mask) or dropped */
+        if (!o) continue; /* a child of an event not traced (mask) or dropped */
         o->start = L->kids[k].t0 < o->start ? L->kids[k].t0 : o->start;
         o->end = L->kids[k].t1 > o->end ? L->kids[k].t1 : o->end;
     }
     L->nkids = kid0;
     for (size_t i = first; i < L->nops; i++) {
         raw_op *o = &L->ops[i];
-        if (o->start == INT64_MAX)
-            o->start = o->enq;
+        if (o->start == INT64_MAX) o->start = o->enq;
         o->enq += *offset;
         o->start += *offset;
         o->end += *offset;
@@ -204,8 +202,7 @@ static int cmp_name(const void *a, const void *b)
 static int cmp_op(const void *a, const void *b)
 {
     const fp_tr_op *x = a, *y = b;
-    if (x->rank != y->rank)
-        return x->rank < y->rank ? -1 : 1;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
     return x->t_enq < y->t_enq ? -1 : x->t_enq > y->t_enq;
 }
 
@@ -229,14 +226,12 @@ fp_status fp_tr_load_dir(const char *dir, fp_tr_job **out)
     struct dirent *de;
     while ((de = readdir(d))) {
         size_t len = strlen(de->d_name);
-        if (len < 6 || strcmp(de->d_name + len - 6, ".jsonl") != 0)
-            continue;
+        if (len < 6 || strcmp(de->d_name + len - 6, ".jsonl") != 0) continue;
         char **nv = fp_grow(names, &ncap, nn + 1, sizeof *nv, 64);
         char *s = malloc(strlen(dir) + len + 2);
         if (!nv || !s) {
             free(s);
-            if (nv)
-                names = nv;
+            if (nv) names = nv;
             closedir(d);
             st = FP_ENOMEM;
             goto cleanup;
@@ -260,8 +255,8 @@ fp_status fp_tr_load_dir(const char *dir, fp_tr_job **out)
     FP_CHECK_ALLOC(job->host);
     job->nranks = (int)nn;
     for (size_t f = 0; f < nn; f++)
-        FP_CHECK(load_file(&L, names[f], (int)f, &offset[f], &wrank[f], job->host[f],
-                           &job->dropped));
+        FP_CHECK(
+            load_file(&L, names[f], (int)f, &offset[f], &wrank[f], job->host[f], &job->dropped));
     /* world ranks: the files' own when they are 0..n-1, else the name order */
     bool own = true;
     for (size_t f = 0; f < nn && own; f++) {
@@ -338,8 +333,7 @@ fp_status fp_tr_load_dir(const char *dir, fp_tr_job **out)
     /* p2p order numbers per (rank, comm, peer, direction), in enqueue order */
     for (size_t i = 0; i < job->nops; i++) {
         fp_tr_op *o = &job->ops[i];
-        if (!o->p2p)
-            continue;
+        if (!o->p2p) continue;
         o->seq = 0;
         for (size_t k = i; k-- > 0 && job->ops[k].rank == o->rank;)
             if (job->ops[k].p2p && job->ops[k].comm == o->comm && job->ops[k].peer == o->peer &&
@@ -349,8 +343,8 @@ fp_status fp_tr_load_dir(const char *dir, fp_tr_job **out)
             }
     }
     if (job->dropped)
-        fp_warn("%s: the plugin dropped %llu events (ring or pool full): calls may be missing",
-                dir, (unsigned long long)job->dropped);
+        fp_warn("%s: the plugin dropped %llu events (ring or pool full): calls may be missing", dir,
+                (unsigned long long)job->dropped);
     *out = job;
     job = NULL;
 cleanup:
@@ -368,8 +362,7 @@ cleanup:
 
 void fp_tr_job_free(fp_tr_job *job)
 {
-    if (!job)
-        return;
+    if (!job) return;
     for (int c = 0; c < job->ncomms; c++)
         free(job->comms[c].members);
     free(job->comms);
@@ -378,7 +371,8 @@ void fp_tr_job_free(fp_tr_job *job)
     free(job);
 }
 
-/* ---- what-if rows ------------------------------------------------------------------------------- */
+/* ---- what-if rows -------------------------------------------------------------------------------
+ */
 
 /* Stage and DP rank of every rank, from the layout or the communicators. */
 static fp_status find_layout(const fp_tr_job *job, const fp_tr_layout *lay, int *stage, int *dpr,
@@ -405,8 +399,7 @@ static fp_status find_layout(const fp_tr_job *job, const fp_tr_layout *lay, int 
     bool any_p2p = false;
     for (size_t i = 0; i < job->nops; i++) {
         const fp_tr_op *o = &job->ops[i];
-        if (!o->p2p)
-            continue;
+        if (!o->p2p) continue;
         any_p2p = true;
         if (stage[o->rank] >= 0 && stage[o->rank] != o->crank) {
             fp_error("rank %d sends or receives on communicators where it has different ranks: "
@@ -441,8 +434,7 @@ static fp_status find_layout(const fp_tr_job *job, const fp_tr_layout *lay, int 
                 dpr[r] = me;
             }
         }
-        if (best < 0)
-            dpr[r] = 0;
+        if (best < 0) dpr[r] = 0;
         dp = dpr[r] + 1 > dp ? dpr[r] + 1 : dp;
     }
     bool ok = dp * pp == n;
@@ -466,8 +458,7 @@ static int classify(const fp_tr_job *job, const fp_tr_op *o, const int *stage, i
     const fp_tr_comm *cm = &job->comms[o->comm];
     if (o->p2p) {
         int peer = o->peer >= 0 && o->peer < cm->nranks ? cm->members[o->peer] : -1;
-        if (peer < 0)
-            return -1;
+        if (peer < 0) return -1;
         bool down = stage[peer] > stage[o->rank];
         return o->send ? (down ? FP_WI_FORWARD_SEND : FP_WI_BACKWARD_SEND)
                        : (down ? FP_WI_BACKWARD_RECV : FP_WI_FORWARD_RECV);
@@ -476,8 +467,7 @@ static int classify(const fp_tr_job *job, const fp_tr_op *o, const int *stage, i
     int nst = 0;
     for (int k = 0; k < cm->nranks; k++) {
         int m = cm->members[k];
-        if (m < 0 || stage[m] >= 1024)
-            return -1;
+        if (m < 0 || stage[m] >= 1024) return -1;
         one &= stage[m] == stage[o->rank];
         nst += !seen[stage[m]];
         seen[stage[m]] = true;
@@ -487,10 +477,8 @@ static int classify(const fp_tr_job *job, const fp_tr_op *o, const int *stage, i
                : strcmp(o->op, "ReduceScatter") == 0 ? FP_WI_GRADS_REDUCE_SCATTER
                : strcmp(o->op, "AllReduce") == 0     ? FP_WI_SEPARATE_GRADS_ALL_REDUCE
                                                      : -1;
-    if (strcmp(o->op, "AllReduce") != 0)
-        return -1;
-    if (nst == 2 && seen[0] && seen[pp - 1])
-        return FP_WI_EMBEDDING_GRADS_ALL_REDUCE;
+    if (strcmp(o->op, "AllReduce") != 0) return -1;
+    if (nst == 2 && seen[0] && seen[pp - 1]) return FP_WI_EMBEDDING_GRADS_ALL_REDUCE;
     return nst == pp ? FP_WI_OPTIMIZER_CLIP_MAIN_GRAD : -1;
 }
 
@@ -498,7 +486,7 @@ typedef struct wi_ctx {
     const fp_tr_job *job;
     const int *stage, *dpr, *type, *step; /* per op */
     int pp;
-    double sum[2];  /* single-compute gaps: forward, backward */
+    double sum[2]; /* single-compute gaps: forward, backward */
     int cnt[2];
     fp_wi_row *rows;
     size_t n, cap;
@@ -509,13 +497,19 @@ static fp_status add_row(wi_ctx *w, int r, int step, int t, double start, double
                          int mb, int gmc)
 {
     fp_wi_row *nv = fp_grow(w->rows, &w->cap, w->n + 1, sizeof *nv, 4096);
-    if (!nv)
-        return FP_ENOMEM;
+    if (!nv) return FP_ENOMEM;
     w->rows = nv;
-    w->rows[w->n++] = (fp_wi_row){.dp_rank = w->dpr[r], .stage = w->stage[r], .rank = r,
-                                  .step = step, .optype = (fp_wi_optype)t, .start_ts = start,
-                                  .duration = dur > 0 ? dur : 0, .seq_id = w->seq[t]++, .mc = mc,
-                                  .mb_id = mb, .gmc = gmc};
+    w->rows[w->n++] = (fp_wi_row){.dp_rank = w->dpr[r],
+                                  .stage = w->stage[r],
+                                  .rank = r,
+                                  .step = step,
+                                  .optype = (fp_wi_optype)t,
+                                  .start_ts = start,
+                                  .duration = dur > 0 ? dur : 0,
+                                  .seq_id = w->seq[t]++,
+                                  .mc = mc,
+                                  .mb_id = mb,
+                                  .gmc = gmc};
     return FP_OK;
 }
 
@@ -524,8 +518,8 @@ static fp_status add_row(wi_ctx *w, int r, int step, int t, double start, double
  * the single-compute statistics the split of adjacent computes uses). */
 static fp_status one_step(wi_ctx *w, size_t a, size_t b, bool emit, fp__wi_item *prog)
 {
-    static const int kind_type[4] = {FP_WI_FORWARD_SEND, FP_WI_FORWARD_RECV,
-                                     FP_WI_BACKWARD_SEND, FP_WI_BACKWARD_RECV};
+    static const int kind_type[4] = {FP_WI_FORWARD_SEND, FP_WI_FORWARD_RECV, FP_WI_BACKWARD_SEND,
+                                     FP_WI_BACKWARD_RECV};
     fp_status st = FP_OK;
     const fp_tr_op *ops = w->job->ops;
     int r = ops[a].rank, s = w->stage[r], step = w->step[a], pp = w->pp;
@@ -534,8 +528,11 @@ static fp_status one_step(wi_ctx *w, size_t a, size_t b, bool emit, fp__wi_item 
     double pre = -1, post = -1;
     for (size_t i = a; i < b; i++) {
         int t = w->type[i];
-        int k = t == FP_WI_FORWARD_SEND ? 0 : t == FP_WI_FORWARD_RECV ? 1
-              : t == FP_WI_BACKWARD_SEND ? 2 : t == FP_WI_BACKWARD_RECV ? 3 : -1;
+        int k = t == FP_WI_FORWARD_SEND    ? 0
+                : t == FP_WI_FORWARD_RECV  ? 1
+                : t == FP_WI_BACKWARD_SEND ? 2
+                : t == FP_WI_BACKWARD_RECV ? 3
+                                           : -1;
         if (k >= 0 && nk[k] < 512)
             list[k][nk[k]++] = i;
         else if (k < 0 && nk[0] + nk[1] + nk[2] + nk[3] == 0)
@@ -566,16 +563,15 @@ static fp_status one_step(wi_ctx *w, size_t a, size_t b, bool emit, fp__wi_item 
                 bool dpc = !ops[i].p2p && w->type[i] != FP_WI_EMBEDDING_GRADS_ALL_REDUCE &&
                            w->type[i] != FP_WI_OPTIMIZER_CLIP_MAIN_GRAD;
                 FP_CHECK(add_row(w, r, step, w->type[i], ops[i].t_start,
-                                     ops[i].t_end - ops[i].t_start, dpc ? 0 : -1, -1, -1));
+                                 ops[i].t_end - ops[i].t_start, dpc ? 0 : -1, -1, -1));
             }
-    double rf = w->cnt[0] && w->cnt[1] ? (w->sum[0] / w->cnt[0]) /
-                                             (w->sum[0] / w->cnt[0] + w->sum[1] / w->cnt[1])
-                                       : 1.0 / 3; /* backward ~ twice forward */
+    double rf = w->cnt[0] && w->cnt[1]
+                    ? (w->sum[0] / w->cnt[0]) / (w->sum[0] / w->cnt[0] + w->sum[1] / w->cnt[1])
+                    : 1.0 / 3; /* backward ~ twice forward */
     double cur = pre;
     int run0 = 0;
     for (int i = 0; i <= np; i++) {
-        if (i < np && prog[i].compute)
-            continue;
+        if (i < np && prog[i].compute) continue;
         double lo = cur, hi = post, end = cur;
         if (i < np) {
             hi = INFINITY;
@@ -585,10 +581,8 @@ static fp_status one_step(wi_ctx *w, size_t a, size_t b, bool emit, fp__wi_item 
                 end = fmax(end, o->t_end);
             }
         }
-        if (lo < 0)
-            lo = hi; /* nothing before the first compute: it cannot be timed */
-        if (hi < 0)
-            hi = lo;
+        if (lo < 0) lo = hi; /* nothing before the first compute: it cannot be timed */
+        if (hi < 0) hi = lo;
         int nrun = i - run0;
         double wsum = 0;
         for (int j = run0; j < i; j++)
@@ -601,12 +595,11 @@ static fp_status one_step(wi_ctx *w, size_t a, size_t b, bool emit, fp__wi_item 
         for (int j = run0; emit && j < i; j++) {
             double d = nrun == 1 ? hi - lo : (hi - lo) * (prog[j].fwd ? rf : 1 - rf) / wsum;
             FP_CHECK(add_row(w, r, step,
-                                 prog[j].fwd ? FP_WI_FORWARD_COMPUTE : FP_WI_BACKWARD_COMPUTE, at,
-                                 d, 0, prog[j].mb, s));
+                             prog[j].fwd ? FP_WI_FORWARD_COMPUTE : FP_WI_BACKWARD_COMPUTE, at, d, 0,
+                             prog[j].mb, s));
             at += d;
         }
-        if (i < np)
-            cur = end;
+        if (i < np) cur = end;
         run0 = i + 1;
     }
     /* the optimizer runs after the clip until the rank's next op (the next
@@ -662,8 +655,7 @@ fp_status fp_tr_whatif_rows(const fp_tr_job *job, const fp_tr_layout *layout, fp
         step[i] = first ? 0 : step[i - 1] + brk;
         bool last = i + 1 == job->nops || job->ops[i + 1].rank != job->ops[i].rank;
         int ns = step[i] + (any_clip && type[i] != FP_WI_OPTIMIZER_CLIP_MAIN_GRAD ? 0 : 1);
-        if (last)
-            nsteps = nsteps < 0 || ns < nsteps ? ns : nsteps; /* whole steps on every rank */
+        if (last) nsteps = nsteps < 0 || ns < nsteps ? ns : nsteps; /* whole steps on every rank */
     }
     if (nsteps < 1) {
         fp_error("no complete training step in the trace (a step ends with the all-reduce "
@@ -674,8 +666,7 @@ fp_status fp_tr_whatif_rows(const fp_tr_job *job, const fp_tr_layout *layout, fp
     for (int pass = 0; pass < 2; pass++)
         for (size_t a = 0; a < job->nops;) {
             size_t b = a;
-            while (b < job->nops && job->ops[b].rank == job->ops[a].rank &&
-                   step[b] == step[a])
+            while (b < job->nops && job->ops[b].rank == job->ops[a].rank && step[b] == step[a])
                 b++;
             if (step[a] < nsteps) {
                 memset(w.seq, 0, sizeof w.seq);
@@ -693,8 +684,13 @@ fp_status fp_tr_whatif_rows(const fp_tr_job *job, const fp_tr_layout *layout, fp
     for (size_t i = 0; i < w.n; i++)
         if (w.rows[i].optype == FP_WI_OPTIMIZER && isnan(w.rows[i].duration))
             w.rows[i].duration = on ? osum / on : 0;
-    *meta = (fp_wi_meta){.run_id = 0, .dp_size = dp, .pp_size = pp, .tp_size = 1,
-                         .dsp_size = 1, .vpp_size = 1, .world_size = job->nranks};
+    *meta = (fp_wi_meta){.run_id = 0,
+                         .dp_size = dp,
+                         .pp_size = pp,
+                         .tp_size = 1,
+                         .dsp_size = 1,
+                         .vpp_size = 1,
+                         .world_size = job->nranks};
     snprintf(meta->trial_name, sizeof meta->trial_name, "job");
     *rows = w.rows;
     *n = w.n;
@@ -709,12 +705,15 @@ cleanup:
     return st;
 }
 
-/* ---- samples ---------------------------------------------------------------------------------- */
+/* ---- samples ----------------------------------------------------------------------------------
+ */
 
 /* The suites' test name of an NCCL op: AllReduce -> allreduce, Send -> sendrecv. */
 static void test_name(const fp_tr_op *o, char *buf, size_t len)
 {
-    static const struct { const char *op, *test; } names[] = {
+    static const struct {
+        const char *op, *test;
+    } names[] = {
         {"AllReduce", "allreduce"}, {"AllGather", "allgather"}, {"ReduceScatter", "reduce_scatter"},
         {"AllToAll", "alltoall"},   {"Broadcast", "broadcast"}, {"Reduce", "reduce"},
         {"Send", "sendrecv"},       {"Recv", "sendrecv"}};
@@ -727,20 +726,17 @@ static void test_name(const fp_tr_op *o, char *buf, size_t len)
 }
 
 typedef struct call_key {
-    int comm, a, b;      /* collective: a = b = -1; p2p: sender and receiver comm ranks */
+    int comm, a, b; /* collective: a = b = -1; p2p: sender and receiver comm ranks */
     uint64_t seq;
-    size_t op;           /* index into job->ops */
+    size_t op; /* index into job->ops */
 } call_key;
 
 static int cmp_call(const void *x, const void *y)
 {
     const call_key *p = x, *q = y;
-    if (p->comm != q->comm)
-        return p->comm < q->comm ? -1 : 1;
-    if (p->a != q->a)
-        return p->a < q->a ? -1 : 1;
-    if (p->b != q->b)
-        return p->b < q->b ? -1 : 1;
+    if (p->comm != q->comm) return p->comm < q->comm ? -1 : 1;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    if (p->b != q->b) return p->b < q->b ? -1 : 1;
     return p->seq < q->seq ? -1 : p->seq > q->seq;
 }
 
@@ -768,10 +764,8 @@ static int next_window(windows *w, const char *test)
     int t = 0;
     while (t < w->n && strcmp(w->name[t], test) != 0)
         t++;
-    if (t == 16)
-        return 0;
-    if (t == w->n)
-        snprintf(w->name[w->n++], sizeof w->name[0], "%s", test);
+    if (t == 16) return 0;
+    if (t == w->n) snprintf(w->name[w->n++], sizeof w->name[0], "%s", test);
     return w->next[t]++;
 }
 
@@ -786,8 +780,7 @@ static fp_status run_context(const fp_tr_job *job, const char *command, fp_run *
     run->time = job->wall_start;
     int nnodes = 0;
     int *node = malloc((size_t)job->nranks * sizeof *node);
-    if (!node)
-        return FP_ENOMEM;
+    if (!node) return FP_ENOMEM;
     for (int r = 0; r < job->nranks; r++) { /* nodes in order of first rank */
         node[r] = nnodes;
         for (int q = 0; q < r; q++)
@@ -827,8 +820,7 @@ static fp_status behind_samples(const fp_tr_job *job, call_key *keys, double *v,
     for (size_t a = 0, b; a < n; a = b) {
         for (b = a + 1; b < n && cmp_call(&keys[a], &keys[b]) == 0;)
             b++;
-        if (b - a < 2)
-            continue; /* a call whose peers were not traced */
+        if (b - a < 2) continue; /* a call whose peers were not traced */
         for (size_t k = a; k < b; k++)
             v[k - a] = job->ops[keys[k].op].t_start;
         double med = median_of(v, b - a);
@@ -842,8 +834,7 @@ static fp_status behind_samples(const fp_tr_job *job, call_key *keys, double *v,
             fp_sample_make(&s, "collectives", test, &m_behind, &e, 0, iter,
                            (o->t_start - med) * 1e6, o->t_start);
             fp_status st = fp_run_add(run, &s);
-            if (st != FP_OK)
-                return st;
+            if (st != FP_OK) return st;
         }
     }
     return FP_OK;
@@ -878,8 +869,7 @@ static fp_status self_samples(const fp_tr_job *job, const int *stage, const size
                 members++;
                 r0 = r0 < 0 ? r : r0;
             }
-        if (!members)
-            break;
+        if (!members) break;
         for (size_t k = 1; members >= 2 && k < len; k++) {
             const fp_tr_op *ref = &job->ops[first[r0] + k];
             size_t m = 0;
@@ -890,8 +880,7 @@ static fp_status self_samples(const fp_tr_job *job, const int *stage, const size
                     same = strcmp(o->op, ref->op) == 0 && o->p2p == ref->p2p;
                     v[m++] = gap[first[r] + k];
                 }
-            if (!same)
-                break; /* the programs diverge: nothing after this compares */
+            if (!same) break; /* the programs diverge: nothing after this compares */
             const fp_tr_op *prev = &job->ops[first[r0] + k - 1];
             if (ref->t_start < prev->t_end)
                 continue; /* issued with the previous op (one group): its gap is that op's */
@@ -907,8 +896,7 @@ static fp_status self_samples(const fp_tr_job *job, const int *stage, const size
                     fp_sample_make(&smp, "collectives", test, &m_self, &e, 0, iter,
                                    (gap[first[r] + k] - med) * 1e6, o->t_start);
                     fp_status st = fp_run_add(run, &smp);
-                    if (st != FP_OK)
-                        return st;
+                    if (st != FP_OK) return st;
                 }
         }
     }

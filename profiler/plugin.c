@@ -50,8 +50,7 @@ static uint32_t pow2_env(const char *name, uint32_t dflt)
     const char *s = getenv(name);
     char *end;
     unsigned long v = s && *s ? strtoul(s, &end, 0) : 0;
-    if (!s || !*s || *end || v < 16 || v > (1ul << 24))
-        return dflt;
+    if (!s || !*s || *end || v < 16 || v > (1ul << 24)) return dflt;
     uint32_t p = 16;
     while (p < v)
         p <<= 1;
@@ -127,8 +126,7 @@ static _Thread_local unsigned my_gen;
 /* The calling thread's ring, made on its first event; NULL when out of memory. */
 static ring *thread_ring(void)
 {
-    if (my_ring && my_gen == proc.gen)
-        return my_ring;
+    if (my_ring && my_gen == proc.gen) return my_ring;
     ring *r = calloc(1, sizeof *r);
     fpp_rec *recs = r ? calloc(proc.set.ring, sizeof *recs) : NULL;
     if (!recs) {
@@ -148,8 +146,7 @@ static ring *thread_ring(void)
 static void push(const fpp_rec *rec)
 {
     ring *r = thread_ring();
-    if (!r)
-        return;
+    if (!r) return;
     uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
     uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
     if (h - t > r->mask) {
@@ -160,7 +157,8 @@ static void push(const fpp_rec *rec)
     atomic_store_explicit(&r->head, h + 1, memory_order_release);
 }
 
-/* ---- the writer thread ------------------------------------------------------------------------- */
+/* ---- the writer thread -------------------------------------------------------------------------
+ */
 
 static void drain(void)
 {
@@ -193,12 +191,11 @@ static void *writer_main(void *arg)
 /* World rank of this process from the launcher's environment, -1 if unknown. */
 static int world_rank(void)
 {
-    static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
-                                       "SLURM_PROCID", "PMIX_RANK"};
+    static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID",
+                                       "PMIX_RANK"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *v = getenv(vars[i]);
-        if (v && *v)
-            return atoi(v);
+        if (v && *v) return atoi(v);
     }
     return -1;
 }
@@ -215,8 +212,7 @@ static int proc_start(void)
         snprintf(path, sizeof path, "%s/fleetprint-trace.%s.%d.jsonl", proc.set.dir, host,
                  (int)getpid());
     proc.out = fopen(path, "w");
-    if (!proc.out)
-        return -1;
+    if (!proc.out) return -1;
     struct timespec wall;
     clock_gettime(CLOCK_REALTIME, &wall);
     uint64_t mono = now_ns();
@@ -256,17 +252,16 @@ static void proc_stop(void)
     proc.out = NULL;
 }
 
-/* ---- entry points, version independent ---------------------------------------------------------- */
+/* ---- entry points, version independent ----------------------------------------------------------
+ */
 
-static ncclResult_t do_init(void **context, int *mask, int version, uint64_t comm,
-                            const char *name, int nnodes, int nranks, int rank,
-                            ncclDebugLogger_t logfn)
+static ncclResult_t do_init(void **context, int *mask, int version, uint64_t comm, const char *name,
+                            int nnodes, int nranks, int rank, ncclDebugLogger_t logfn)
 {
     *context = NULL;
     *mask = 0;
     pthread_mutex_lock(&proc.lock);
-    if (proc.refs == 0)
-        proc.set = read_settings();
+    if (proc.refs == 0) proc.set = read_settings();
     if (!proc.set.dir[0]) {
         pthread_mutex_unlock(&proc.lock);
         if (logfn)
@@ -286,13 +281,19 @@ static ncclResult_t do_init(void **context, int *mask, int version, uint64_t com
         return ncclSuccess; /* never fail the job over tracing */
     }
     proc.refs++;
-    *c = (ctx){.comm = comm, .serial = ++proc.serials, .rank = rank, .nranks = nranks, .version = version,
-               .mask = (uint32_t)(proc.set.events - 1), .pool = pool, .logfn = logfn};
+    *c = (ctx){.comm = comm,
+               .serial = ++proc.serials,
+               .rank = rank,
+               .nranks = nranks,
+               .version = version,
+               .mask = (uint32_t)(proc.set.events - 1),
+               .pool = pool,
+               .logfn = logfn};
     for (uint32_t i = 0; i < proc.set.events; i++)
         pool[i].c = c;
     char line[512];
-    size_t n = fpp_format_comm(line, sizeof line, comm, name, rank, nranks, nnodes, version,
-                               now_ns());
+    size_t n =
+        fpp_format_comm(line, sizeof line, comm, name, rank, nranks, nnodes, version, now_ns());
     fwrite(line, 1, n, proc.out); /* one call: stdio's lock keeps the line whole */
     pthread_mutex_unlock(&proc.lock);
     *context = c;
@@ -307,8 +308,7 @@ static ncclResult_t do_init(void **context, int *mask, int version, uint64_t com
 static ncclResult_t do_finalize(void *context)
 {
     ctx *c = context;
-    if (!c)
-        return ncclSuccess;
+    if (!c) return ncclSuccess;
     pthread_mutex_lock(&proc.lock);
     char line[256];
     int n = snprintf(line, sizeof line,
@@ -316,8 +316,7 @@ static ncclResult_t do_finalize(void *context)
                      "\"pool_dropped\":%" PRIu64 ",\"t1\":%" PRIu64 "}\n",
                      c->comm, c->rank, atomic_load(&c->dropped), now_ns());
     fwrite(line, 1, (size_t)n, proc.out);
-    if (--proc.refs == 0)
-        proc_stop();
+    if (--proc.refs == 0) proc_stop();
     pthread_mutex_unlock(&proc.lock);
     if (c->logfn)
         c->logfn(NCCL_LOG_INFO, NCCL_INIT, __FILE__, __LINE__,
@@ -354,16 +353,14 @@ static event *ev_start(ctx *c, int kind, void *parent, int rank)
 static int kind_of(uint64_t type)
 {
     for (int k = 0; k < FPP_KIND_COUNT; k++)
-        if (type == (1ull << k))
-            return k;
+        if (type == (1ull << k)) return k;
     return -1;
 }
 
 static ncclResult_t do_stop(void *handle)
 {
     event *e = handle;
-    if (!e)
-        return ncclSuccess;
+    if (!e) return ncclSuccess;
     e->r.t1 = now_ns();
     push(&e->r);
     atomic_store_explicit(&e->busy, 0, memory_order_release);
@@ -372,15 +369,16 @@ static ncclResult_t do_stop(void *handle)
 
 static void do_state(event *e, ncclProfilerEventState_t s, uint64_t trans_size, uint64_t ptimer)
 {
-    if (!e)
-        return;
+    if (!e) return;
     uint64_t t = now_ns();
     switch (s) {
     case ncclProfilerProxyStepSendGPUWait:
     case ncclProfilerProxyStepSendPeerWait_v4:
     case ncclProfilerProxyStepSendWait:
         e->r.is_send = 1;
-        e->r.state[s == ncclProfilerProxyStepSendGPUWait ? 0 : s == ncclProfilerProxyStepSendWait ? 2 : 1] = t;
+        e->r.state[s == ncclProfilerProxyStepSendGPUWait ? 0
+                   : s == ncclProfilerProxyStepSendWait  ? 2
+                                                         : 1] = t;
         break;
     case ncclProfilerProxyStepRecvWait:
     case ncclProfilerProxyStepRecvFlushWait:
@@ -393,49 +391,64 @@ static void do_state(event *e, ncclProfilerEventState_t s, uint64_t trans_size, 
     default:
         return;
     }
-    if (trans_size)
-        e->r.count = trans_size;
+    if (trans_size) e->r.count = trans_size;
 }
 
-/* ---- v5 and v4: the same descriptor layout up to v5's additions --------------------------------- */
+/* ---- descriptors of every version into the record
+ * ------------------------------------------------ */
 
-/* Fill what coll, p2p, proxy and kernel events carry; d is a v4 or v5 descriptor. */
-#define FILL_V45(e, d)                                                                     \
-    do {                                                                                   \
-        switch ((e)->r.kind) {                                                             \
-        case FPP_COLL:                                                                     \
-            (e)->r.seq = (d)->coll.seqNumber;                                              \
-            (e)->r.func = (d)->coll.func;                                                  \
-            (e)->r.count = (d)->coll.count;                                                \
-            (e)->r.peer = (d)->coll.root;                                                  \
-            (e)->r.dtype = (d)->coll.datatype;                                             \
-            (e)->r.nch = (d)->coll.nChannels;                                              \
-            (e)->r.algo = (d)->coll.algo;                                                  \
-            (e)->r.proto = (d)->coll.proto;                                                \
-            break;                                                                         \
-        case FPP_P2P:                                                                      \
-            (e)->r.func = (d)->p2p.func;                                                   \
-            (e)->r.dtype = (d)->p2p.datatype;                                              \
-            (e)->r.count = (d)->p2p.count;                                                 \
-            (e)->r.peer = (d)->p2p.peer;                                                   \
-            (e)->r.nch = (d)->p2p.nChannels;                                               \
-            break;                                                                         \
-        case FPP_PROXY_OP:                                                                 \
-            (e)->r.nch = (d)->proxyOp.channelId;                                           \
-            (e)->r.peer = (d)->proxyOp.peer;                                               \
-            (e)->r.step = (d)->proxyOp.nSteps;                                             \
-            (e)->r.is_send = (uint8_t)((d)->proxyOp.isSend != 0);                          \
-            break;                                                                         \
-        case FPP_PROXY_STEP:                                                               \
-            (e)->r.step = (d)->proxyStep.step;                                             \
-            break;                                                                         \
-        case FPP_KERNEL_CH:                                                                \
-            (e)->r.nch = (d)->kernelCh.channelId;                                          \
-            (e)->r.gpu0 = (d)->kernelCh.pTimer;                                            \
-            break;                                                                         \
-        default:                                                                           \
-            break;                                                                         \
-        }                                                                                  \
+static void fill_coll(event *e, uint64_t seq, const char *func, size_t count, int root,
+                      const char *dtype, uint8_t nch, const char *algo, const char *proto)
+{
+    e->r.seq = seq;
+    e->r.func = func;
+    e->r.count = count;
+    e->r.peer = root;
+    e->r.dtype = dtype;
+    e->r.nch = nch;
+    e->r.algo = algo;
+    e->r.proto = proto;
+}
+
+static void fill_p2p(event *e, const char *func, const char *dtype, size_t count, int peer,
+                     uint8_t nch)
+{
+    e->r.func = func;
+    e->r.dtype = dtype;
+    e->r.count = count;
+    e->r.peer = peer;
+    e->r.nch = nch;
+}
+
+/* Proxy op and step descriptors have one layout in every version. */
+static void fill_proxy(event *e, const ncclProfilerProxyOpDescr_t *op,
+                       const ncclProfilerProxyStepDescr_t *step)
+{
+    if (e->r.kind == FPP_PROXY_OP) {
+        e->r.nch = op->channelId;
+        e->r.peer = op->peer;
+        e->r.step = op->nSteps;
+        e->r.is_send = (uint8_t)(op->isSend != 0);
+    } else if (e->r.kind == FPP_PROXY_STEP) {
+        e->r.step = step->step;
+    }
+}
+
+/* v4 and v5 share the coll, p2p and kernel channel layouts (v5 adds fields
+ * at the end); d is either descriptor. */
+#define FILL_V45(e, d)                                                                             \
+    do {                                                                                           \
+        if ((e)->r.kind == FPP_COLL)                                                               \
+            fill_coll(e, (d)->coll.seqNumber, (d)->coll.func, (d)->coll.count, (d)->coll.root,     \
+                      (d)->coll.datatype, (d)->coll.nChannels, (d)->coll.algo, (d)->coll.proto);   \
+        else if ((e)->r.kind == FPP_P2P)                                                           \
+            fill_p2p(e, (d)->p2p.func, (d)->p2p.datatype, (d)->p2p.count, (d)->p2p.peer,           \
+                     (d)->p2p.nChannels);                                                          \
+        else if ((e)->r.kind == FPP_KERNEL_CH) {                                                   \
+            (e)->r.nch = (d)->kernelCh.channelId;                                                  \
+            (e)->r.gpu0 = (d)->kernelCh.pTimer;                                                    \
+        }                                                                                          \
+        fill_proxy(e, &(d)->proxyOp, &(d)->proxyStep);                                             \
     } while (0)
 
 static ncclResult_t v5_init(void **context, uint64_t comm, int *mask, const char *name, int nnodes,
@@ -449,20 +462,15 @@ static ncclResult_t v5_start(void *context, void **handle, ncclProfilerEventDesc
     int kind = kind_of(d->type);
     event *e = context && kind >= 0 ? ev_start(context, kind, d->parentObj, d->rank) : NULL;
     *handle = e;
-    if (!e)
-        return ncclSuccess;
+    if (!e) return ncclSuccess;
     FILL_V45(e, d);
     switch (kind) {
     case FPP_COLL_API:
-        e->r.func = d->collApi.func;
-        e->r.count = d->collApi.count;
-        e->r.dtype = d->collApi.datatype;
-        e->r.peer = d->collApi.root;
+        fill_coll(e, 0, d->collApi.func, d->collApi.count, d->collApi.root, d->collApi.datatype, 0,
+                  NULL, NULL);
         break;
     case FPP_P2P_API:
-        e->r.func = d->p2pApi.func;
-        e->r.count = d->p2pApi.count;
-        e->r.dtype = d->p2pApi.datatype;
+        fill_p2p(e, d->p2pApi.func, d->p2pApi.datatype, d->p2pApi.count, -1, 0);
         break;
     default:
         break;
@@ -475,10 +483,8 @@ static ncclResult_t v5_state(void *handle, ncclProfilerEventState_t s,
 {
     event *e = handle;
     uint64_t bytes = 0, ptimer = 0;
-    if (e && a && e->r.kind == FPP_PROXY_STEP)
-        bytes = a->proxyStep.transSize;
-    if (e && a && e->r.kind == FPP_KERNEL_CH)
-        ptimer = a->kernelCh.pTimer;
+    if (e && a && e->r.kind == FPP_PROXY_STEP) bytes = a->proxyStep.transSize;
+    if (e && a && e->r.kind == FPP_KERNEL_CH) ptimer = a->kernelCh.pTimer;
     do_state(e, s, bytes, ptimer);
     return ncclSuccess;
 }
@@ -496,12 +502,12 @@ static ncclResult_t v4_start(void *context, void **handle, ncclProfilerEventDesc
                    ? ev_start(context, kind, d->parentObj, d->rank)
                    : NULL;
     *handle = e;
-    if (e)
-        FILL_V45(e, d);
+    if (e) FILL_V45(e, d);
     return ncclSuccess;
 }
 
-/* ---- v3 and v2: no communicator at init; coll and p2p carry its hash -------------------------- */
+/* ---- v3 and v2: no communicator at init; coll and p2p carry its hash --------------------------
+ */
 
 static ncclResult_t v3_init(void **context, int *mask)
 {
@@ -513,41 +519,20 @@ static ncclResult_t v2_init(void **context, int *mask)
     return do_init(context, mask, 2, 0, NULL, 0, 0, -1, NULL);
 }
 
-/* Fill from a v2 or v3 descriptor: their coll and p2p differ from v4 in fields
- * that we read by name, so one macro serves both. */
-#define FILL_V23(e, d)                                                                     \
-    do {                                                                                   \
-        switch ((e)->r.kind) {                                                             \
-        case FPP_COLL:                                                                     \
-            (e)->r.comm = (d)->coll.commHash;                                              \
-            (e)->r.seq = (d)->coll.seqNumber;                                              \
-            (e)->r.func = (d)->coll.func;                                                  \
-            (e)->r.count = (d)->coll.count;                                                \
-            (e)->r.peer = (d)->coll.root;                                                  \
-            (e)->r.dtype = (d)->coll.datatype;                                             \
-            (e)->r.nch = (d)->coll.nMaxChannels;                                           \
-            (e)->r.algo = (d)->coll.algo;                                                  \
-            (e)->r.proto = (d)->coll.proto;                                                \
-            break;                                                                         \
-        case FPP_P2P:                                                                      \
-            (e)->r.comm = (d)->p2p.commHash;                                               \
-            (e)->r.func = (d)->p2p.func;                                                   \
-            (e)->r.dtype = (d)->p2p.datatype;                                              \
-            (e)->r.count = (d)->p2p.count;                                                 \
-            (e)->r.peer = (d)->p2p.peer;                                                   \
-            break;                                                                         \
-        case FPP_PROXY_OP:                                                                 \
-            (e)->r.nch = (d)->proxyOp.channelId;                                           \
-            (e)->r.peer = (d)->proxyOp.peer;                                               \
-            (e)->r.step = (d)->proxyOp.nSteps;                                             \
-            (e)->r.is_send = (uint8_t)((d)->proxyOp.isSend != 0);                          \
-            break;                                                                         \
-        case FPP_PROXY_STEP:                                                               \
-            (e)->r.step = (d)->proxyStep.step;                                             \
-            break;                                                                         \
-        default:                                                                           \
-            break;                                                                         \
-        }                                                                                  \
+/* v2 and v3: coll and p2p carry the communicator's hash (init knows none);
+ * the fields are read by name, so one macro serves both layouts. */
+#define FILL_V23(e, d)                                                                             \
+    do {                                                                                           \
+        if ((e)->r.kind == FPP_COLL) {                                                             \
+            (e)->r.comm = (d)->coll.commHash;                                                      \
+            fill_coll(e, (d)->coll.seqNumber, (d)->coll.func, (d)->coll.count, (d)->coll.root,     \
+                      (d)->coll.datatype, (d)->coll.nMaxChannels, (d)->coll.algo,                  \
+                      (d)->coll.proto);                                                            \
+        } else if ((e)->r.kind == FPP_P2P) {                                                       \
+            (e)->r.comm = (d)->p2p.commHash;                                                       \
+            fill_p2p(e, (d)->p2p.func, (d)->p2p.datatype, (d)->p2p.count, (d)->p2p.peer, 0);       \
+        }                                                                                          \
+        fill_proxy(e, &(d)->proxyOp, &(d)->proxyStep);                                             \
     } while (0)
 
 static ncclResult_t v3_start(void *context, void **handle, ncclProfilerEventDescr_v3_t *d)
@@ -557,8 +542,7 @@ static ncclResult_t v3_start(void *context, void **handle, ncclProfilerEventDesc
                    ? ev_start(context, kind, d->parentObj, d->rank)
                    : NULL;
     *handle = e;
-    if (e)
-        FILL_V23(e, d);
+    if (e) FILL_V23(e, d);
     return ncclSuccess;
 }
 
@@ -569,8 +553,7 @@ static ncclResult_t v2_start(void *context, void **handle, ncclProfilerEventDesc
                    ? ev_start(context, kind, d->parentObj, d->rank)
                    : NULL;
     *handle = e;
-    if (e)
-        FILL_V23(e, d);
+    if (e) FILL_V23(e, d);
     return ncclSuccess;
 }
 
@@ -582,16 +565,28 @@ static ncclResult_t v23_state(void *handle, ncclProfilerEventState_t s,
     return ncclSuccess;
 }
 
-FPP_EXPORT const ncclProfiler_v5_t ncclProfiler_v5 = {
-    .name = "fleetprint", .init = v5_init, .startEvent = v5_start, .stopEvent = do_stop,
-    .recordEventState = v5_state, .finalize = do_finalize};
-FPP_EXPORT const ncclProfiler_v4_t ncclProfiler_v4 = {
-    .name = "fleetprint", .init = v4_init, .startEvent = v4_start, .stopEvent = do_stop,
-    .recordEventState = v5_state, .finalize = do_finalize};
-FPP_EXPORT const ncclProfiler_v3_t ncclProfiler_v3 = {
-    .name = "fleetprint", .init = v3_init, .startEvent = v3_start, .stopEvent = do_stop,
-    .recordEventState = v23_state, .finalize = do_finalize};
+FPP_EXPORT const ncclProfiler_v5_t ncclProfiler_v5 = {.name = "fleetprint",
+                                                      .init = v5_init,
+                                                      .startEvent = v5_start,
+                                                      .stopEvent = do_stop,
+                                                      .recordEventState = v5_state,
+                                                      .finalize = do_finalize};
+FPP_EXPORT const ncclProfiler_v4_t ncclProfiler_v4 = {.name = "fleetprint",
+                                                      .init = v4_init,
+                                                      .startEvent = v4_start,
+                                                      .stopEvent = do_stop,
+                                                      .recordEventState = v5_state,
+                                                      .finalize = do_finalize};
+FPP_EXPORT const ncclProfiler_v3_t ncclProfiler_v3 = {.name = "fleetprint",
+                                                      .init = v3_init,
+                                                      .startEvent = v3_start,
+                                                      .stopEvent = do_stop,
+                                                      .recordEventState = v23_state,
+                                                      .finalize = do_finalize};
 FPP_EXPORT const ncclProfiler_v2_t ncclProfiler_v2 = {
-    .name = "fleetprint", .init = v2_init, .startEvent = v2_start, .stopEvent = do_stop,
+    .name = "fleetprint",
+    .init = v2_init,
+    .startEvent = v2_start,
+    .stopEvent = do_stop,
     .recordEventState = v23_state, /* the v2 and v3 state arguments are one type */
     .finalize = do_finalize};

@@ -18,14 +18,16 @@ const char *fpp_kind_name(int kind)
 
 size_t fpp_dtype_size(const char *d)
 {
-    static const struct { const char *name; size_t size; } sizes[] = {
-        {"ncclInt8", 1},     {"ncclUint8", 1},    {"ncclFloat8e4m3", 1}, {"ncclFloat8e5m2", 1},
-        {"ncclFloat16", 2},  {"ncclBfloat16", 2}, {"ncclInt32", 4},      {"ncclUint32", 4},
-        {"ncclFloat32", 4},  {"ncclInt64", 8},    {"ncclUint64", 8},     {"ncclFloat64", 8},
+    static const struct {
+        const char *name;
+        size_t size;
+    } sizes[] = {
+        {"ncclInt8", 1},    {"ncclUint8", 1},    {"ncclFloat8e4m3", 1}, {"ncclFloat8e5m2", 1},
+        {"ncclFloat16", 2}, {"ncclBfloat16", 2}, {"ncclInt32", 4},      {"ncclUint32", 4},
+        {"ncclFloat32", 4}, {"ncclInt64", 8},    {"ncclUint64", 8},     {"ncclFloat64", 8},
     };
     for (size_t i = 0; d && i < sizeof sizes / sizeof sizes[0]; i++)
-        if (strcmp(d, sizes[i].name) == 0)
-            return sizes[i].size;
+        if (strcmp(d, sizes[i].name) == 0) return sizes[i].size;
     return 0;
 }
 
@@ -39,8 +41,7 @@ typedef struct out {
 static void put(out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void put(out *o, const char *fmt, ...)
 {
-    if (o->bad)
-        return;
+    if (o->bad) return;
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(o->p + o->at, o->len - o->at, fmt, ap);
@@ -54,8 +55,7 @@ static void put(out *o, const char *fmt, ...)
 /* NCCL's strings are identifiers; anything else is replaced, never escaped. */
 static void put_str(out *o, const char *key, const char *s)
 {
-    if (!s)
-        return;
+    if (!s) return;
     put(o, ",\"%s\":\"", key);
     for (int i = 0; s[i] && i < 32; i++) {
         char c = s[i];
@@ -87,8 +87,7 @@ size_t fpp_format(const fpp_rec *r, char *buf, size_t len)
         if (r->kind == FPP_COLL)
             put(&o, ",\"seq\":%llu,\"root\":%d,\"nch\":%d", (unsigned long long)r->seq,
                 (int)r->peer, (int)r->nch);
-        if (r->kind == FPP_P2P)
-            put(&o, ",\"peer\":%d,\"nch\":%d", (int)r->peer, (int)r->nch);
+        if (r->kind == FPP_P2P) put(&o, ",\"peer\":%d,\"nch\":%d", (int)r->peer, (int)r->nch);
         put_str(&o, "algo", r->algo);
         put_str(&o, "proto", r->proto);
         break;
@@ -121,19 +120,20 @@ size_t fpp_format_header(char *buf, size_t len, const char *host, int pid, int w
     out o = {buf, len, 0, 0};
     put(&o, "{\"ev\":\"header\",\"format\":\"fleetprint-nccl-trace\",\"version\":1");
     put_str(&o, "host", host);
-    put(&o, ",\"pid\":%d,\"world_rank\":%d,\"clock\":\"CLOCK_MONOTONIC\",\"mono_ns\":%llu,"
-            "\"wall_ns\":%llu,\"mask\":%d,\"ring\":%u,\"events\":%u}\n",
+    put(&o,
+        ",\"pid\":%d,\"world_rank\":%d,\"clock\":\"CLOCK_MONOTONIC\",\"mono_ns\":%llu,"
+        "\"wall_ns\":%llu,\"mask\":%d,\"ring\":%u,\"events\":%u}\n",
         pid, world_rank, (unsigned long long)mono, (unsigned long long)wall, mask, ring, events);
     return o.bad ? 0 : o.at;
 }
 
-size_t fpp_format_comm(char *buf, size_t len, uint64_t comm, const char *name, int rank,
-                       int nranks, int nnodes, int api, uint64_t t)
+size_t fpp_format_comm(char *buf, size_t len, uint64_t comm, const char *name, int rank, int nranks,
+                       int nnodes, int api, uint64_t t)
 {
     out o = {buf, len, 0, 0};
     put(&o, "{\"ev\":\"comm\",\"comm\":\"%016llx\"", (unsigned long long)comm);
     put_str(&o, "name", name ? name : "");
-    put(&o, ",\"rank\":%d,\"nranks\":%d,\"nnodes\":%d,\"api\":%d,\"t0\":%llu}\n", rank,
-        nranks, nnodes, api, (unsigned long long)t);
+    put(&o, ",\"rank\":%d,\"nranks\":%d,\"nnodes\":%d,\"api\":%d,\"t0\":%llu}\n", rank, nranks,
+        nnodes, api, (unsigned long long)t);
     return o.bad ? 0 : o.at;
 }

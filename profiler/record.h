@@ -7,11 +7,12 @@
 #include <stdint.h>
 
 /* X(enum suffix, "ev" name) */
-#define FPP_KIND_MAP(X)                                                                    \
-    X(GROUP, "group") X(COLL, "coll") X(P2P, "p2p") X(PROXY_OP, "proxy_op")                \
-        X(PROXY_STEP, "proxy_step") X(PROXY_CTRL, "proxy_ctrl") X(KERNEL_CH, "kernel_ch")  \
-            X(NET_PLUGIN, "net_plugin") X(GROUP_API, "group_api") X(COLL_API, "coll_api") \
-                X(P2P_API, "p2p_api") X(KERNEL_LAUNCH, "kernel_launch")
+#define FPP_KIND_MAP(X)                                                                            \
+    X(GROUP, "group")                                                                              \
+    X(COLL, "coll") X(P2P, "p2p") X(PROXY_OP, "proxy_op") X(PROXY_STEP, "proxy_step")              \
+        X(PROXY_CTRL, "proxy_ctrl") X(KERNEL_CH, "kernel_ch") X(NET_PLUGIN, "net_plugin")          \
+            X(GROUP_API, "group_api") X(COLL_API, "coll_api") X(P2P_API, "p2p_api")                \
+                X(KERNEL_LAUNCH, "kernel_launch")
 
 /* Kinds in the order of NCCL's event type bits: kind k is type 1 << k. */
 typedef enum fpp_kind {
@@ -24,19 +25,19 @@ typedef enum fpp_kind {
 enum { FPP_NSTATES = 3 }; /* proxy step wait states kept per direction */
 
 typedef struct fpp_rec {
-    uint16_t kind;     /* fpp_kind */
-    uint8_t nch;       /* channels (coll, p2p) or channel id (proxy op, kernel ch) */
-    uint8_t is_send;   /* proxy op */
-    int32_t rank;      /* rank in the communicator */
-    int32_t peer;      /* p2p and proxy op: peer; coll: root */
-    int32_t step;      /* proxy step: step; proxy op: number of steps */
-    uint64_t id;       /* unique in the process, > 0 */
-    uint64_t parent;   /* id of the parent event, 0 for none */
-    uint64_t comm;     /* communicator hash */
-    uint64_t seq;      /* coll: NCCL's sequence number on the communicator */
-    uint64_t count;    /* elements (coll, p2p, api events); proxy step: bytes moved */
-    uint64_t t0, t1;   /* start and stop, ns of CLOCK_MONOTONIC */
-    uint64_t gpu0, gpu1; /* kernel ch: GPU globaltimer at start and stop (0: none) */
+    uint16_t kind;               /* fpp_kind */
+    uint8_t nch;                 /* channels (coll, p2p) or channel id (proxy op, kernel ch) */
+    uint8_t is_send;             /* proxy op */
+    int32_t rank;                /* rank in the communicator */
+    int32_t peer;                /* p2p and proxy op: peer; coll: root */
+    int32_t step;                /* proxy step: step; proxy op: number of steps */
+    uint64_t id;                 /* unique in the process, > 0 */
+    uint64_t parent;             /* id of the parent event, 0 for none */
+    uint64_t comm;               /* communicator hash */
+    uint64_t seq;                /* coll: NCCL's sequence number on the communicator */
+    uint64_t count;              /* elements (coll, p2p, api events); proxy step: bytes moved */
+    uint64_t t0, t1;             /* start and stop, ns of CLOCK_MONOTONIC */
+    uint64_t gpu0, gpu1;         /* kernel ch: GPU globaltimer at start and stop (0: none) */
     uint64_t state[FPP_NSTATES]; /* proxy step: when each wait state was entered (0: never) */
     const char *func, *dtype, *algo, *proto; /* NCCL's static strings, or NULL */
 } fpp_rec;
@@ -58,7 +59,7 @@ size_t fpp_format_header(char *buf, size_t len, const char *host, int pid, int w
                          uint64_t mono, uint64_t wall, int mask, unsigned ring, unsigned events);
 
 /* A communicator's line, written when the plugin's init sees it. */
-size_t fpp_format_comm(char *buf, size_t len, uint64_t comm, const char *name, int rank,
-                       int nranks, int nnodes, int api, uint64_t t);
+size_t fpp_format_comm(char *buf, size_t len, uint64_t comm, const char *name, int rank, int nranks,
+                       int nnodes, int api, uint64_t t);
 
 #endif

@@ -18,8 +18,9 @@ fp_status fp_tr_write_timeline(const fp_tr_job *job, const char *path)
     fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
     const char *sep = "";
     for (int r = 0; r < job->nranks; r++) {
-        fprintf(f, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":"
-                   "\"rank %d (%s)\"}}",
+        fprintf(f,
+                "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":"
+                "\"rank %d (%s)\"}}",
                 sep, r, r, job->host[r]);
         sep = ",\n";
     }

@@ -15,37 +15,37 @@
 
 /* One NCCL operation of one rank: a collective, a send or a receive. */
 typedef struct fp_tr_op {
-    int rank;          /* world rank (the file's) */
-    int comm;          /* index into the job's communicators */
-    int crank;         /* rank in that communicator */
-    int peer;          /* send/recv: the peer's rank in the communicator; else -1 */
+    int rank;  /* world rank (the file's) */
+    int comm;  /* index into the job's communicators */
+    int crank; /* rank in that communicator */
+    int peer;  /* send/recv: the peer's rank in the communicator; else -1 */
     bool p2p, send;
-    char op[24];       /* NCCL's name: AllReduce, Send, Recv, ... */
-    uint64_t seq;      /* collective: NCCL's sequence number; p2p: order among this
-                          rank's ops of the same direction with the same peer */
+    char op[24];  /* NCCL's name: AllReduce, Send, Recv, ... */
+    uint64_t seq; /* collective: NCCL's sequence number; p2p: order among this
+                     rank's ops of the same direction with the same peer */
     uint64_t bytes;
-    double t_enq;      /* s since the job's first anchor: startEvent of the op */
-    double t_start;    /* the op ran: first kernel channel or proxy op start (t_enq if none) */
-    double t_end;      /* last stop of the op or its children */
+    double t_enq;   /* s since the job's first anchor: startEvent of the op */
+    double t_start; /* the op ran: first kernel channel or proxy op start (t_enq if none) */
+    double t_end;   /* last stop of the op or its children */
 } fp_tr_op;
 
 /* A communicator as its members reported it. */
 typedef struct fp_tr_comm {
     uint64_t hash;
     int nranks;
-    int *members;      /* [nranks]: world rank by communicator rank, -1 unknown */
+    int *members; /* [nranks]: world rank by communicator rank, -1 unknown */
     char name[64];
 } fp_tr_comm;
 
 typedef struct fp_tr_job {
-    int nranks;                 /* world ranks: one file each */
-    char (*host)[FP_NAME_MAX];  /* [nranks] host of each rank */
+    int nranks;                /* world ranks: one file each */
+    char (*host)[FP_NAME_MAX]; /* [nranks] host of each rank */
     size_t nops;
-    fp_tr_op *ops;              /* sorted by rank, then t_enq */
+    fp_tr_op *ops; /* sorted by rank, then t_enq */
     int ncomms;
     fp_tr_comm *comms;
-    uint64_t dropped;           /* events the plugin dropped, over all files */
-    double wall_start;          /* Unix time of t = 0 */
+    uint64_t dropped;  /* events the plugin dropped, over all files */
+    double wall_start; /* Unix time of t = 0 */
 } fp_tr_job;
 
 /* Read every *.jsonl file of dir (one per rank). Ranks come from the files'

@@ -18,8 +18,7 @@ enum { PP_COMM = 0xA000, DP_COMM = 0xB000, EMB_COMM = 0xC000, WORLD_COMM = 0xD00
 static int cmp_start(const void *a, const void *b)
 {
     const fp_wi_row *x = a, *y = b;
-    if (x->rank != y->rank)
-        return x->rank - y->rank;
+    if (x->rank != y->rank) return x->rank - y->rank;
     return x->start_ts < y->start_ts ? -1 : x->start_ts > y->start_ts;
 }
 
@@ -47,8 +46,7 @@ int main(int argc, char **argv)
     sp.slow_factor = argc > 8 ? atof(argv[8]) : 1.5;
     fp_wi_row *rows = NULL;
     size_t n = 0;
-    if (fp_wi_synth_rows(&sp, &rows, &n) != FP_OK)
-        return 4;
+    if (fp_wi_synth_rows(&sp, &rows, &n) != FP_OK) return 4;
     qsort(rows, n, sizeof *rows, cmp_start);
     const int dp = sp.dp, pp = sp.pp, world = dp * pp;
     uint64_t *seq = calloc((size_t)world * 4, sizeof *seq); /* per rank and comm kind */
@@ -67,14 +65,19 @@ int main(int argc, char **argv)
         snprintf(host, sizeof host, "n%02d", r);
         /* every rank's clock anchor differs; wall - mono is what aligns them */
         uint64_t mono = 5000000000ull * (uint64_t)(r + 1), wall = 1700000000000000000ull;
-        put_line(f, line, fpp_format_header(line, sizeof line, host, 1000 + r, r, mono, wall,
-                                            0x5f, 16384, 4096));
-        put_line(f, line, fpp_format_comm(line, sizeof line, PP_COMM + d, "pp", s, pp, pp, 5, mono));
-        put_line(f, line, fpp_format_comm(line, sizeof line, DP_COMM + s, "dp", d, dp, dp, 5, mono));
-        put_line(f, line, fpp_format_comm(line, sizeof line, WORLD_COMM, "world", r, world, world, 5, mono));
+        put_line(
+            f, line,
+            fpp_format_header(line, sizeof line, host, 1000 + r, r, mono, wall, 0x5f, 16384, 4096));
+        put_line(f, line,
+                 fpp_format_comm(line, sizeof line, PP_COMM + d, "pp", s, pp, pp, 5, mono));
+        put_line(f, line,
+                 fpp_format_comm(line, sizeof line, DP_COMM + s, "dp", d, dp, dp, 5, mono));
+        put_line(f, line,
+                 fpp_format_comm(line, sizeof line, WORLD_COMM, "world", r, world, world, 5, mono));
         if (s == 0 || s == pp - 1)
-            put_line(f, line, fpp_format_comm(line, sizeof line, EMB_COMM + d, "emb",
-                                              s == 0 ? 0 : 1, 2, 2, 5, mono));
+            put_line(f, line,
+                     fpp_format_comm(line, sizeof line, EMB_COMM + d, "emb", s == 0 ? 0 : 1, 2, 2,
+                                     5, mono));
         for (; i < n && rows[i].rank == r; i++) {
             const fp_wi_row *w = &rows[i];
             fpp_rec rec = {.rank = s, .peer = -1, .count = 1 << 20, .dtype = "ncclBfloat16"};
@@ -117,21 +120,28 @@ int main(int argc, char **argv)
             default:
                 continue; /* compute, gc, layernorm, optimizer: NCCL sees none */
             }
-            if (rec.kind == FPP_COLL)
-                rec.seq = seq[(size_t)r * 4 + (size_t)ck]++;
+            if (rec.kind == FPP_COLL) rec.seq = seq[(size_t)r * 4 + (size_t)ck]++;
             /* the host enqueues 50 us before the kernel runs; the kernel channel says when */
             uint64_t t0 = mono + (uint64_t)((w->start_ts - 900.0) * 1e9);
             uint64_t t1 = t0 + (uint64_t)(w->duration * 1e9);
             rec.id = id++;
             rec.t0 = t0 - 50000;
             rec.t1 = t1;
-            fpp_rec ch = {.kind = FPP_KERNEL_CH, .id = id++, .parent = rec.id, .comm = rec.comm,
-                          .rank = rec.rank, .t0 = t0, .t1 = t1, .gpu0 = t0, .gpu1 = t1};
+            fpp_rec ch = {.kind = FPP_KERNEL_CH,
+                          .id = id++,
+                          .parent = rec.id,
+                          .comm = rec.comm,
+                          .rank = rec.rank,
+                          .t0 = t0,
+                          .t1 = t1,
+                          .gpu0 = t0,
+                          .gpu1 = t1};
             put_line(f, line, fpp_format(&ch, line, sizeof line));
             put_line(f, line, fpp_format(&rec, line, sizeof line));
         }
-        put_line(f, line, (size_t)snprintf(line, sizeof line,
-                                           "{\"ev\":\"end\",\"written\":0,\"ring_dropped\":0}\n"));
+        put_line(f, line,
+                 (size_t)snprintf(line, sizeof line,
+                                  "{\"ev\":\"end\",\"written\":0,\"ring_dropped\":0}\n"));
         fclose(f);
     }
     free(seq);

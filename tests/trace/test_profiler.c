@@ -27,8 +27,7 @@ static json_t *read_trace(void)
     struct dirent *de;
     int files = 0;
     while (d && (de = readdir(d))) {
-        if (!strstr(de->d_name, ".jsonl"))
-            continue;
+        if (!strstr(de->d_name, ".jsonl")) continue;
         files++;
         char path[512];
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
@@ -38,15 +37,12 @@ static json_t *read_trace(void)
             json_error_t err;
             json_t *j = json_loads(line, 0, &err);
             CHECK(j != NULL);
-            if (j)
-                json_array_append_new(all, j);
+            if (j) json_array_append_new(all, j);
         }
-        if (f)
-            fclose(f);
+        if (f) fclose(f);
         unlink(path);
     }
-    if (d)
-        closedir(d);
+    if (d) closedir(d);
     CHECK(files == 1);
     return all;
 }
@@ -63,8 +59,9 @@ static json_t *find_ev(json_t *all, const char *ev, size_t nth)
 {
     size_t i;
     json_t *j;
-    json_array_foreach(all, i, j) if (strcmp(json_string_value(json_object_get(j, "ev")), ev) == 0 &&
-                                      nth-- == 0) return j;
+    json_array_foreach(all, i,
+                       j) if (strcmp(json_string_value(json_object_get(j, "ev")), ev) == 0 &&
+                              nth-- == 0) return j;
     return NULL;
 }
 
@@ -122,7 +119,8 @@ static void test_v5(const ncclProfiler_v5_t *p)
     e.proxyOp.channelId = 1;
     p->startEvent(world, &h[7], &e);
     for (int s = 0; s < 2; s++) {
-        e = (ncclProfilerEventDescr_v5_t){.type = ncclProfileProxyStep, .parentObj = h[7], .rank = 3};
+        e = (ncclProfilerEventDescr_v5_t){
+            .type = ncclProfileProxyStep, .parentObj = h[7], .rank = 3};
         e.proxyStep.step = s;
         p->startEvent(world, &h[8], &e);
         ncclProfilerEventStateArgs_v5_t a = {.proxyStep = {.transSize = 2048}};
@@ -235,8 +233,7 @@ static void test_old_versions(void *so)
     const ncclProfiler_v4_t *p4 = dlsym(so, "ncclProfiler_v4");
     const ncclProfiler_v3_t *p3 = dlsym(so, "ncclProfiler_v3");
     CHECK(p4 && p3 && dlsym(so, "ncclProfiler_v2"));
-    if (!p4 || !p3)
-        return;
+    if (!p4 || !p3) return;
     void *c4 = NULL, *c3 = NULL, *h;
     int mask;
     p4->init(&c4, &mask, "v4", 0x4444, 1, 2, 1, NULL);
