@@ -67,18 +67,9 @@ static fp_status trace_run(const void *config, fp_world *world)
         snprintf(path, sizeof path, "%s.csv", c->out);
         FP_CHECK(fp_wi_write_csv(rows, n, path));
         snprintf(path, sizeof path, "%s.yaml", c->out);
-        FILE *f = fopen(path, "w");
-        if (!f ||
-            fprintf(f,
-                    "# written by fleetprint trace from %s\ntrial_name: %s\nrun_id: 0\n"
-                    "dp_size: %d\npp_size: %d\ntp_size: 1\ndsp_size: 1\nvpp_size: 1\n"
-                    "world_size: %d\n",
-                    c->dir, meta.trial_name, meta.dp_size, meta.pp_size, meta.world_size) < 0 ||
-            fclose(f) != 0) {
-            fp_error("%s: cannot write", path);
-            st = FP_EIO;
-            goto cleanup;
-        }
+        char note[4200];
+        snprintf(note, sizeof note, "written by fleetprint trace from %s", c->dir);
+        FP_CHECK(fp_wi_write_meta(&meta, note, path));
         fp_info("what-if trace: %s.csv (%zu rows, DP %d x PP %d), meta %s", c->out, n, meta.dp_size,
                 meta.pp_size, path);
     }

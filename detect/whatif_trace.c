@@ -565,3 +565,25 @@ fp_status fp_wi_write_csv(const fp_wi_row *rows, size_t n, const char *path)
     }
     return FP_OK;
 }
+
+fp_status fp_wi_write_meta(const fp_wi_meta *m, const char *comment, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fp_error("%s: cannot write: %s", path, strerror(errno));
+        return FP_EIO;
+    }
+    if (comment)
+        fprintf(f, "# %s\n", comment);
+    fprintf(f,
+            "trial_name: %s\nrun_id: %d\ndp_size: %d\npp_size: %d\ntp_size: %d\ndsp_size: %d\n"
+            "vpp_size: %d\nworld_size: %d\n",
+            m->trial_name, m->run_id, m->dp_size, m->pp_size, m->tp_size, m->dsp_size,
+            m->vpp_size, m->world_size);
+    bool bad = ferror(f) != 0;
+    if (fclose(f) != 0 || bad) {
+        fp_error("%s: write failed", path);
+        return FP_EIO;
+    }
+    return FP_OK;
+}

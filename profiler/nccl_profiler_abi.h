@@ -1,8 +1,9 @@
 #ifndef FLEETPRINT_PROFILER_NCCL_PROFILER_ABI_H
 #define FLEETPRINT_PROFILER_NCCL_PROFILER_ABI_H
-/* The NCCL profiler plugin ABI, versions 2 to 5, written from NCCL's
+/* The NCCL profiler plugin ABI, versions 1 to 5, written from NCCL's
  * documentation (ext-profiler/README.md and the profiler_vN headers). NCCL
- * 2.24 looks for ncclProfiler_v2, 2.25 for v3, 2.26-2.27 for v4, 2.28 for v5
+ * 2.23 looks for ncclProfiler_v1, 2.24 for v2, 2.25 for v3, 2.26-2.27 for v4,
+ * 2.28 for v5
  * (each newest first, then the older ones it still accepts). Only the layout
  * matters: these structs are what NCCL passes, so field order and types must
  * match NCCL's exactly. No NCCL header is needed to build against this. */
@@ -301,6 +302,46 @@ typedef struct {
     };
 } ncclProfilerEventDescr_v2_t;
 
+/* ---- v1 (NCCL 2.23): function, datatype, algorithm and protocol are enum indices ---- */
+
+typedef struct {
+    uint8_t type;
+    void *parentObj;
+    int rank;
+    union {
+        struct {
+            const char *name;
+            uint64_t commHash;
+            uint64_t seqNumber;
+            uint8_t func; /* ncclFunc_t */
+            const void *sendBuff;
+            void *recvBuff;
+            size_t count;
+            int root;
+            uint8_t datatype; /* ncclDataType_t */
+            uint32_t op;
+            size_t trafficBytes;
+            uint8_t nMaxChannels;
+            uint8_t nWarps;
+            uint8_t algo;
+            uint8_t proto;
+            int isCollnet;
+            int isNvls;
+        } coll;
+        struct {
+            const char *name;
+            uint64_t commHash;
+            uint8_t func;
+            void *buff;
+            uint8_t datatype;
+            size_t count;
+            int peer;
+        } p2p;
+        ncclProfilerProxyOpDescr_t proxyOp;
+        ncclProfilerProxyStepDescr_t proxyStep;
+    };
+} ncclProfilerEventDescr_v1_t;
+
 typedef union {
     struct {
         size_t transSize;
@@ -311,11 +352,14 @@ typedef union {
     } proxyCtrl;
 } ncclProfilerEventStateArgs_v3_t;
 typedef ncclProfilerEventStateArgs_v3_t ncclProfilerEventStateArgs_v2_t;
+typedef ncclProfilerEventStateArgs_v3_t ncclProfilerEventStateArgs_v1_t;
 
 NCCL__PROFILER_TABLE(v3, (void **context, int *eActivationMask), ncclProfilerEventDescr_v3_t,
                      ncclProfilerEventStateArgs_v3_t);
 
 NCCL__PROFILER_TABLE(v2, (void **context, int *eActivationMask), ncclProfilerEventDescr_v2_t,
                      ncclProfilerEventStateArgs_v2_t);
+NCCL__PROFILER_TABLE(v1, (void **context, int *eActivationMask), ncclProfilerEventDescr_v1_t,
+                     ncclProfilerEventStateArgs_v1_t);
 
 #endif

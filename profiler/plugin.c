@@ -1,4 +1,4 @@
-/* libnccl-profiler-fleetprint.so: an NCCL profiler plugin (API v2 to v5) that
+/* libnccl-profiler-fleetprint.so: an NCCL profiler plugin (API v1 to v5) that
  * records collective, point-to-point, proxy and kernel-channel events of a
  * running job, one JSON Lines file per process (docs/trace.md).
  *
@@ -557,6 +557,51 @@ static ncclResult_t v2_start(void *context, void **handle, ncclProfilerEventDesc
     return ncclSuccess;
 }
 
+/* v1 names functions, datatypes, algorithms and protocols by their enum
+ * index in NCCL 2.23 (ncclFunc_t, ncclDataType_t, NCCL_ALGO_*, NCCL_PROTO_*). */
+static const char *v1_name(uint8_t i, const char *const *names, size_t n)
+{
+    return i < n ? names[i] : NULL;
+}
+#define V1_NAME(i, names) v1_name(i, names, sizeof names / sizeof names[0])
+
+static ncclResult_t v1_init(void **context, int *mask)
+{
+    return do_init(context, mask, 1, 0, NULL, 0, 0, -1, NULL);
+}
+
+static ncclResult_t v1_start(void *context, void **handle, ncclProfilerEventDescr_v1_t *d)
+{
+    static const char *const funcs[] = {"Broadcast", "Reduce", "AllGather", "ReduceScatter",
+                                        "AllReduce", "SendRecv", "Send",    "Recv"};
+    static const char *const types[] = {"ncclInt8",    "ncclUint8",   "ncclInt32",
+                                        "ncclUint32",  "ncclInt64",   "ncclUint64",
+                                        "ncclFloat16", "ncclFloat32", "ncclFloat64",
+                                        "ncclBfloat16"};
+    static const char *const algos[] = {"Tree", "Ring", "CollNetDirect", "CollNetChain",
+                                        "NVLS", "NVLSTree", "PAT"};
+    static const char *const protos[] = {"LL", "LL128", "Simple"};
+    int kind = kind_of(d->type);
+    event *e = context && kind >= 0 && kind <= FPP_PROXY_CTRL
+                   ? ev_start(context, kind, d->parentObj, d->rank)
+                   : NULL;
+    *handle = e;
+    if (!e)
+        return ncclSuccess;
+    if (kind == FPP_COLL) {
+        e->r.comm = d->coll.commHash;
+        fill_coll(e, d->coll.seqNumber, V1_NAME(d->coll.func, funcs), d->coll.count, d->coll.root,
+                  V1_NAME(d->coll.datatype, types), d->coll.nMaxChannels,
+                  V1_NAME(d->coll.algo, algos), V1_NAME(d->coll.proto, protos));
+    } else if (kind == FPP_P2P) {
+        e->r.comm = d->p2p.commHash;
+        fill_p2p(e, V1_NAME(d->p2p.func, funcs), V1_NAME(d->p2p.datatype, types), d->p2p.count,
+                 d->p2p.peer, 0);
+    }
+    fill_proxy(e, &d->proxyOp, &d->proxyStep);
+    return ncclSuccess;
+}
+
 static ncclResult_t v23_state(void *handle, ncclProfilerEventState_t s,
                               ncclProfilerEventStateArgs_v3_t *a)
 {
@@ -590,3 +635,9 @@ FPP_EXPORT const ncclProfiler_v2_t ncclProfiler_v2 = {
     .stopEvent = do_stop,
     .recordEventState = v23_state, /* the v2 and v3 state arguments are one type */
     .finalize = do_finalize};
+FPP_EXPORT const ncclProfiler_v1_t ncclProfiler_v1 = {.name = "fleetprint",
+                                                      .init = v1_init,
+                                                      .startEvent = v1_start,
+                                                      .stopEvent = do_stop,
+                                                      .recordEventState = v23_state,
+                                                      .finalize = do_finalize};

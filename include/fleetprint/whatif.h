@@ -117,6 +117,10 @@ void fp_wi_trace_free(fp_wi_trace *trace);
 /* Write n rows as a CSV trace (header first) to path. FP_EIO on failure. */
 fp_status fp_wi_write_csv(const fp_wi_row *rows, size_t n, const char *path);
 
+/* Write meta as the YAML fp_wi_meta_load reads, after a "# comment" line
+ * (none when comment is NULL). FP_EIO on failure. */
+fp_status fp_wi_write_meta(const fp_wi_meta *meta, const char *comment, const char *path);
+
 /* ---- analysis ------------------------------------------------------------------ */
 
 typedef struct fp_wi_options {

@@ -226,8 +226,8 @@ static void test_drops(const ncclProfiler_v5_t *p)
     json_decref(all);
 }
 
-/* v4 and v3 descriptors: the communicator comes from init (v4) or from the
- * event (v3, whose init knows nothing of it). */
+/* v4, v3 and v1 descriptors: the communicator comes from init (v4) or from
+ * the event (v3, v1, whose init knows nothing of it). */
 static void test_old_versions(void *so)
 {
     const ncclProfiler_v4_t *p4 = dlsym(so, "ncclProfiler_v4");
@@ -253,6 +253,23 @@ static void test_old_versions(void *so)
     e3.coll.datatype = "ncclInt8";
     p3->startEvent(c3, &h, &e3);
     p3->stopEvent(h);
+    /* v1 (NCCL 2.23) gives enum indices: 4 is ncclFuncAllReduce, 7 ncclFloat32 */
+    const ncclProfiler_v1_t *p1 = dlsym(so, "ncclProfiler_v1");
+    CHECK(p1 != NULL);
+    void *c1 = NULL;
+    if (p1) {
+        p1->init(&c1, &mask);
+        ncclProfilerEventDescr_v1_t e1 = {.type = ncclProfileColl, .rank = 0};
+        e1.coll.commHash = 0x6666;
+        e1.coll.func = 4;
+        e1.coll.datatype = 7;
+        e1.coll.count = 2;
+        e1.coll.algo = 1;
+        e1.coll.proto = 2;
+        p1->startEvent(c1, &h, &e1);
+        p1->stopEvent(h);
+        p1->finalize(c1);
+    }
     p3->finalize(c3);
     p4->finalize(c4);
     json_t *all = read_trace();
@@ -261,6 +278,11 @@ static void test_old_versions(void *so)
           strcmp(json_string_value(json_object_get(p2p, "comm")), "0000000000004444") == 0);
     CHECK(coll && num(coll, "seq") == 3 && num(coll, "rank") == 2 &&
           strcmp(json_string_value(json_object_get(coll, "comm")), "0000000000005555") == 0);
+    json_t *v1coll = find_ev(all, "coll", 1);
+    CHECK(v1coll && strcmp(json_string_value(json_object_get(v1coll, "op")), "AllReduce") == 0 &&
+          num(v1coll, "bytes") == 8 &&
+          strcmp(json_string_value(json_object_get(v1coll, "algo")), "Ring") == 0 &&
+          strcmp(json_string_value(json_object_get(v1coll, "proto")), "Simple") == 0);
     json_decref(all);
 }
 
