@@ -572,22 +572,20 @@ static ncclResult_t v1_init(void **context, int *mask)
 
 static ncclResult_t v1_start(void *context, void **handle, ncclProfilerEventDescr_v1_t *d)
 {
-    static const char *const funcs[] = {"Broadcast", "Reduce", "AllGather", "ReduceScatter",
-                                        "AllReduce", "SendRecv", "Send",    "Recv"};
-    static const char *const types[] = {"ncclInt8",    "ncclUint8",   "ncclInt32",
-                                        "ncclUint32",  "ncclInt64",   "ncclUint64",
-                                        "ncclFloat16", "ncclFloat32", "ncclFloat64",
-                                        "ncclBfloat16"};
-    static const char *const algos[] = {"Tree", "Ring", "CollNetDirect", "CollNetChain",
-                                        "NVLS", "NVLSTree", "PAT"};
+    static const char *const funcs[] = {"Broadcast", "Reduce",   "AllGather", "ReduceScatter",
+                                        "AllReduce", "SendRecv", "Send",      "Recv"};
+    static const char *const types[] = {"ncclInt8",    "ncclUint8",   "ncclInt32",   "ncclUint32",
+                                        "ncclInt64",   "ncclUint64",  "ncclFloat16", "ncclFloat32",
+                                        "ncclFloat64", "ncclBfloat16"};
+    static const char *const algos[] = {"Tree",     "Ring", "CollNetDirect", "CollNetChain", "NVLS",
+                                        "NVLSTree", "PAT"};
     static const char *const protos[] = {"LL", "LL128", "Simple"};
     int kind = kind_of(d->type);
     event *e = context && kind >= 0 && kind <= FPP_PROXY_CTRL
                    ? ev_start(context, kind, d->parentObj, d->rank)
                    : NULL;
     *handle = e;
-    if (!e)
-        return ncclSuccess;
+    if (!e) return ncclSuccess;
     if (kind == FPP_COLL) {
         e->r.comm = d->coll.commHash;
         fill_coll(e, d->coll.seqNumber, V1_NAME(d->coll.func, funcs), d->coll.count, d->coll.root,

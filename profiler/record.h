@@ -9,10 +9,10 @@
 /* X(enum suffix, "ev" name) */
 #define FPP_KIND_MAP(X)                                                                            \
     X(GROUP, "group")                                                                              \
-    X(COLL, "coll") X(P2P, "p2p") X(PROXY_OP, "proxy_op") X(PROXY_STEP, "proxy_step")              \
-        X(PROXY_CTRL, "proxy_ctrl") X(KERNEL_CH, "kernel_ch") X(NET_PLUGIN, "net_plugin")          \
-            X(GROUP_API, "group_api") X(COLL_API, "coll_api") X(P2P_API, "p2p_api")                \
-                X(KERNEL_LAUNCH, "kernel_launch")
+    X(COLL, "coll")                                                                                \
+    X(P2P, "p2p") X(PROXY_OP, "proxy_op") X(PROXY_STEP, "proxy_step") X(PROXY_CTRL, "proxy_ctrl")  \
+        X(KERNEL_CH, "kernel_ch") X(NET_PLUGIN, "net_plugin") X(GROUP_API, "group_api")            \
+            X(COLL_API, "coll_api") X(P2P_API, "p2p_api") X(KERNEL_LAUNCH, "kernel_launch")
 
 /* Kinds in the order of NCCL's event type bits: kind k is type 1 << k. */
 typedef enum fpp_kind {
