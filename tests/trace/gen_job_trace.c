@@ -5,7 +5,9 @@
  * communicator per stage, the embedding all-reduce of the first and last
  * stage, the clip all-reduce on the world communicator). Compute is what NCCL
  * never sees: it is left out, and `fleetprint trace` must infer it.
- * usage: gen_job_trace DIR [dp pp microbatches steps slow_dp slow_stage factor] */
+ * With TRUTH, the job's own what-if trace (compute included) goes to
+ * TRUTH.csv and TRUTH.yaml, to compare with what `fleetprint trace` infers.
+ * usage: gen_job_trace DIR [dp pp microbatches steps slow_dp slow_stage factor [TRUTH]] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +35,8 @@ static void put_line(FILE *f, const char *line, size_t n)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: gen_job_trace DIR [dp pp mb steps slow_dp slow_stage factor]\n");
+        fprintf(stderr,
+                "usage: gen_job_trace DIR [dp pp mb steps slow_dp slow_stage factor [TRUTH]]\n");
         return 2;
     }
     fp_wi_synth sp = fp_wi_synth_default();
@@ -47,6 +50,20 @@ int main(int argc, char **argv)
     fp_wi_row *rows = NULL;
     size_t n = 0;
     if (fp_wi_synth_rows(&sp, &rows, &n) != FP_OK) return 4;
+    if (argc > 9) {
+        char p[4096];
+        fp_wi_meta meta = {.dp_size = sp.dp,
+                           .pp_size = sp.pp,
+                           .tp_size = 1,
+                           .dsp_size = 1,
+                           .vpp_size = 1,
+                           .world_size = sp.dp * sp.pp};
+        snprintf(meta.trial_name, sizeof meta.trial_name, "truth");
+        snprintf(p, sizeof p, "%s.csv", argv[9]);
+        if (fp_wi_write_csv(rows, n, p) != FP_OK) return 4;
+        snprintf(p, sizeof p, "%s.yaml", argv[9]);
+        if (fp_wi_write_meta(&meta, "the synthetic job as generated", p) != FP_OK) return 4;
+    }
     qsort(rows, n, sizeof *rows, cmp_start);
     const int dp = sp.dp, pp = sp.pp, world = dp * pp;
     uint64_t *seq = calloc((size_t)world * 4, sizeof *seq); /* per rank and comm kind */

@@ -10,7 +10,7 @@ source "$(dirname "$0")/../lib.sh"
 GEN=$1
 
 mkdir -p "$WORK/slow" "$WORK/ok"
-"$GEN" "$WORK/slow" 4 4 8 4 2 1 1.5 >/dev/null
+"$GEN" "$WORK/slow" 4 4 8 4 2 1 1.5 "$WORK/truth" >/dev/null
 "$GEN" "$WORK/ok" 4 4 8 4 -1 -1 1.0 >/dev/null
 
 # ---- trace -> whatif ----------------------------------------------------------------------
@@ -20,6 +20,9 @@ expect_out "16 ranks, 1760 NCCL ops on 13 communicators"
 expect_rc 0 "$FLEETPRINT" whatif --trace "$WORK/slow_wi.csv" --meta "$WORK/slow_wi.yaml" \
     --json "$WORK/slow.json"
 expect_out "first: rank 6, dp 2 stage 1"
+# the job as generated, compute included: what the inference must come close to
+expect_rc 0 "$FLEETPRINT" whatif --trace "$WORK/truth.csv" --meta "$WORK/truth.yaml" \
+    --json "$WORK/truth.json"
 expect_rc 0 "$FLEETPRINT" trace "$WORK/ok" --out "$WORK/ok_wi" --store "$WORK/s.h5" --id okjob
 expect_rc 0 "$FLEETPRINT" whatif --trace "$WORK/ok_wi.csv" --meta "$WORK/ok_wi.yaml" \
     --json "$WORK/ok.json"
@@ -27,6 +30,11 @@ py - "$WORK" <<'PY' || fail "what-if attribution"
 import json, sys
 d = sys.argv[1]
 slow, ok = json.load(open(d + "/slow.json")), json.load(open(d + "/ok.json"))
+truth = json.load(open(d + "/truth.json"))
+# compute inferred from the gaps between NCCL ops: S within 5% of the truth's
+assert abs(slow["blocking_slowdown"] / truth["blocking_slowdown"] - 1) < 0.05, \
+    (slow["blocking_slowdown"], truth["blocking_slowdown"])
+print("S traced %.4f, truth %.4f" % (slow["blocking_slowdown"], truth["blocking_slowdown"]))
 by_dp = slow["blocking_decompose_by_dp_rank"]
 top = max(by_dp, key=by_dp.get)
 assert top == "2", by_dp                       # the slow DP rank
