@@ -103,6 +103,54 @@ else
     echo "note: cannot drop privileges here; read-only directory case not run"
 fi
 
+# ---- schema 1, retention, compaction ------------------------------------------------
+# a partition is itself a schema-1 store: with the baselines copied in, it is
+# what a store written before manifests looks like
+"$GEN" --runs 4 --nodes 4 --gpus 2 --metrics 3 --iters 2 --prefix old > old.jsonl
+expect_rc 0 "$F" store ingest old.jsonl --store a.h5
+expect_rc 0 "$F" baseline build --store a.h5
+cp a.h5.d/p0000000000.h5 legacy.h5
+$PY -c "import h5py; a=h5py.File('a.h5','r'); l=h5py.File('legacy.h5','r+'); l.copy(a['baselines'], 'baselines')"
+expect_rc 0 "$F" store export --store legacy.h5 --baselines -o l1.jsonl
+$PY "$HERE/compare_jsonl.py" old.jsonl l1.jsonl old-0 old-1 old-2 old-3
+grep -q '"kind":"baseline"' l1.jsonl || fail "schema-1 baselines not read"
+# its first change makes it a manifest; the old file becomes its first partition
+"$GEN" --runs 1 --nodes 4 --gpus 2 --metrics 3 --iters 2 --prefix new --time 1900000000 > new.jsonl
+expect_rc 0 "$F" store ingest new.jsonl --store legacy.h5
+[ "$($PY -c "import h5py; print(int(h5py.File('legacy.h5','r').attrs['fleetprint_schema']))")" = 2 ] ||
+    fail "legacy.h5 was not migrated"
+[ "$(ls legacy.h5.d | tr '\n' ' ')" = "p0000000000.h5 p0000000001.h5 " ] || fail "partitions: $(ls legacy.h5.d)"
+expect_rc 0 "$F" store export --store legacy.h5 --baselines -o l2.jsonl
+cat old.jsonl new.jsonl > both.jsonl
+$PY "$HERE/compare_jsonl.py" both.jsonl l2.jsonl old-0 old-1 old-2 old-3 new-0
+grep '"kind":"baseline"' l1.jsonl > b1.txt && grep '"kind":"baseline"' l2.jsonl > b2.txt
+cmp b1.txt b2.txt || fail "baselines changed in the migration"
+# rm by id rewrites the partition that keeps other runs; --before drops old runs
+expect_rc 0 "$F" store rm old-1 --store legacy.h5
+[ "$(run_ids legacy.h5)" = "new-0 old-0 old-2 old-3 " ] || fail "after rm: $(run_ids legacy.h5)"
+expect_rc 2 "$F" store rm --before someday --store legacy.h5
+expect_err "--before 'someday' is not a date"
+expect_rc 2 "$F" store rm old-0 --before 2020-01-01 --store legacy.h5
+expect_rc 0 "$F" store rm --before 2030-01-01 --store legacy.h5
+[ "$(run_ids legacy.h5)" = "new-0 " ] || fail "after rm --before: $(run_ids legacy.h5)"
+expect_rc 0 "$F" store rm --before 2030-01-01 --store legacy.h5
+grep -q "nothing removed" err.txt || fail "rm --before with nothing to remove"
+# compact merges the small partitions and gives the baselines a file of their own
+for i in 1 2 3; do
+    "$GEN" --runs 1 --nodes 4 --gpus 2 --metrics 3 --iters 2 --prefix "c$i" --seed "$i" > "c$i.jsonl"
+    expect_rc 0 "$F" store ingest "c$i.jsonl" --store legacy.h5
+done
+expect_rc 0 "$F" store export --store legacy.h5 --baselines -o l3.jsonl
+expect_rc 0 "$F" store compact --store legacy.h5
+grep -q "4 runs moved; 4 partition files before, 1 after" err.txt || { cat err.txt; fail "compact summary"; }
+[ "$(ls legacy.h5.d | cut -c1 | sort | uniq -c | awk '{print $1 $2}' | tr '\n' ' ')" = "1b 1p " ] ||
+    fail "after compact: $(ls legacy.h5.d)"
+expect_rc 0 "$F" store export --store legacy.h5 --baselines -o l4.jsonl
+cmp l3.jsonl l4.jsonl || fail "compact changed the store's contents"
+expect_rc 0 "$F" store compact --store legacy.h5
+grep -q "0 runs moved" err.txt || fail "a second compact moved runs"
+expect_rc 2 "$F" store compact extra --store legacy.h5
+
 # ---- the writer lock ----------------------------------------------------------------
 "$GEN" --runs 1 --prefix lk > lk.jsonl
 flock s.h5.lock sleep 3 &
