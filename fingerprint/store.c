@@ -356,15 +356,20 @@ static char *key_put(char *p, const char *s)
     return p + n + 1;
 }
 
-fp_status fp__runtab_add(fp__runtab *t, const fp_sample *s, char *err, size_t errlen)
+/* The key id of s's metric in t, added when new. */
+static fp_status metric_id(fp__runtab *t, const fp_sample *s, uint32_t *mid, bool *added)
 {
-    char ent[2 * FP_NAME_MAX + 32], key[160];
-    fp_entity_format(&s->entity, ent, sizeof ent);
-    uint32_t eid, mid;
-    bool added;
-    fp_status st = fp__strmap_intern(&t->entities, ent, strlen(ent), &eid, NULL);
-    if (st != FP_OK)
-        return st;
+    char key[160];
+    *added = false;
+    if (t->nrows && t->last_metric < t->keys.n) {
+        /* samples come grouped by metric: the previous one's key is likely */
+        const fp__metric *m = &t->metrics[t->last_metric];
+        if (m->size == s->size && strcmp(m->metric, s->metric) == 0 &&
+            strcmp(m->test, s->test) == 0 && strcmp(m->suite, s->suite) == 0) {
+            *mid = t->last_metric;
+            return FP_OK;
+        }
+    }
     char *p = key_put(key_put(key_put(key, s->suite), s->test), s->metric);
     char digits[24];
     int nd = 0;
@@ -375,35 +380,46 @@ fp_status fp__runtab_add(fp__runtab *t, const fp_sample *s, char *err, size_t er
     } while (v);
     while (nd)
         *p++ = digits[--nd];
-    st = fp__strmap_intern(&t->keys, key, (size_t)(p - key), &mid, &added);
+    fp_status st = fp__strmap_intern(&t->keys, key, (size_t)(p - key), mid, added);
+    if (st != FP_OK || !*added)
+        return st;
+    fp__metric *grown = fp_grow(t->metrics, &t->metric_cap, (size_t)*mid + 1, sizeof *grown, 64);
+    if (!grown)
+        return FP_ENOMEM;
+    t->metrics = grown;
+    fp__metric *m = &t->metrics[*mid];
+    memset(m, 0, sizeof *m);
+    memcpy(m->suite, s->suite, sizeof m->suite);
+    memcpy(m->test, s->test, sizeof m->test);
+    memcpy(m->metric, s->metric, sizeof m->metric);
+    memcpy(m->unit, s->unit, sizeof m->unit);
+    m->suite[sizeof m->suite - 1] = m->test[sizeof m->test - 1] = 0;
+    m->metric[sizeof m->metric - 1] = m->unit[sizeof m->unit - 1] = 0;
+    m->better = (uint8_t)s->better;
+    m->size = s->size;
+    return FP_OK;
+}
+
+fp_status fp__runtab_add(fp__runtab *t, const fp_sample *s, char *err, size_t errlen)
+{
+    char ent[2 * FP_NAME_MAX + 32];
+    fp_entity_format(&s->entity, ent, sizeof ent);
+    uint32_t eid, mid;
+    bool added;
+    fp_status st = fp__strmap_intern(&t->entities, ent, strlen(ent), &eid, NULL);
+    if (st == FP_OK)
+        st = metric_id(t, s, &mid, &added);
     if (st != FP_OK)
         return st;
-    if (added) {
-        fp__metric *grown = fp_grow(t->metrics, &t->metric_cap, (size_t)mid + 1, sizeof *grown, 64);
-        if (!grown)
-            return FP_ENOMEM;
-        t->metrics = grown;
-        fp__metric *m = &t->metrics[mid];
-        memset(m, 0, sizeof *m);
-        memcpy(m->suite, s->suite, sizeof m->suite);
-        memcpy(m->test, s->test, sizeof m->test);
-        memcpy(m->metric, s->metric, sizeof m->metric);
-        memcpy(m->unit, s->unit, sizeof m->unit);
-        m->suite[sizeof m->suite - 1] = m->test[sizeof m->test - 1] = 0;
-        m->metric[sizeof m->metric - 1] = m->unit[sizeof m->unit - 1] = 0;
-        m->better = (uint8_t)s->better;
-        m->size = s->size;
-    } else {
-        const fp__metric *m = &t->metrics[mid];
-        if (strcmp(m->unit, s->unit) != 0 || m->better != (uint8_t)s->better) {
-            char k[128];
-            snprintf(err, errlen,
-                     "metric %s has unit '%s' (%s is better) here but '%s' (%s) earlier in run %s",
-                     fp_sample_key(s, k, sizeof k), s->unit,
-                     s->better == FP_BETTER_LOWER ? "lower" : "higher", m->unit,
-                     m->better == FP_BETTER_LOWER ? "lower" : "higher", t->ctx.id);
-            return FP_EINPUT;
-        }
+    const fp__metric *m = &t->metrics[mid];
+    if (!added && (strcmp(m->unit, s->unit) != 0 || m->better != (uint8_t)s->better)) {
+        char k[128];
+        snprintf(err, errlen,
+                 "metric %s has unit '%s' (%s is better) here but '%s' (%s) earlier in run %s",
+                 fp_sample_key(s, k, sizeof k), s->unit,
+                 s->better == FP_BETTER_LOWER ? "lower" : "higher", m->unit,
+                 m->better == FP_BETTER_LOWER ? "lower" : "higher", t->ctx.id);
+        return FP_EINPUT;
     }
     fp__row *rows = fp_grow(t->rows, &t->row_cap, t->nrows + 1, sizeof *rows, 1024);
     if (!rows)
@@ -416,6 +432,7 @@ fp_status fp__runtab_add(fp__runtab *t, const fp_sample *s, char *err, size_t er
     r->iter = s->iter;
     r->value = s->value;
     r->t = s->t_start;
+    t->last_metric = mid;
     return FP_OK;
 }
 

@@ -75,6 +75,7 @@ typedef struct fp__runtab {
     fp__strmap keys;      /* metric identity (suite, test, metric, size) */
     fp__metric *metrics;  /* by key id */
     size_t metric_cap;
+    uint32_t last_metric; /* key id of the last sample added */
     fp__row *rows;
     size_t nrows, row_cap;
 } fp__runtab;

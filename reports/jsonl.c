@@ -400,7 +400,12 @@ static int field_of(const char *key)
         return -1;
     for (int i = 0; i < 2; i++) {
         int f = first[key[0] - 'a'][i] - 1;
-        if (f >= 0 && strcmp(key, field_names[f]) == 0)
+        if (f < 0)
+            continue;
+        const char *a = key, *b = field_names[f];
+        while (*a && *a == *b)
+            a++, b++;
+        if (*a == *b)
             return f;
     }
     return -1;
