@@ -917,6 +917,25 @@ cleanup:
 
 static void collect_garbage(fp_store *s);
 
+/* Before the first commit FILE.d can hold only what a first writer killed
+ * before its commit left: p0000000000.h5. Anything else means FILE (the
+ * manifest listing them) was removed or moved away: the files are refused
+ * rather than collected as garbage. */
+static fp_status check_orphans(const fp_store *s)
+{
+    fp_status st = FP_OK;
+    DIR *d = s->schema == 0 ? opendir(s->parts) : NULL;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        if (part_name_ok(e->d_name) && strcmp(e->d_name, "p0000000000.h5") != 0)
+            FP_FAIL(FP_EINPUT, "%s holds partition files (%s) but %s, the manifest that lists "
+                               "them, is missing: put it back, or remove %s",
+                    s->parts, e->d_name, s->path, s->parts);
+cleanup:
+    if (d)
+        closedir(d);
+    return st;
+}
+
 fp_status fp_store_open(fp_store **out, const char *path, fp_store_mode mode,
                         double lock_timeout_s)
 {
@@ -954,6 +973,8 @@ fp_status fp_store_open(fp_store **out, const char *path, fp_store_mode mode,
         FP_CHECK(take_lock(s, lock_timeout_s));
     }
     FP_CHECK(load_committed(s));
+    if (mode == FP_STORE_APPEND)
+        FP_CHECK(check_orphans(s));
     if (mode == FP_STORE_APPEND)
         collect_garbage(s);
     *out = s;

@@ -151,6 +151,12 @@ expect_rc 0 "$F" store compact --store legacy.h5
 grep -q "0 runs moved" err.txt || fail "a second compact moved runs"
 expect_rc 2 "$F" store compact extra --store legacy.h5
 
+# partitions without their manifest are never collected as garbage
+mv legacy.h5 moved.h5
+expect_rc 2 "$F" store ingest c1.jsonl --store legacy.h5
+expect_err "the manifest that lists them, is missing"
+[ -n "$(ls legacy.h5.d)" ] || fail "partitions of a missing manifest were removed"
+
 # ---- the writer lock ----------------------------------------------------------------
 "$GEN" --runs 1 --prefix lk > lk.jsonl
 flock s.h5.lock sleep 3 &
