@@ -7,6 +7,7 @@
 #                                   result, 2 bad input (e.g. no baseline), 4 error
 #   FP_RECORD=1 ci/gpu-regression.sh   record the baseline: FP_RUNS runs, then
 #                                   baseline build; commit the store afterwards
+#                                   (ci/baseline.h5 and its ci/baseline.h5.d/)
 #
 # Settings (environment):
 #   FP_BASELINE  the committed baseline store       (default ci/baseline.h5)
@@ -54,9 +55,12 @@ fi
   echo "gpu-regression: no baseline store $baseline (record one: FP_RECORD=1 $0)" >&2
   exit 2
 }
-# the committed store stays as it is: the run goes into a copy
+# the committed store stays as it is: the run goes into a copy (a store is
+# FILE, its manifest, and FILE.d, its partitions: docs/store.md)
 work="$out/ci.h5"
+rm -rf "$work" "$work.d" || exit 4
 cp "$baseline" "$work" || exit 4
+if [ -d "$baseline.d" ]; then cp -r "$baseline.d" "$work.d" || exit 4; fi
 rc=0
 run ci "$work" || rc=$?
 case $rc in

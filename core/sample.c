@@ -60,37 +60,71 @@ const char *fp_entity_kind_name(fp_entity_kind kind)
     return (int)kind >= 0 && kind < FP_ENT_KIND_COUNT ? kind_names[kind] : "unknown";
 }
 
-/* "node" or "node/dev" */
-static int format_end(char *buf, size_t len, const char *node, int dev)
+/* Text appended to buf[0..len), cut short when full, always NUL-terminated:
+ * entities are formatted for every stored sample, so no printf here. */
+typedef struct textbuf {
+    char *buf;
+    size_t len, n;
+} textbuf;
+
+static void put_text(textbuf *t, const char *s)
 {
-    return dev >= 0 ? snprintf(buf, len, "%s/%d", node, dev) : snprintf(buf, len, "%s", node);
+    for (; *s; s++, t->n++)
+        if (t->n + 1 < t->len)
+            t->buf[t->n] = *s;
+}
+
+static void put_int(textbuf *t, int v)
+{
+    char d[12];
+    int k = 0;
+    unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
+    do
+        d[k++] = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0)
+        d[k++] = '-';
+    char rev[13];
+    for (int i = 0; i < k; i++)
+        rev[i] = d[k - 1 - i];
+    rev[k] = 0;
+    put_text(t, rev);
+}
+
+/* "node" or "node/dev" */
+static void put_end(textbuf *t, const char *node, int dev)
+{
+    put_text(t, node);
+    if (dev >= 0) {
+        put_text(t, "/");
+        put_int(t, dev);
+    }
 }
 
 char *fp_entity_format(const fp_entity *e, char *buf, size_t len)
 {
-    int n = snprintf(buf, len, "%s:", fp_entity_kind_name(e->kind));
-    if (n < 0 || (size_t)n >= len)
-        return buf;
-    char *p = buf + n;
-    size_t left = len - (size_t)n;
+    textbuf t = {buf, len, 0};
+    put_text(&t, fp_entity_kind_name(e->kind));
+    put_text(&t, ":");
     switch (e->kind) {
     case FP_ENT_GPU:
-        format_end(p, left, e->node, e->dev);
+        put_end(&t, e->node, e->dev);
         break;
-    case FP_ENT_LINK: {
-        int m = format_end(p, left, e->node, e->dev);
-        if (m >= 0 && (size_t)m + 1 < left) {
-            p[m] = '~';
-            format_end(p + m + 1, left - (size_t)m - 1, e->peer, e->peer_dev);
-        }
+    case FP_ENT_LINK:
+        put_end(&t, e->node, e->dev);
+        put_text(&t, "~");
+        put_end(&t, e->peer, e->peer_dev);
         break;
-    }
     case FP_ENT_RANK:
-        snprintf(p, left, "%d@%s", e->rank, e->node);
+        put_int(&t, e->rank);
+        put_text(&t, "@");
+        put_text(&t, e->node);
         break;
     default:
-        snprintf(p, left, "%s", e->node);
+        put_text(&t, e->node);
     }
+    if (len)
+        buf[t.n < len ? t.n : len - 1] = 0;
     return buf;
 }
 

@@ -597,7 +597,7 @@ fp_status fp_store_build_baselines(fp_store *s, const fp_baseline_opts *o,
     FP_CHECK(reduce(&b, &b.so, &b.sg, o->reject, &b.srows, false, &sku_rejected));
     sum.entity_rows = b.eg.n;
     sum.sku_rows = b.sg.n;
-    FP_CHECK(fp__store_tx_begin(s, true, NULL, 0, true, &tmp));
+    FP_CHECK(fp__store_tx_begin(s, &tmp));
     FP_CHECK(write_baselines(tmp, &b, o));
     st = fp__store_tx_commit(s, tmp);
     tmp = H5I_INVALID_HID;
@@ -638,7 +638,8 @@ fp_status fp_store_load_baselines(fp_store *s, fp_baselines **out)
     fp_baselines *b = calloc(1, sizeof *b);
     *out = NULL;
     FP_CHECK_ALLOC(b);
-    hid_t f = fp__store_file(s);
+    hid_t f;
+    FP_CHECK(fp__store_baselines_file(s, &f));
     if (f < 0 || H5Lexists(f, "baselines", H5P_DEFAULT) <= 0) {
         *out = b;
         return FP_OK;

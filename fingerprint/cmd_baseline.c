@@ -5,7 +5,7 @@
 
 #include "fleetprint/cli.h"
 #include "fleetprint/log.h"
-#include "fleetprint/store.h"
+#include "store_internal.h"
 
 typedef struct baseline_cfg {
     const char *action;
@@ -31,8 +31,7 @@ static const fp_opt baseline_opts[] = {
     {0},
 };
 
-/* "YYYY-MM-DD", "YYYY-MM-DDTHH:MM", "YYYY-MM-DDTHH:MM:SS", optional trailing Z; UTC. */
-static bool parse_date(const char *text, double *out)
+bool fp__parse_date(const char *text, double *out)
 {
     struct tm tm;
     memset(&tm, 0, sizeof tm);
@@ -80,7 +79,7 @@ static fp_status baseline_run(const void *config, fp_world *world)
         FP_FAIL(FP_EUSAGE, "baseline build: --last must be positive, not %d", c->last);
     if (c->last && c->since)
         FP_FAIL(FP_EUSAGE, "baseline build: give --last or --since, not both");
-    if (c->since && !parse_date(c->since, &o.since))
+    if (c->since && !fp__parse_date(c->since, &o.since))
         FP_FAIL(FP_EUSAGE, "baseline build: --since '%s' is not a date (YYYY-MM-DD[THH:MM[:SS]])",
                 c->since);
     if (!(c->reject >= 0))

@@ -1,6 +1,8 @@
-/* The HDF5 fingerprint store: handle, writer lock, atomic commits
- * (copy beside, fsync, rename), run groups (write, read, list), runtabs.
+/* The HDF5 fingerprint store: handle, writer lock, the manifest and its
+ * partition files (atomic commits: new partition, fsync, new manifest,
+ * rename), run groups (write, read, list), retention, runtabs.
  * Layout: docs/store.md. Baselines: baseline.c. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -15,16 +17,6 @@
 #include "fleetprint/mem.h"
 #include "fleetprint/log.h"
 #include "store_internal.h"
-
-struct fp_store {
-    char *path;
-    char *lock_path;
-    char *tmp_path;
-    char *dir;
-    fp_store_mode mode;
-    int lock_fd;
-    hid_t file; /* committed file, read-only; H5I_INVALID_HID when none yet */
-};
 
 #define ROWS_PER_CHUNK 32768
 
@@ -364,15 +356,20 @@ static char *key_put(char *p, const char *s)
     return p + n + 1;
 }
 
-fp_status fp__runtab_add(fp__runtab *t, const fp_sample *s, char *err, size_t errlen)
+/* The key id of s's metric in t, added when new. */
+static fp_status metric_id(fp__runtab *t, const fp_sample *s, uint32_t *mid, bool *added)
 {
-    char ent[2 * FP_NAME_MAX + 32], key[160];
-    fp_entity_format(&s->entity, ent, sizeof ent);
-    uint32_t eid, mid;
-    bool added;
-    fp_status st = fp__strmap_intern(&t->entities, ent, strlen(ent), &eid, NULL);
-    if (st != FP_OK)
-        return st;
+    char key[160];
+    *added = false;
+    if (t->nrows && t->last_metric < t->keys.n) {
+        /* samples come grouped by metric: the previous one's key is likely */
+        const fp__metric *m = &t->metrics[t->last_metric];
+        if (m->size == s->size && strcmp(m->metric, s->metric) == 0 &&
+            strcmp(m->test, s->test) == 0 && strcmp(m->suite, s->suite) == 0) {
+            *mid = t->last_metric;
+            return FP_OK;
+        }
+    }
     char *p = key_put(key_put(key_put(key, s->suite), s->test), s->metric);
     char digits[24];
     int nd = 0;
@@ -383,35 +380,46 @@ fp_status fp__runtab_add(fp__runtab *t, const fp_sample *s, char *err, size_t er
     } while (v);
     while (nd)
         *p++ = digits[--nd];
-    st = fp__strmap_intern(&t->keys, key, (size_t)(p - key), &mid, &added);
+    fp_status st = fp__strmap_intern(&t->keys, key, (size_t)(p - key), mid, added);
+    if (st != FP_OK || !*added)
+        return st;
+    fp__metric *grown = fp_grow(t->metrics, &t->metric_cap, (size_t)*mid + 1, sizeof *grown, 64);
+    if (!grown)
+        return FP_ENOMEM;
+    t->metrics = grown;
+    fp__metric *m = &t->metrics[*mid];
+    memset(m, 0, sizeof *m);
+    memcpy(m->suite, s->suite, sizeof m->suite);
+    memcpy(m->test, s->test, sizeof m->test);
+    memcpy(m->metric, s->metric, sizeof m->metric);
+    memcpy(m->unit, s->unit, sizeof m->unit);
+    m->suite[sizeof m->suite - 1] = m->test[sizeof m->test - 1] = 0;
+    m->metric[sizeof m->metric - 1] = m->unit[sizeof m->unit - 1] = 0;
+    m->better = (uint8_t)s->better;
+    m->size = s->size;
+    return FP_OK;
+}
+
+fp_status fp__runtab_add(fp__runtab *t, const fp_sample *s, char *err, size_t errlen)
+{
+    char ent[2 * FP_NAME_MAX + 32];
+    fp_entity_format(&s->entity, ent, sizeof ent);
+    uint32_t eid, mid;
+    bool added;
+    fp_status st = fp__strmap_intern(&t->entities, ent, strlen(ent), &eid, NULL);
+    if (st == FP_OK)
+        st = metric_id(t, s, &mid, &added);
     if (st != FP_OK)
         return st;
-    if (added) {
-        fp__metric *grown = fp_grow(t->metrics, &t->metric_cap, (size_t)mid + 1, sizeof *grown, 64);
-        if (!grown)
-            return FP_ENOMEM;
-        t->metrics = grown;
-        fp__metric *m = &t->metrics[mid];
-        memset(m, 0, sizeof *m);
-        memcpy(m->suite, s->suite, sizeof m->suite);
-        memcpy(m->test, s->test, sizeof m->test);
-        memcpy(m->metric, s->metric, sizeof m->metric);
-        memcpy(m->unit, s->unit, sizeof m->unit);
-        m->suite[sizeof m->suite - 1] = m->test[sizeof m->test - 1] = 0;
-        m->metric[sizeof m->metric - 1] = m->unit[sizeof m->unit - 1] = 0;
-        m->better = (uint8_t)s->better;
-        m->size = s->size;
-    } else {
-        const fp__metric *m = &t->metrics[mid];
-        if (strcmp(m->unit, s->unit) != 0 || m->better != (uint8_t)s->better) {
-            char k[128];
-            snprintf(err, errlen,
-                     "metric %s has unit '%s' (%s is better) here but '%s' (%s) earlier in run %s",
-                     fp_sample_key(s, k, sizeof k), s->unit,
-                     s->better == FP_BETTER_LOWER ? "lower" : "higher", m->unit,
-                     m->better == FP_BETTER_LOWER ? "lower" : "higher", t->ctx.id);
-            return FP_EINPUT;
-        }
+    const fp__metric *m = &t->metrics[mid];
+    if (!added && (strcmp(m->unit, s->unit) != 0 || m->better != (uint8_t)s->better)) {
+        char k[128];
+        snprintf(err, errlen,
+                 "metric %s has unit '%s' (%s is better) here but '%s' (%s) earlier in run %s",
+                 fp_sample_key(s, k, sizeof k), s->unit,
+                 s->better == FP_BETTER_LOWER ? "lower" : "higher", m->unit,
+                 m->better == FP_BETTER_LOWER ? "lower" : "higher", t->ctx.id);
+        return FP_EINPUT;
     }
     fp__row *rows = fp_grow(t->rows, &t->row_cap, t->nrows + 1, sizeof *rows, 1024);
     if (!rows)
@@ -424,6 +432,7 @@ fp_status fp__runtab_add(fp__runtab *t, const fp_sample *s, char *err, size_t er
     r->iter = s->iter;
     r->value = s->value;
     r->t = s->t_start;
+    t->last_metric = mid;
     return FP_OK;
 }
 
@@ -468,7 +477,175 @@ void fp__runtab_free(fp__runtab *t)
     memset(t, 0, sizeof *t);
 }
 
+/* ---- names, ids, contexts ----------------------------------------------------------- */
+
+/* Names of the links in a group, in name order. */
+typedef struct namelist {
+    char **name;
+    size_t n, cap;
+} namelist;
+
+static herr_t collect_name(hid_t g, const char *name, const H5L_info_t *info, void *data)
+{
+    namelist *l = data;
+    char **grown = fp_grow(l->name, &l->cap, l->n + 1, sizeof *grown, 64);
+    if (!grown)
+        return -1;
+    l->name = grown;
+    l->name[l->n] = strdup(name);
+    return l->name[l->n++] ? 0 : -1;
+}
+
+static void namelist_free(namelist *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->name[i]);
+    free(l->name);
+    memset(l, 0, sizeof *l);
+}
+
+static fp_status list_group(hid_t loc, const char *group, namelist *out)
+{
+    fp_status st = FP_OK;
+    hid_t g = H5I_INVALID_HID;
+    memset(out, 0, sizeof *out);
+    FP_CHECK_H5(g = H5Gopen2(loc, group, H5P_DEFAULT));
+    hsize_t idx = 0;
+    FP_CHECK_H5(H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_name, out));
+cleanup:
+    if (g >= 0)
+        H5Gclose(g);
+    return st;
+}
+
+static bool valid_run_id(const char *id)
+{
+    size_t n = strlen(id);
+    if (n == 0 || n >= sizeof(((fp_run *)0)->id) || strcmp(id, ".") == 0 ||
+        strcmp(id, "..") == 0 || strcmp(id, "latest") == 0 || strcmp(id, "all") == 0)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (id[i] <= ' ' || id[i] > '~' || id[i] == '/')
+            return false;
+    return true;
+}
+
+static fp_status read_context(hid_t g, fp_run *c)
+{
+    fp_status st = FP_OK;
+#define STR(field) FP_CHECK(fp__h5_read_attr_str(g, #field, c->field, sizeof c->field));
+    STR(id)
+    FP_RUN_TEXT_FIELDS(STR)
+#undef STR
+    FP_CHECK(fp__h5_read_attr_double(g, "time", &c->time));
+    FP_CHECK(fp__h5_read_attr_double(g, "duration", &c->duration));
+cleanup:
+    return st;
+}
+
+/* ==== the catalog: the runs the manifest lists ======================================= */
+
+#define PART_NAME_MAX 24
+
+/* One run as the manifest lists it (/catalog row): its summary and the
+ * partition file that holds it. */
+typedef struct cat_row {
+    char id[48];
+    char file[PART_NAME_MAX]; /* under FILE.d/; "" is FILE itself (a schema-1 store) */
+    char tag[32];
+    char status[16];
+    double time, duration;
+    int32_t nranks, nnodes;
+    uint64_t nsamples;
+    uint8_t injected;
+} cat_row;
+
+static hid_t cat_type(bool file)
+{
+    hid_t s48 = fp__h5_str_type(48), sf = fp__h5_str_type(PART_NAME_MAX),
+          s32 = fp__h5_str_type(32), s16 = fp__h5_str_type(16);
+    hid_t i32 = file ? H5T_STD_I32LE : H5T_NATIVE_INT32, u64 = file ? H5T_STD_U64LE : H5T_NATIVE_UINT64,
+          f64 = file ? H5T_IEEE_F64LE : H5T_NATIVE_DOUBLE, u8 = file ? H5T_STD_U8LE : H5T_NATIVE_UINT8;
+    hid_t t = H5Tcreate(H5T_COMPOUND, file ? 48 + PART_NAME_MAX + 32 + 16 + 16 + 8 + 8 + 1
+                                           : sizeof(cat_row));
+    size_t off = 0;
+    bool ok = t >= 0 && s48 >= 0 && sf >= 0 && s32 >= 0 && s16 >= 0;
+#define FIELD(name, type, memoff, size)                                                    \
+    do {                                                                                   \
+        ok = ok && H5Tinsert(t, name, file ? off : (memoff), type) >= 0;                   \
+        off += (size);                                                                     \
+    } while (0)
+    FIELD("id", s48, HOFFSET(cat_row, id), 48);
+    FIELD("file", sf, HOFFSET(cat_row, file), PART_NAME_MAX);
+    FIELD("tag", s32, HOFFSET(cat_row, tag), 32);
+    FIELD("status", s16, HOFFSET(cat_row, status), 16);
+    FIELD("time", f64, HOFFSET(cat_row, time), 8);
+    FIELD("duration", f64, HOFFSET(cat_row, duration), 8);
+    FIELD("nranks", i32, HOFFSET(cat_row, nranks), 4);
+    FIELD("nnodes", i32, HOFFSET(cat_row, nnodes), 4);
+    FIELD("nsamples", u64, HOFFSET(cat_row, nsamples), 8);
+    FIELD("injected", u8, HOFFSET(cat_row, injected), 1);
+#undef FIELD
+    H5Tclose(s48);
+    H5Tclose(sf);
+    H5Tclose(s32);
+    H5Tclose(s16);
+    if (!ok && t >= 0) {
+        H5Tclose(t);
+        t = H5I_INVALID_HID;
+    }
+    return t;
+}
+
+static void cat_row_of(cat_row *r, const fp_run *c, uint64_t nsamples, const char *file)
+{
+    memset(r, 0, sizeof *r);
+    memcpy(r->id, c->id, sizeof r->id);
+    snprintf(r->file, sizeof r->file, "%s", file);
+    memcpy(r->tag, c->tag, sizeof r->tag);
+    memcpy(r->status, c->status, sizeof r->status);
+    r->id[sizeof r->id - 1] = r->tag[sizeof r->tag - 1] = r->status[sizeof r->status - 1] = 0;
+    r->time = c->time;
+    r->duration = c->duration;
+    r->nranks = c->nranks;
+    r->nnodes = c->nnodes;
+    r->nsamples = nsamples;
+    r->injected = c->injections[0] != 0;
+}
+
+/* A partition's name: 'p' (runs) or 'b' (baselines), 10 digits, ".h5". */
+static bool part_name_ok(const char *name)
+{
+    size_t n = strlen(name);
+    if (n != 14 || (name[0] != 'p' && name[0] != 'b') || strcmp(name + 11, ".h5") != 0)
+        return false;
+    for (size_t i = 1; i < 11; i++)
+        if (name[i] < '0' || name[i] > '9')
+            return false;
+    return true;
+}
+
 /* ==== open, validate, lock ========================================================== */
+
+struct fp_store {
+    char *path;      /* FILE: the manifest (schema 2) or the whole store (schema 1) */
+    char *lock_path; /* FILE.lock */
+    char *tmp_path;  /* FILE.tmp: the next manifest while it is written */
+    char *dir;       /* the directory holding FILE */
+    char *parts;     /* FILE.d: the partition files */
+    char *parts_rel; /* the same, relative to dir (what the external links name) */
+    fp_store_mode mode;
+    int lock_fd;
+    int schema;      /* of the committed FILE: 0 none yet, 1 one file, 2 manifest */
+    cat_row *cat;    /* the committed runs (plus the change being made, while it is) */
+    size_t ncat, catcap;
+    fp__strmap ids;  /* run id -> catalog row */
+    bool has_baselines;
+    char baselines[PART_NAME_MAX]; /* the file holding /baselines ("" = FILE) */
+    char pending[PART_NAME_MAX];   /* the baselines file being written */
+    long long next_part;           /* number of the next partition file */
+    hid_t bfile;                   /* the baselines file, opened on first use */
+};
 
 static char *dup_printf(const char *a, const char *b)
 {
@@ -479,8 +656,18 @@ static char *dup_printf(const char *a, const char *b)
     return s;
 }
 
-/* Open a committed store file read-only and check it is ours. */
-static fp_status open_committed(const char *path, hid_t *out)
+/* The path of a partition file (or FILE itself for ""). */
+static void part_path(const fp_store *s, const char *file, char *buf, size_t len)
+{
+    if (file[0])
+        snprintf(buf, len, "%s/%s", s->parts, file);
+    else
+        snprintf(buf, len, "%s", s->path);
+}
+
+/* Open a file of the store read-only and check it is ours: schema 1 (a whole
+ * store, or a partition) or 2 (a manifest). *schema gets the version. */
+static fp_status open_checked(const char *path, hid_t *out, long long *schema)
 {
     fp_status st = FP_OK;
     hid_t f = H5I_INVALID_HID;
@@ -495,19 +682,175 @@ static fp_status open_committed(const char *path, hid_t *out)
     f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0)
         FP_FAIL(FP_EINPUT, "%s: HDF5 cannot open it (truncated or corrupt file)", path);
-    long long schema = 0;
     if (H5Aexists(f, "fleetprint_schema") <= 0)
         FP_FAIL(FP_EINPUT, "%s: an HDF5 file but not a fleetprint store (no fleetprint_schema)",
                 path);
-    if (fp__h5_read_attr_i64(f, "fleetprint_schema", &schema) != FP_OK)
+    if (fp__h5_read_attr_i64(f, "fleetprint_schema", schema) != FP_OK)
         FP_FAIL(FP_EINPUT, "%s: unreadable fleetprint_schema attribute", path);
-    if (schema != FP_STORE_SCHEMA)
-        FP_FAIL(FP_EINPUT, "%s: store schema version %lld, this fleetprint reads version %d",
-                path, schema, FP_STORE_SCHEMA);
+    if (*schema != 1 && *schema != FP_STORE_SCHEMA)
+        FP_FAIL(FP_EINPUT, "%s: store schema version %lld, this fleetprint reads versions 1 "
+                           "and %d", path, *schema, FP_STORE_SCHEMA);
     if (H5Lexists(f, "runs", H5P_DEFAULT) <= 0)
         FP_FAIL(FP_EINPUT, "%s: fleetprint store without /runs (corrupt)", path);
     *out = f;
     f = H5I_INVALID_HID;
+cleanup:
+    if (f >= 0)
+        H5Fclose(f);
+    return st;
+}
+
+/* Open the partition file of a run or of the baselines. */
+static fp_status open_part(const fp_store *s, const char *file, const char *what, hid_t *out)
+{
+    char p[4096];
+    long long schema = 0;
+    part_path(s, file, p, sizeof p);
+    *out = H5I_INVALID_HID;
+    if (file[0] && access(p, F_OK) != 0) {
+        fp_error("%s: %s is missing: %s (removed by a store rm or compact that ran meanwhile? "
+                 "run again)", s->path, what, p);
+        return FP_EINPUT;
+    }
+    fp_status st = open_checked(p, out, &schema);
+    if (st == FP_OK && schema != 1) {
+        H5Fclose(*out);
+        *out = H5I_INVALID_HID;
+        fp_error("%s: %s: %s is not a partition (schema %lld)", s->path, what, p, schema);
+        st = FP_EINPUT;
+    }
+    return st;
+}
+
+static fp_status index_catalog(fp_store *s)
+{
+    fp_status st = FP_OK;
+    fp__strmap_free(&s->ids);
+    for (size_t i = 0; i < s->ncat; i++) {
+        uint32_t id;
+        bool added;
+        FP_CHECK(fp__strmap_intern(&s->ids, s->cat[i].id, strlen(s->cat[i].id), &id, &added));
+        if (!added)
+            FP_FAIL(FP_EINPUT, "%s: run %s is listed twice (corrupt)", s->path, s->cat[i].id);
+    }
+cleanup:
+    return st;
+}
+
+static fp_status cat_push(fp_store *s, const cat_row *r)
+{
+    cat_row *g = fp_grow(s->cat, &s->catcap, s->ncat + 1, sizeof *g, 64);
+    if (!g)
+        return FP_ENOMEM;
+    s->cat = g;
+    s->cat[s->ncat++] = *r;
+    return FP_OK;
+}
+
+static void cat_clear(fp_store *s)
+{
+    free(s->cat);
+    s->cat = NULL;
+    s->ncat = s->catcap = 0;
+    fp__strmap_free(&s->ids);
+    s->has_baselines = false;
+    s->baselines[0] = 0;
+    s->next_part = 0;
+    s->schema = 0;
+    if (s->bfile >= 0)
+        H5Fclose(s->bfile);
+    s->bfile = H5I_INVALID_HID;
+}
+
+/* The catalog of a schema-1 file: every run group's attributes. */
+static fp_status load_single(fp_store *s, hid_t f)
+{
+    fp_status st = FP_OK;
+    namelist names = {0};
+    hid_t runs = H5I_INVALID_HID, g = H5I_INVALID_HID;
+    fp_run *ctx = calloc(1, sizeof *ctx);
+    FP_CHECK_ALLOC(ctx);
+    FP_CHECK(list_group(f, "runs", &names));
+    FP_CHECK_H5(runs = H5Gopen2(f, "runs", H5P_DEFAULT));
+    for (size_t i = 0; i < names.n; i++) {
+        long long nr, nn, ns;
+        cat_row r;
+        FP_CHECK_H5(g = H5Gopen2(runs, names.name[i], H5P_DEFAULT));
+        memset(ctx, 0, sizeof *ctx);
+        FP_CHECK(read_context(g, ctx));
+        snprintf(ctx->id, sizeof ctx->id, "%s", names.name[i]);
+        FP_CHECK(fp__h5_read_attr_i64(g, "nranks", &nr));
+        FP_CHECK(fp__h5_read_attr_i64(g, "nnodes", &nn));
+        FP_CHECK(fp__h5_read_attr_i64(g, "nsamples", &ns));
+        ctx->nranks = (int)nr;
+        ctx->nnodes = (int)nn;
+        cat_row_of(&r, ctx, (uint64_t)ns, "");
+        FP_CHECK(cat_push(s, &r));
+        H5Gclose(g);
+        g = H5I_INVALID_HID;
+    }
+    s->has_baselines = H5Lexists(f, "baselines", H5P_DEFAULT) > 0;
+cleanup:
+    free(ctx);
+    namelist_free(&names);
+    if (g >= 0)
+        H5Gclose(g);
+    if (runs >= 0)
+        H5Gclose(runs);
+    return st;
+}
+
+/* The catalog of a manifest: /catalog and the root attributes. */
+static fp_status load_manifest(fp_store *s, hid_t f)
+{
+    fp_status st = FP_OK;
+    hid_t mt = H5I_INVALID_HID;
+    cat_row *rows = NULL;
+    size_t n = 0;
+    FP_CHECK(fp__h5_read_attr_i64(f, "next_partition", &s->next_part));
+    FP_CHECK(fp__h5_read_attr_str(f, "baselines", s->baselines, sizeof s->baselines));
+    s->has_baselines = s->baselines[0] != 0;
+    if (s->has_baselines && !part_name_ok(s->baselines))
+        FP_FAIL(FP_EINPUT, "%s: baselines file '%s' is not a partition name (corrupt)", s->path,
+                s->baselines);
+    FP_CHECK_H5(mt = cat_type(false));
+    FP_CHECK(fp__h5_read_table(f, "catalog", mt, sizeof *rows, (void **)&rows, &n));
+    for (size_t i = 0; i < n; i++) {
+        cat_row *r = &rows[i];
+        r->id[sizeof r->id - 1] = r->file[sizeof r->file - 1] = 0;
+        r->tag[sizeof r->tag - 1] = r->status[sizeof r->status - 1] = 0;
+        if (!part_name_ok(r->file) || r->file[0] != 'p')
+            FP_FAIL(FP_EINPUT, "%s: catalog row %zu names partition '%s' (corrupt)", s->path, i,
+                    r->file);
+        FP_CHECK(cat_push(s, r));
+    }
+cleanup:
+    free(rows);
+    if (mt >= 0)
+        H5Tclose(mt);
+    return st;
+}
+
+/* (Re)load the committed state of the store: what the manifest (or the one
+ * file) says. Called at open and to undo a change that failed. */
+static fp_status load_committed(fp_store *s)
+{
+    fp_status st = FP_OK;
+    hid_t f = H5I_INVALID_HID;
+    long long schema = 0;
+    cat_clear(s);
+    if (access(s->path, F_OK) != 0) {
+        if (s->mode == FP_STORE_APPEND)
+            return FP_OK; /* created by the first commit */
+        FP_FAIL(FP_EINPUT, "%s: no such store (%s)", s->path, strerror(errno));
+    }
+    FP_CHECK(open_checked(s->path, &f, &schema));
+    s->schema = (int)schema;
+    if (schema == 1)
+        FP_CHECK(load_single(s, f));
+    else
+        FP_CHECK(load_manifest(s, f));
+    FP_CHECK(index_catalog(s));
 cleanup:
     if (f >= 0)
         H5Fclose(f);
@@ -572,6 +915,27 @@ cleanup:
     return st;
 }
 
+static void collect_garbage(fp_store *s);
+
+/* Before the first commit FILE.d can hold only what a first writer killed
+ * before its commit left: p0000000000.h5. Anything else means FILE (the
+ * manifest listing them) was removed or moved away: the files are refused
+ * rather than collected as garbage. */
+static fp_status check_orphans(const fp_store *s)
+{
+    fp_status st = FP_OK;
+    DIR *d = s->schema == 0 ? opendir(s->parts) : NULL;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        if (part_name_ok(e->d_name) && strcmp(e->d_name, "p0000000000.h5") != 0)
+            FP_FAIL(FP_EINPUT, "%s holds partition files (%s) but %s, the manifest that lists "
+                               "them, is missing: put it back, or remove %s",
+                    s->parts, e->d_name, s->path, s->parts);
+cleanup:
+    if (d)
+        closedir(d);
+    return st;
+}
+
 fp_status fp_store_open(fp_store **out, const char *path, fp_store_mode mode,
                         double lock_timeout_s)
 {
@@ -585,30 +949,34 @@ fp_status fp_store_open(fp_store **out, const char *path, fp_store_mode mode,
     s = calloc(1, sizeof *s);
     FP_CHECK_ALLOC(s);
     s->lock_fd = -1;
-    s->file = H5I_INVALID_HID;
+    s->bfile = H5I_INVALID_HID;
     s->mode = mode;
     s->path = strdup(path);
     s->lock_path = dup_printf(path, ".lock");
     s->tmp_path = dup_printf(path, ".tmp");
-    char *copy = strdup(path);
+    s->parts = dup_printf(path, ".d");
+    char *copy = strdup(path), *copy2 = strdup(path);
     s->dir = copy ? strdup(dirname(copy)) : NULL;
+    s->parts_rel = copy2 ? dup_printf(basename(copy2), ".d") : NULL;
     free(copy);
+    free(copy2);
     FP_CHECK_ALLOC(s->path);
     FP_CHECK_ALLOC(s->lock_path);
     FP_CHECK_ALLOC(s->tmp_path);
+    FP_CHECK_ALLOC(s->parts);
     FP_CHECK_ALLOC(s->dir);
+    FP_CHECK_ALLOC(s->parts_rel);
     if (mode == FP_STORE_APPEND) {
         if (access(s->dir, W_OK) != 0)
             FP_FAIL(FP_EINPUT, "cannot write in %s (%s): a store is changed by writing beside it",
                     s->dir, strerror(errno));
         FP_CHECK(take_lock(s, lock_timeout_s));
-        if (access(path, F_OK) == 0)
-            FP_CHECK(open_committed(path, &s->file));
-    } else {
-        if (access(path, F_OK) != 0)
-            FP_FAIL(FP_EINPUT, "%s: no such store (%s)", path, strerror(errno));
-        FP_CHECK(open_committed(path, &s->file));
     }
+    FP_CHECK(load_committed(s));
+    if (mode == FP_STORE_APPEND)
+        FP_CHECK(check_orphans(s));
+    if (mode == FP_STORE_APPEND)
+        collect_garbage(s);
     *out = s;
     s = NULL;
 cleanup:
@@ -620,14 +988,15 @@ void fp_store_close(fp_store *s)
 {
     if (!s)
         return;
-    if (s->file >= 0)
-        H5Fclose(s->file);
+    cat_clear(s);
     if (s->lock_fd >= 0)
         close(s->lock_fd); /* releases the flock */
     free(s->path);
     free(s->lock_path);
     free(s->tmp_path);
     free(s->dir);
+    free(s->parts);
+    free(s->parts_rel);
     free(s);
 }
 
@@ -636,12 +1005,26 @@ const char *fp_store_path(const fp_store *s)
     return s->path;
 }
 
-hid_t fp__store_file(const fp_store *s)
+fp_status fp__store_baselines_file(fp_store *s, hid_t *file)
 {
-    return s->file;
+    fp_status st = FP_OK;
+    if (s->bfile < 0 && s->has_baselines)
+        st = open_part(s, s->baselines, "the baselines file", &s->bfile);
+    *file = s->bfile;
+    return st;
 }
 
-/* ==== transactions ================================================================= */
+/* ==== commits: partitions, then the manifest ========================================= */
+
+static fp_status fsync_path(const char *path, int flags)
+{
+    int fd = open(path, flags | O_CLOEXEC);
+    if (fd < 0)
+        return FP_EIO;
+    int rc = fsync(fd);
+    close(fd);
+    return rc == 0 ? FP_OK : FP_EIO;
+}
 
 static fp_status copy_bytes(const char *from, const char *to)
 {
@@ -652,7 +1035,7 @@ static fp_status copy_bytes(const char *from, const char *to)
         FP_FAIL(FP_EIO, "cannot read %s: %s", from, strerror(errno));
     outfd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (outfd < 0)
-        FP_FAIL(FP_EINPUT, "cannot create %s: %s", to, strerror(errno));
+        FP_FAIL(FP_EIO, "cannot create %s: %s", to, strerror(errno));
     for (;;) {
         ssize_t n = copy_file_range(in, NULL, outfd, NULL, 1 << 30, 0);
         if (n == 0)
@@ -688,174 +1071,246 @@ cleanup:
     return st;
 }
 
-static fp_status write_root_attrs(hid_t f)
+static fp_status write_root_attrs(hid_t f, int schema)
 {
     fp_status st = FP_OK;
-    FP_CHECK(fp__h5_attr_i64(f, "fleetprint_schema", FP_STORE_SCHEMA));
+    FP_CHECK(fp__h5_attr_i64(f, "fleetprint_schema", schema));
     FP_CHECK(fp__h5_attr_str(f, "fleetprint_writer", "fleetprint " FP_VERSION));
 cleanup:
     return st;
 }
 
-static bool in_list(const char *name, const char *const *list, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(name, list[i]) == 0)
-            return true;
-    return false;
-}
-
-/* Names of the links in a group, in name order. */
-typedef struct namelist {
-    char **name;
-    size_t n, cap;
-} namelist;
-
-static herr_t collect_name(hid_t g, const char *name, const H5L_info_t *info, void *data)
-{
-    namelist *l = data;
-    char **grown = fp_grow(l->name, &l->cap, l->n + 1, sizeof *grown, 64);
-    if (!grown)
-        return -1;
-    l->name = grown;
-    l->name[l->n] = strdup(name);
-    return l->name[l->n++] ? 0 : -1;
-}
-
-static void namelist_free(namelist *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        free(l->name[i]);
-    free(l->name);
-    memset(l, 0, sizeof *l);
-}
-
-static fp_status list_group(hid_t loc, const char *group, namelist *out)
+/* Name the next partition file ('p' runs, 'b' baselines) and make sure FILE.d
+ * exists. A file of that name is a leftover of a writer killed before its
+ * commit: nothing lists it, so it is removed. */
+static fp_status next_part(fp_store *s, char kind, char *name, char *path, size_t len)
 {
     fp_status st = FP_OK;
-    hid_t g = H5I_INVALID_HID;
-    memset(out, 0, sizeof *out);
-    FP_CHECK_H5(g = H5Gopen2(loc, group, H5P_DEFAULT));
-    hsize_t idx = 0;
-    FP_CHECK_H5(H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_name, out));
+    snprintf(name, PART_NAME_MAX, "%c%010lld.h5", kind, s->next_part++);
+    part_path(s, name, path, len);
+    if (mkdir(s->parts, 0777) != 0 && errno != EEXIST)
+        FP_FAIL(FP_EIO, "cannot create %s: %s", s->parts, strerror(errno));
+    if (unlink(path) != 0 && errno != ENOENT)
+        FP_FAIL(FP_EIO, "cannot remove stale %s: %s", path, strerror(errno));
+cleanup:
+    return st;
+}
+
+/* Create a partition file with the root attributes and /runs. */
+static fp_status part_create(fp_store *s, char kind, char *name, hid_t *out)
+{
+    fp_status st = FP_OK;
+    char p[4096];
+    hid_t f = H5I_INVALID_HID, g = H5I_INVALID_HID;
+    *out = H5I_INVALID_HID;
+    FP_CHECK(next_part(s, kind, name, p, sizeof p));
+    f = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (f < 0)
+        FP_FAIL(FP_EIO, "cannot create %s", p);
+    FP_CHECK(write_root_attrs(f, 1));
+    FP_CHECK_H5(g = H5Gcreate2(f, "runs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    *out = f;
+    f = H5I_INVALID_HID;
 cleanup:
     if (g >= 0)
         H5Gclose(g);
+    if (f >= 0)
+        H5Fclose(f);
     return st;
 }
 
-fp_status fp__store_tx_begin(fp_store *s, bool rebuild, const char *const *drop, size_t n_drop,
-                             bool drop_baselines, hid_t *tmp)
+/* Close a partition file being written and make it durable. */
+static fp_status part_finish(fp_store *s, hid_t f, const char *name)
 {
     fp_status st = FP_OK;
-    hid_t f = H5I_INVALID_HID, runs = H5I_INVALID_HID, src_runs = H5I_INVALID_HID;
-    namelist names = {0};
+    char p[4096];
+    part_path(s, name, p, sizeof p);
+    if (H5Fclose(f) < 0)
+        FP_FAIL(FP_EIO, "cannot finish writing %s", p);
+    if (fsync_path(p, O_RDONLY) != FP_OK)
+        FP_FAIL(FP_EIO, "cannot fsync %s: %s", p, strerror(errno));
+cleanup:
+    return st;
+}
+
+/* A schema-1 store becomes partition p0000000000.h5 of a manifest: a hard
+ * link to the same bytes (a copy where links are not possible). Lands with
+ * the first commit; until then FILE is untouched. */
+static fp_status make_partitioned(fp_store *s)
+{
+    fp_status st = FP_OK;
+    char name[PART_NAME_MAX], p[4096];
+    if (s->schema != 1)
+        return FP_OK;
+    FP_CHECK(next_part(s, 'p', name, p, sizeof p));
+    if (link(s->path, p) != 0) {
+        FP_CHECK(copy_bytes(s->path, p));
+        if (fsync_path(p, O_RDONLY) != FP_OK)
+            FP_FAIL(FP_EIO, "cannot fsync %s: %s", p, strerror(errno));
+    }
+    for (size_t i = 0; i < s->ncat; i++)
+        snprintf(s->cat[i].file, sizeof s->cat[i].file, "%s", name);
+    if (s->has_baselines)
+        snprintf(s->baselines, sizeof s->baselines, "%s", name);
+    s->schema = FP_STORE_SCHEMA;
+cleanup:
+    return st;
+}
+
+/* Remove the files of FILE.d that the catalog does not name: partitions of
+ * writers killed before their commit, and those a commit replaced. Only
+ * names of the partition pattern are touched. Failures are only warned of:
+ * the store is consistent either way. */
+static void collect_garbage(fp_store *s)
+{
+    DIR *d = opendir(s->parts);
+    fp__strmap used = {0};
+    if (!d)
+        return;
+    bool ok = true;
+    for (size_t i = 0; ok && i < s->ncat; i++)
+        ok = fp__strmap_intern(&used, s->cat[i].file, strlen(s->cat[i].file), &(uint32_t){0},
+                               NULL) == FP_OK;
+    if (ok && s->has_baselines)
+        ok = fp__strmap_intern(&used, s->baselines, strlen(s->baselines), &(uint32_t){0}, NULL) ==
+             FP_OK;
+    for (struct dirent *e; ok && (e = readdir(d)) != NULL;) {
+        if (!part_name_ok(e->d_name) || fp__strmap_find(&used, e->d_name, strlen(e->d_name)) !=
+                                            FP__NONE)
+            continue;
+        char p[4096];
+        part_path(s, e->d_name, p, sizeof p);
+        if (unlink(p) != 0)
+            fp_warn("cannot remove %s, which the store no longer uses: %s", p, strerror(errno));
+    }
+    closedir(d);
+    fp__strmap_free(&used);
+}
+
+/* Write the manifest for the in-memory catalog to FILE.tmp, fsync it, rename
+ * it over FILE and fsync the directory: the commit point of every change. */
+static fp_status write_manifest(fp_store *s)
+{
+    fp_status st = FP_OK;
+    hid_t f = H5I_INVALID_HID, runs = H5I_INVALID_HID, mt = H5I_INVALID_HID,
+          ft = H5I_INVALID_HID;
+    char target[4096];
+    if (unlink(s->tmp_path) != 0 && errno != ENOENT)
+        FP_FAIL(FP_EIO, "cannot remove stale %s: %s", s->tmp_path, strerror(errno));
+    f = H5Fcreate(s->tmp_path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (f < 0)
+        FP_FAIL(FP_EIO, "cannot create %s (is the directory writable?)", s->tmp_path);
+    FP_CHECK(write_root_attrs(f, FP_STORE_SCHEMA));
+    FP_CHECK(fp__h5_attr_i64(f, "next_partition", s->next_part));
+    FP_CHECK(fp__h5_attr_str(f, "baselines", s->has_baselines ? s->baselines : ""));
+    FP_CHECK_H5(ft = cat_type(true));
+    FP_CHECK_H5(mt = cat_type(false));
+    FP_CHECK(fp__h5_write_table(f, "catalog", ft, mt, s->cat, s->ncat));
+    /* external links: h5py (and h5dump) read /runs/<id> and /baselines here */
+    FP_CHECK_H5(runs = H5Gcreate2(f, "runs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    for (size_t i = 0; i < s->ncat; i++) {
+        char obj[64];
+        snprintf(target, sizeof target, "%s/%s", s->parts_rel, s->cat[i].file);
+        snprintf(obj, sizeof obj, "/runs/%s", s->cat[i].id);
+        FP_CHECK_H5(H5Lcreate_external(target, obj, runs, s->cat[i].id, H5P_DEFAULT,
+                                       H5P_DEFAULT));
+    }
+    if (s->has_baselines) {
+        snprintf(target, sizeof target, "%s/%s", s->parts_rel, s->baselines);
+        FP_CHECK_H5(H5Lcreate_external(target, "/baselines", f, "baselines", H5P_DEFAULT,
+                                       H5P_DEFAULT));
+    }
+    H5Gclose(runs);
+    runs = H5I_INVALID_HID;
+    herr_t closed = H5Fclose(f);
+    f = H5I_INVALID_HID;
+    if (closed < 0)
+        FP_FAIL(FP_EIO, "cannot finish writing %s", s->tmp_path);
+    /* the manifest keeps the permissions of the one it replaces */
+    struct stat sb;
+    if (stat(s->path, &sb) == 0)
+        chmod(s->tmp_path, sb.st_mode & 07777);
+    if (fsync_path(s->tmp_path, O_RDONLY) != FP_OK)
+        FP_FAIL(FP_EIO, "cannot fsync %s: %s", s->tmp_path, strerror(errno));
+    if (fsync_path(s->parts, O_RDONLY | O_DIRECTORY) != FP_OK)
+        FP_FAIL(FP_EIO, "cannot fsync directory %s: %s", s->parts, strerror(errno));
+    if (rename(s->tmp_path, s->path) != 0)
+        FP_FAIL(FP_EIO, "cannot rename %s to %s: %s", s->tmp_path, s->path, strerror(errno));
+    if (fsync_path(s->dir, O_RDONLY | O_DIRECTORY) != FP_OK)
+        FP_FAIL(FP_EIO, "cannot fsync directory %s: %s", s->dir, strerror(errno));
+    s->schema = FP_STORE_SCHEMA;
+cleanup:
+    if (runs >= 0)
+        H5Gclose(runs);
+    if (f >= 0)
+        H5Fclose(f);
+    if (mt >= 0)
+        H5Tclose(mt);
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (st != FP_OK)
+        unlink(s->tmp_path);
+    return st;
+}
+
+/* Commit the in-memory catalog, or, when st (the change so far) failed or
+ * the commit fails, go back to the committed one. Either way the files no
+ * one lists any more are removed. */
+static fp_status finish_change(fp_store *s, fp_status st)
+{
+    if (s->bfile >= 0)
+        H5Fclose(s->bfile);
+    s->bfile = H5I_INVALID_HID;
+    if (st == FP_OK)
+        st = index_catalog(s);
+    if (st == FP_OK)
+        st = write_manifest(s);
+    if (st != FP_OK && load_committed(s) != FP_OK)
+        return st; /* FILE itself is as committed; this handle is unusable */
+    collect_garbage(s);
+    return st;
+}
+
+/* Go back to the committed state after a change failed, and remove what the
+ * change had written. */
+static void rollback(fp_store *s)
+{
+    if (load_committed(s) == FP_OK)
+        collect_garbage(s);
+}
+
+fp_status fp__store_tx_begin(fp_store *s, hid_t *tmp)
+{
+    fp_status st = FP_OK;
     *tmp = H5I_INVALID_HID;
     if (s->mode != FP_STORE_APPEND)
         FP_FAIL(FP_EUSAGE, "%s was opened read-only", s->path);
-    /* a FILE.tmp left by a writer killed earlier is stale: we hold the lock */
-    if (unlink(s->tmp_path) != 0 && errno != ENOENT)
-        FP_FAIL(FP_EINPUT, "cannot remove stale %s: %s", s->tmp_path, strerror(errno));
-    if (!rebuild && s->file >= 0) {
-        FP_CHECK(copy_bytes(s->path, s->tmp_path));
-        f = H5Fopen(s->tmp_path, H5F_ACC_RDWR, H5P_DEFAULT);
-        if (f < 0)
-            FP_FAIL(FP_EH5, "cannot open the working copy %s", s->tmp_path);
-        FP_CHECK(write_root_attrs(f));
-    } else {
-        f = H5Fcreate(s->tmp_path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-        if (f < 0)
-            FP_FAIL(FP_EINPUT, "cannot create %s (is the directory writable?)", s->tmp_path);
-        FP_CHECK(write_root_attrs(f));
-        FP_CHECK_H5(runs = H5Gcreate2(f, "runs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-        if (s->file >= 0) {
-            FP_CHECK(list_group(s->file, "runs", &names));
-            FP_CHECK_H5(src_runs = H5Gopen2(s->file, "runs", H5P_DEFAULT));
-            for (size_t i = 0; i < names.n; i++)
-                if (!in_list(names.name[i], drop, n_drop))
-                    FP_CHECK_H5(H5Ocopy(src_runs, names.name[i], runs, names.name[i],
-                                        H5P_DEFAULT, H5P_DEFAULT));
-            if (!drop_baselines && H5Lexists(s->file, "baselines", H5P_DEFAULT) > 0)
-                FP_CHECK_H5(H5Ocopy(s->file, "baselines", f, "baselines", H5P_DEFAULT,
-                                    H5P_DEFAULT));
-        }
-    }
-    *tmp = f;
-    f = H5I_INVALID_HID;
+    FP_CHECK(make_partitioned(s));
+    FP_CHECK(part_create(s, 'b', s->pending, tmp));
 cleanup:
-    namelist_free(&names);
-    if (src_runs >= 0)
-        H5Gclose(src_runs);
-    if (runs >= 0)
-        H5Gclose(runs);
-    if (f >= 0) {
-        H5Fclose(f);
-        unlink(s->tmp_path);
-    }
+    if (st != FP_OK)
+        rollback(s);
     return st;
+}
+
+fp_status fp__store_tx_commit(fp_store *s, hid_t tmp)
+{
+    fp_status st = part_finish(s, tmp, s->pending);
+    if (st == FP_OK) {
+        s->has_baselines = true;
+        memcpy(s->baselines, s->pending, sizeof s->baselines);
+    }
+    return finish_change(s, st);
 }
 
 void fp__store_tx_abort(fp_store *s, hid_t tmp)
 {
     if (tmp >= 0)
         H5Fclose(tmp);
-    unlink(s->tmp_path);
-}
-
-static fp_status fsync_path(const char *path, int flags)
-{
-    int fd = open(path, flags | O_CLOEXEC);
-    if (fd < 0)
-        return FP_EIO;
-    int rc = fsync(fd);
-    close(fd);
-    return rc == 0 ? FP_OK : FP_EIO;
-}
-
-fp_status fp__store_tx_commit(fp_store *s, hid_t tmp)
-{
-    fp_status st = FP_OK;
-    bool renamed = false;
-    if (H5Fclose(tmp) < 0)
-        FP_FAIL(FP_EH5, "cannot finish writing %s", s->tmp_path);
-    tmp = H5I_INVALID_HID;
-    /* the copy keeps the permissions of the store it replaces */
-    struct stat sb;
-    if (stat(s->path, &sb) == 0)
-        chmod(s->tmp_path, sb.st_mode & 07777);
-    if (fsync_path(s->tmp_path, O_RDONLY) != FP_OK)
-        FP_FAIL(FP_EIO, "cannot fsync %s: %s", s->tmp_path, strerror(errno));
-    if (rename(s->tmp_path, s->path) != 0)
-        FP_FAIL(FP_EIO, "cannot rename %s to %s: %s", s->tmp_path, s->path, strerror(errno));
-    renamed = true;
-    if (fsync_path(s->dir, O_RDONLY | O_DIRECTORY) != FP_OK)
-        FP_FAIL(FP_EIO, "cannot fsync directory %s: %s", s->dir, strerror(errno));
-    if (s->file >= 0)
-        H5Fclose(s->file);
-    s->file = H5I_INVALID_HID;
-    FP_CHECK(open_committed(s->path, &s->file));
-cleanup:
-    if (!renamed) {
-        if (tmp >= 0)
-            H5Fclose(tmp);
-        unlink(s->tmp_path);
-    }
-    return st;
+    rollback(s);
 }
 
 /* ==== run groups ===================================================================== */
-
-static bool valid_run_id(const char *id)
-{
-    size_t n = strlen(id);
-    if (n == 0 || n >= sizeof(((fp_run *)0)->id) || strcmp(id, ".") == 0 ||
-        strcmp(id, "..") == 0 || strcmp(id, "latest") == 0 || strcmp(id, "all") == 0)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (id[i] <= ' ' || id[i] > '~' || id[i] == '/')
-            return false;
-    return true;
-}
 
 static fp_status write_run(hid_t runs, const fp__runtab *t)
 {
@@ -923,10 +1378,17 @@ cleanup:
     return st;
 }
 
+static uint32_t find_run(const fp_store *s, const char *id)
+{
+    return fp__strmap_find(&s->ids, id, strlen(id));
+}
+
 fp_status fp__store_append_runtabs(fp_store *s, fp__runtab *const *tabs, size_t n)
 {
     fp_status st = FP_OK;
-    hid_t tmp = H5I_INVALID_HID, runs = H5I_INVALID_HID;
+    hid_t part = H5I_INVALID_HID, runs = H5I_INVALID_HID;
+    char name[PART_NAME_MAX];
+    bool started = false;
     if (s->mode != FP_STORE_APPEND)
         FP_FAIL(FP_EUSAGE, "%s was opened read-only", s->path);
     for (size_t i = 0; i < n; i++) {
@@ -937,27 +1399,29 @@ fp_status fp__store_append_runtabs(fp_store *s, fp__runtab *const *tabs, size_t 
         for (size_t j = 0; j < i; j++)
             if (strcmp(tabs[j]->ctx.id, id) == 0)
                 FP_FAIL(FP_EINPUT, "run %s is given twice", id);
-        if (s->file >= 0) {
-            char name[64];
-            snprintf(name, sizeof name, "runs/%s", id);
-            if (H5Lexists(s->file, name, H5P_DEFAULT) > 0)
-                FP_FAIL(FP_EINPUT, "run %s is already in %s (nothing written)", id, s->path);
-        }
+        if (find_run(s, id) != FP__NONE)
+            FP_FAIL(FP_EINPUT, "run %s is already in %s (nothing written)", id, s->path);
     }
-    FP_CHECK(fp__store_tx_begin(s, false, NULL, 0, false, &tmp));
-    FP_CHECK_H5(runs = H5Gopen2(tmp, "runs", H5P_DEFAULT));
-    for (size_t i = 0; i < n; i++)
+    started = true;
+    FP_CHECK(make_partitioned(s));
+    FP_CHECK(part_create(s, 'p', name, &part));
+    FP_CHECK_H5(runs = H5Gopen2(part, "runs", H5P_DEFAULT));
+    for (size_t i = 0; i < n; i++) {
+        cat_row r;
         FP_CHECK(write_run(runs, tabs[i]));
+        cat_row_of(&r, &tabs[i]->ctx, tabs[i]->nrows, name);
+        FP_CHECK(cat_push(s, &r));
+    }
     H5Gclose(runs);
     runs = H5I_INVALID_HID;
-    st = fp__store_tx_commit(s, tmp);
-    tmp = H5I_INVALID_HID;
+    st = part_finish(s, part, name);
+    part = H5I_INVALID_HID;
 cleanup:
     if (runs >= 0)
         H5Gclose(runs);
-    if (tmp >= 0)
-        fp__store_tx_abort(s, tmp);
-    return st;
+    if (part >= 0)
+        H5Fclose(part);
+    return started ? finish_change(s, st) : st;
 }
 
 fp_status fp_store_append_runs(fp_store *s, const fp_run *const *runs, size_t n)
@@ -998,57 +1462,226 @@ fp_status fp_store_append_file(const char *path, const fp_run *run, double lock_
     return st;
 }
 
+
+/* Copy the runs at catalog rows idx[0..n) into one new partition; their rows
+ * then name it (committed by the caller's finish_change). */
+static fp_status copy_into_part(fp_store *s, const size_t *idx, size_t n)
+{
+    fp_status st = FP_OK;
+    hid_t dst = H5I_INVALID_HID, runs = H5I_INVALID_HID, src = H5I_INVALID_HID;
+    char name[PART_NAME_MAX], from[PART_NAME_MAX] = "";
+    FP_CHECK(part_create(s, 'p', name, &dst));
+    FP_CHECK_H5(runs = H5Gopen2(dst, "runs", H5P_DEFAULT));
+    for (size_t i = 0; i < n; i++) {
+        cat_row *r = &s->cat[idx[i]];
+        char obj[64];
+        if (src < 0 || strcmp(from, r->file) != 0) {
+            if (src >= 0)
+                H5Fclose(src);
+            src = H5I_INVALID_HID;
+            FP_CHECK(open_part(s, r->file, r->id, &src));
+            memcpy(from, r->file, sizeof from);
+        }
+        snprintf(obj, sizeof obj, "runs/%s", r->id);
+        FP_CHECK_H5(H5Ocopy(src, obj, runs, r->id, H5P_DEFAULT, H5P_DEFAULT));
+    }
+    H5Gclose(runs);
+    runs = H5I_INVALID_HID;
+    st = part_finish(s, dst, name);
+    dst = H5I_INVALID_HID;
+    for (size_t i = 0; st == FP_OK && i < n; i++)
+        memcpy(s->cat[idx[i]].file, name, sizeof name);
+cleanup:
+    if (src >= 0)
+        H5Fclose(src);
+    if (runs >= 0)
+        H5Gclose(runs);
+    if (dst >= 0)
+        H5Fclose(dst);
+    return st;
+}
+
 fp_status fp_store_remove(fp_store *s, const char *const *ids, size_t n)
 {
     fp_status st = FP_OK;
-    hid_t tmp = H5I_INVALID_HID;
+    bool *gone = NULL, started = false;
+    size_t *keep = NULL;
     if (s->mode != FP_STORE_APPEND)
         FP_FAIL(FP_EUSAGE, "%s was opened read-only", s->path);
-    if (s->file < 0)
+    if (s->schema == 0)
         FP_FAIL(FP_EINPUT, "%s: no such store", s->path);
+    gone = calloc(s->ncat ? s->ncat : 1, sizeof *gone);
+    keep = calloc(s->ncat ? s->ncat : 1, sizeof *keep);
+    FP_CHECK_ALLOC(gone);
+    FP_CHECK_ALLOC(keep);
     for (size_t i = 0; i < n; i++) {
-        char name[64];
-        snprintf(name, sizeof name, "runs/%s", ids[i]);
-        if (!valid_run_id(ids[i]) || H5Lexists(s->file, name, H5P_DEFAULT) <= 0)
+        uint32_t k = find_run(s, ids[i]);
+        if (!valid_run_id(ids[i]) || k == FP__NONE)
             FP_FAIL(FP_EINPUT, "no run '%s' in %s (nothing removed)", ids[i], s->path);
+        gone[k] = true;
     }
-    FP_CHECK(fp__store_tx_begin(s, true, ids, n, false, &tmp));
-    st = fp__store_tx_commit(s, tmp);
-    tmp = H5I_INVALID_HID;
+    started = true;
+    FP_CHECK(make_partitioned(s));
+    /* a partition that loses some of its runs is rewritten with the others;
+     * one that loses all of them is simply no longer listed */
+    for (size_t i = 0; i < s->ncat; i++) {
+        if (!gone[i] || !s->cat[i].file[0])
+            continue;
+        char file[PART_NAME_MAX];
+        size_t nkeep = 0;
+        memcpy(file, s->cat[i].file, sizeof file);
+        for (size_t j = 0; j < s->ncat; j++) {
+            if (strcmp(s->cat[j].file, file) != 0)
+                continue;
+            if (!gone[j])
+                keep[nkeep++] = j;
+            else
+                s->cat[j].file[0] = 0; /* this partition is done */
+        }
+        if (nkeep)
+            FP_CHECK(copy_into_part(s, keep, nkeep));
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < s->ncat; i++)
+        if (!gone[i])
+            s->cat[m++] = s->cat[i];
+    s->ncat = m;
 cleanup:
-    if (tmp >= 0)
-        fp__store_tx_abort(s, tmp);
-    return st;
+    free(gone);
+    free(keep);
+    return started ? finish_change(s, st) : st;
+}
+
+static int cat_time_cmp(const void *a, const void *b, void *arg)
+{
+    const cat_row *cat = arg, *x = &cat[*(const size_t *)a], *y = &cat[*(const size_t *)b];
+    if (x->time != y->time)
+        return x->time < y->time ? -1 : 1;
+    return strcmp(x->id, y->id);
+}
+
+fp_status fp_store_compact(fp_store *s, uint64_t target, fp_compact_summary *sum)
+{
+    fp_status st = FP_OK;
+    size_t *order = NULL, *batch = NULL, nb = 0;
+    uint64_t *fsize = NULL, *fsamples = NULL, bytes = 0;
+    fp__strmap files = {0};
+    bool started = false;
+    hid_t bsrc = H5I_INVALID_HID, bdst = H5I_INVALID_HID;
+    fp_compact_summary out = {0};
+    if (s->mode != FP_STORE_APPEND)
+        FP_FAIL(FP_EUSAGE, "%s was opened read-only", s->path);
+    if (s->schema == 0)
+        FP_FAIL(FP_EINPUT, "%s: no such store", s->path);
+    if (target == 0)
+        FP_FAIL(FP_EUSAGE, "compact: the target size must be positive");
+    started = true;
+    FP_CHECK(make_partitioned(s));
+    size_t n = s->ncat;
+    order = malloc((n ? n : 1) * sizeof *order);
+    batch = malloc((n ? n : 1) * sizeof *batch);
+    fsize = calloc(n ? n : 1, sizeof *fsize);
+    fsamples = calloc(n ? n : 1, sizeof *fsamples);
+    FP_CHECK_ALLOC(order);
+    FP_CHECK_ALLOC(batch);
+    FP_CHECK_ALLOC(fsize);
+    FP_CHECK_ALLOC(fsamples);
+    /* each partition's size on disk and samples, to estimate a run's bytes */
+    for (size_t i = 0; i < n; i++) {
+        uint32_t f;
+        bool added;
+        FP_CHECK(fp__strmap_intern(&files, s->cat[i].file, strlen(s->cat[i].file), &f, &added));
+        if (added) {
+            char p[4096];
+            struct stat sb;
+            part_path(s, s->cat[i].file, p, sizeof p);
+            fsize[f] = stat(p, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+        }
+        fsamples[f] += s->cat[i].nsamples + 1;
+        order[i] = i;
+    }
+    out.files_before = files.n;
+    qsort_r(order, n, sizeof *order, cat_time_cmp, s->cat);
+    /* runs of partitions smaller than the target, oldest first, are copied
+     * into new partitions of about the target size; big ones stay */
+    for (size_t k = 0; k <= n; k++) {
+        uint32_t f = k < n ? fp__strmap_find(&files, s->cat[order[k]].file,
+                                             strlen(s->cat[order[k]].file))
+                           : FP__NONE;
+        bool small = f != FP__NONE && fsize[f] < target;
+        if (small) {
+            batch[nb++] = order[k];
+            bytes += fsize[f] * (s->cat[order[k]].nsamples + 1) / fsamples[f];
+        }
+        if (nb && (bytes >= target || k == n)) {
+            /* a batch that is exactly one whole partition is left as it is */
+            const char *first = s->cat[batch[0]].file;
+            size_t same = 0;
+            for (size_t i = 0; i < nb; i++)
+                same += strcmp(s->cat[batch[i]].file, first) == 0;
+            size_t whole = 0;
+            for (size_t i = 0; i < n; i++)
+                whole += strcmp(s->cat[i].file, first) == 0;
+            if (same != nb || whole != nb) {
+                FP_CHECK(copy_into_part(s, batch, nb));
+                out.runs_moved += nb;
+            }
+            nb = 0;
+            bytes = 0;
+        }
+    }
+    /* baselines that share a partition with runs (a migrated schema-1 store)
+     * move to a file of their own, so that partition can go */
+    if (s->has_baselines && s->baselines[0] == 'p') {
+        FP_CHECK(open_part(s, s->baselines, "the baselines file", &bsrc));
+        FP_CHECK(part_create(s, 'b', s->pending, &bdst));
+        FP_CHECK_H5(H5Ocopy(bsrc, "baselines", bdst, "baselines", H5P_DEFAULT, H5P_DEFAULT));
+        st = part_finish(s, bdst, s->pending);
+        bdst = H5I_INVALID_HID;
+        FP_CHECK(st);
+        memcpy(s->baselines, s->pending, sizeof s->baselines);
+    }
+    fp__strmap_free(&files);
+    for (size_t i = 0; i < n; i++)
+        FP_CHECK(fp__strmap_intern(&files, s->cat[i].file, strlen(s->cat[i].file),
+                                   &(uint32_t){0}, NULL));
+    out.files_after = files.n;
+    if (sum)
+        *sum = out;
+cleanup:
+    if (bsrc >= 0)
+        H5Fclose(bsrc);
+    if (bdst >= 0)
+        H5Fclose(bdst);
+    fp__strmap_free(&files);
+    free(order);
+    free(batch);
+    free(fsize);
+    free(fsamples);
+    return started ? finish_change(s, st) : st;
 }
 
 /* ---- reading runs ------------------------------------------------------------------ */
-
-static fp_status read_context(hid_t g, fp_run *c)
-{
-    fp_status st = FP_OK;
-#define STR(field) FP_CHECK(fp__h5_read_attr_str(g, #field, c->field, sizeof c->field));
-    STR(id)
-    FP_RUN_TEXT_FIELDS(STR)
-#undef STR
-    FP_CHECK(fp__h5_read_attr_double(g, "time", &c->time));
-    FP_CHECK(fp__h5_read_attr_double(g, "duration", &c->duration));
-cleanup:
-    return st;
-}
 
 fp_status fp__store_read_runtab(fp_store *s, const char *id, fp__runtab *t)
 {
     fp_status st = FP_OK;
     hid_t g = H5I_INVALID_HID, mt = H5I_INVALID_HID, nodet = H5I_INVALID_HID;
+    hid_t part = H5I_INVALID_HID;
     rank_rec *rr = NULL;
     char (*nodes)[FP_NAME_MAX] = NULL;
     size_t nn = 0, nr = 0, nm = 0;
     char name[64];
     memset(t, 0, sizeof *t);
     snprintf(name, sizeof name, "runs/%s", id);
-    if (s->file < 0 || !valid_run_id(id) || H5Lexists(s->file, name, H5P_DEFAULT) <= 0)
+    uint32_t k = valid_run_id(id) ? find_run(s, id) : FP__NONE;
+    if (k == FP__NONE)
         FP_FAIL(FP_EINPUT, "no run '%s' in %s", id, s->path);
-    FP_CHECK_H5(g = H5Gopen2(s->file, name, H5P_DEFAULT));
+    FP_CHECK(open_part(s, s->cat[k].file, id, &part));
+    if (H5Lexists(part, name, H5P_DEFAULT) <= 0)
+        FP_FAIL(FP_EINPUT, "%s: run %s is not in its partition %s (corrupt)", s->path, id,
+                s->cat[k].file);
+    FP_CHECK_H5(g = H5Gopen2(part, name, H5P_DEFAULT));
     FP_CHECK(read_context(g, &t->ctx));
 
     FP_CHECK_H5(nodet = fp__h5_str_type(FP_NAME_MAX));
@@ -1123,6 +1756,8 @@ cleanup:
         H5Tclose(mt);
     if (g >= 0)
         H5Gclose(g);
+    if (part >= 0)
+        H5Fclose(part);
     return st;
 }
 
@@ -1137,53 +1772,29 @@ static int summary_cmp(const void *a, const void *b)
 fp_status fp_store_list(fp_store *s, fp_run_summary **out, size_t *n)
 {
     fp_status st = FP_OK;
-    namelist names = {0};
-    fp_run_summary *rows = NULL;
-    hid_t runs = H5I_INVALID_HID, g = H5I_INVALID_HID;
-    fp_run *ctx = NULL;
+    fp_run_summary *rows = calloc(s->ncat ? s->ncat : 1, sizeof *rows);
     *out = NULL;
     *n = 0;
-    if (s->file < 0)
-        return FP_OK;
-    FP_CHECK(list_group(s->file, "runs", &names));
-    rows = calloc(names.n ? names.n : 1, sizeof *rows);
-    ctx = calloc(1, sizeof *ctx);
     FP_CHECK_ALLOC(rows);
-    FP_CHECK_ALLOC(ctx);
-    FP_CHECK_H5(runs = H5Gopen2(s->file, "runs", H5P_DEFAULT));
-    for (size_t i = 0; i < names.n; i++) {
+    for (size_t i = 0; i < s->ncat; i++) {
+        const cat_row *c = &s->cat[i];
         fp_run_summary *r = &rows[i];
-        long long v;
-        FP_CHECK_H5(g = H5Gopen2(runs, names.name[i], H5P_DEFAULT));
-        memset(ctx, 0, sizeof *ctx);
-        FP_CHECK(read_context(g, ctx));
-        snprintf(r->id, sizeof r->id, "%s", names.name[i]);
-        memcpy(r->tag, ctx->tag, sizeof r->tag);
-        memcpy(r->status, ctx->status, sizeof r->status);
-        r->time = ctx->time;
-        r->duration = ctx->duration;
-        r->injected = ctx->injections[0] != 0;
-        FP_CHECK(fp__h5_read_attr_i64(g, "nranks", &v));
-        r->nranks = (int)v;
-        FP_CHECK(fp__h5_read_attr_i64(g, "nnodes", &v));
-        r->nnodes = (int)v;
-        FP_CHECK(fp__h5_read_attr_i64(g, "nsamples", &v));
-        r->nsamples = (uint64_t)v;
-        H5Gclose(g);
-        g = H5I_INVALID_HID;
+        memcpy(r->id, c->id, sizeof r->id);
+        memcpy(r->tag, c->tag, sizeof r->tag);
+        memcpy(r->status, c->status, sizeof r->status);
+        r->time = c->time;
+        r->duration = c->duration;
+        r->nranks = c->nranks;
+        r->nnodes = c->nnodes;
+        r->nsamples = c->nsamples;
+        r->injected = c->injected != 0;
     }
-    qsort(rows, names.n, sizeof *rows, summary_cmp);
+    qsort(rows, s->ncat, sizeof *rows, summary_cmp);
     *out = rows;
-    *n = names.n;
+    *n = s->ncat;
     rows = NULL;
 cleanup:
-    free(ctx);
     free(rows);
-    namelist_free(&names);
-    if (g >= 0)
-        H5Gclose(g);
-    if (runs >= 0)
-        H5Gclose(runs);
     return st;
 }
 
@@ -1222,7 +1833,6 @@ cleanup:
     fp__runtab_free(&t);
     return st;
 }
-
 /* ==== SKU index ======================================================================= */
 
 struct fp_sku_index {

@@ -75,6 +75,7 @@ typedef struct fp__runtab {
     fp__strmap keys;      /* metric identity (suite, test, metric, size) */
     fp__metric *metrics;  /* by key id */
     size_t metric_cap;
+    uint32_t last_metric; /* key id of the last sample added */
     fp__row *rows;
     size_t nrows, row_cap;
 } fp__runtab;
@@ -97,21 +98,24 @@ fp_status fp__store_append_runtabs(fp_store *s, fp__runtab *const *tabs, size_t 
 
 /* ---- transactions ------------------------------------------------------------------ */
 
-/* The committed file, open read-only, or H5I_INVALID_HID when the store does
- * not exist yet (APPEND handles before the first commit). */
-hid_t fp__store_file(const fp_store *s);
+/* Open (once; the handle keeps it) the file holding /baselines: *file is
+ * H5I_INVALID_HID when the store has no baselines. FP_EINPUT when the file is
+ * missing or not a partition. */
+fp_status fp__store_baselines_file(fp_store *s, hid_t *file);
 
-/* Start a change: a private copy of the store at FILE.tmp, open read-write.
- * rebuild=false copies the bytes; rebuild=true writes a fresh, compact file
- * and copies into it the runs not listed in drop (n_drop ids) and, unless
- * drop_baselines, /baselines. */
-fp_status fp__store_tx_begin(fp_store *s, bool rebuild, const char *const *drop, size_t n_drop,
-                             bool drop_baselines, hid_t *tmp);
-/* Close, fsync and rename the copy over FILE, then reopen it. On failure the
- * copy is removed and FILE is untouched. tmp is closed either way. */
+/* Start replacing the baselines: *tmp is a new, empty partition file, open
+ * read-write, into which the caller writes /baselines. */
+fp_status fp__store_tx_begin(fp_store *s, hid_t *tmp);
+/* Close and fsync the new file and commit a manifest naming it as the
+ * baselines (the old baselines file is removed). On failure the store is as
+ * it was and the new file is removed. tmp is closed either way. */
 fp_status fp__store_tx_commit(fp_store *s, hid_t tmp);
-/* Drop the copy. */
+/* Drop the new file. */
 void fp__store_tx_abort(fp_store *s, hid_t tmp);
+
+/* "YYYY-MM-DD", "YYYY-MM-DDTHH:MM[:SS]", optional trailing Z, UTC, as Unix
+ * time in *out; false when text is not such a date. */
+bool fp__parse_date(const char *text, double *out);
 
 /* ---- HDF5 helpers ------------------------------------------------------------------ */
 

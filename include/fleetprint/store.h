@@ -1,14 +1,19 @@
 #ifndef FLEETPRINT_STORE_H
 #define FLEETPRINT_STORE_H
-/* The fingerprint store: one HDF5 file holding every run (context and
- * samples) and the baselines built from them. Layout and guarantees are in
+/* The fingerprint store: HDF5 files holding every run (context and samples)
+ * and the baselines built from them. FILE (--store) is a small manifest
+ * listing the runs; their data lives in partition files under FILE.d/, one
+ * written per commit and never changed after. Layout and guarantees are in
  * docs/store.md.
  *
- * Integrity: every change (append, remove, baseline build) is written to a
- * private copy beside the store (FILE.tmp), fsync'ed and renamed over FILE, so
- * a change lands whole or not at all, even under kill -9. Writers serialise on
- * an advisory lock (flock on FILE.lock); readers take no lock and always see a
- * committed file. Only one process (rank 0) should write. */
+ * Integrity: a change (append, remove, compact, baseline build) writes new
+ * partition files, fsyncs them, then writes a new manifest beside FILE
+ * (FILE.tmp), fsyncs it and renames it over FILE: the change lands whole or
+ * not at all, even under kill -9, and costs the same at any store size.
+ * Writers serialise on an advisory lock (flock on FILE.lock); readers take no
+ * lock and always see a committed manifest. Only one process (rank 0) should
+ * write. A schema-1 store (one file) is read as one partition and becomes a
+ * manifest with its first change. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,9 +21,10 @@
 #include "fleetprint/sample.h"
 #include "fleetprint/status.h"
 
-/* The on-disk schema version this build reads and writes (root attribute
- * "fleetprint_schema"). */
-#define FP_STORE_SCHEMA 1
+/* The on-disk schema version of the manifest this build writes (root
+ * attribute "fleetprint_schema"); partition files, and whole stores written
+ * before manifests, are version 1, which this build also reads. */
+#define FP_STORE_SCHEMA 2
 
 typedef struct fp_store fp_store;
 
@@ -60,10 +66,23 @@ fp_status fp_store_append(fp_store *store, const fp_run *run);
  * success ("stored run ID in FILE") and on error; statuses as above. */
 fp_status fp_store_append_file(const char *path, const fp_run *run, double lock_timeout_s);
 
-/* Remove runs by id in one atomic commit; the file is rewritten compactly.
+/* Remove runs by id in one atomic commit: partitions that keep some of their
+ * runs are rewritten without the others, those left empty are deleted.
  * Baselines are kept as they were (rebuild them). FP_EINPUT when an id is not
  * stored (nothing removed). */
 fp_status fp_store_remove(fp_store *store, const char *const *ids, size_t n);
+
+/* What fp_store_compact did. */
+typedef struct fp_compact_summary {
+    size_t files_before, files_after; /* partition files holding runs */
+    size_t runs_moved;
+} fp_compact_summary;
+
+/* Merge the runs of partition files smaller than target bytes, oldest first,
+ * into new partitions of about target bytes each, in one atomic commit (the
+ * old files are then deleted); baselines sharing a file with runs get one of
+ * their own. FP_EUSAGE when target is 0; summary may be NULL. */
+fp_status fp_store_compact(fp_store *store, uint64_t target, fp_compact_summary *summary);
 
 /* ---- reading ---------------------------------------------------------------------- */
 

@@ -57,19 +57,26 @@ for act in "ls" "ingest in.jsonl"; do
     expect_rc 2 "$F" store $act --store text.h5
     expect_err "not an HDF5 file"
 done
-head -c 20000 s.h5 > cut.h5
+head -c $(( $(stat -c %s s.h5) / 2 )) s.h5 > cut.h5
 cut_sum=$(sum cut.h5)
 for act in "ls" "ingest one.jsonl" "export"; do
     expect_rc 2 "$F" store $act --store cut.h5
     expect_err "truncated or corrupt"
 done
 [ "$(sum cut.h5)" = "$cut_sum" ] || fail "a truncated store was modified"
+# a truncated partition: the catalog still lists its runs, reading them fails cleanly
+cp s.h5 cutp.h5 && cp -r s.h5.d cutp.h5.d
+part=$(ls cutp.h5.d | head -1)
+head -c 3000 "s.h5.d/$part" > "cutp.h5.d/$part"
+expect_rc 0 "$F" store ls --store cutp.h5
+expect_rc 2 "$F" store export --store cutp.h5
+expect_err "truncated or corrupt"
 cp s.h5 v99.h5
 $PY -c "import h5py,sys; f=h5py.File('v99.h5','r+'); f.attrs['fleetprint_schema']=99; f.close()"
 v99_sum=$(sum v99.h5)
 for act in "ls" "ingest one.jsonl" "rm rt-0"; do
     expect_rc 2 "$F" store $act --store v99.h5
-    expect_err "store schema version 99, this fleetprint reads version 1"
+    expect_err "store schema version 99, this fleetprint reads versions 1 and 2"
 done
 expect_rc 2 "$F" baseline build --store v99.h5
 [ "$(sum v99.h5)" = "$v99_sum" ] || fail "a store of another schema was modified"
@@ -84,16 +91,71 @@ expect_rc 2 "$F" baseline build --store s.h5 --since yesterday
 expect_err "--since 'yesterday' is not a date"
 
 # a read-only directory: run as an unprivileged user (root ignores mode bits)
-mkdir ro && cp s.h5 ro/ && chmod 555 ro && chmod 644 ro/s.h5 && chmod 644 one.jsonl
+mkdir ro && cp -r s.h5 s.h5.d ro/ && chmod 555 ro && chmod 644 ro/s.h5 && chmod 644 one.jsonl
 if command -v setpriv > /dev/null && setpriv --reuid=65534 --regid=65534 --clear-groups "$F" --version > /dev/null 2>&1; then
     ro_sum=$(sum ro/s.h5)
     expect_rc 2 setpriv --reuid=65534 --regid=65534 --clear-groups "$F" store ingest one.jsonl --store ro/s.h5
     expect_err "cannot write in ro"
     expect_rc 0 setpriv --reuid=65534 --regid=65534 --clear-groups "$F" store ls --store ro/s.h5
-    [ "$(sum ro/s.h5)" = "$ro_sum" ] && [ "$(ls ro)" = "s.h5" ] || fail "read-only dir was written"
+    expect_rc 0 setpriv --reuid=65534 --regid=65534 --clear-groups "$F" store export --store ro/s.h5
+    [ "$(sum ro/s.h5)" = "$ro_sum" ] && [ "$(ls ro | tr '\n' ' ')" = "s.h5 s.h5.d " ] || fail "read-only dir was written"
 else
     echo "note: cannot drop privileges here; read-only directory case not run"
 fi
+
+# ---- schema 1, retention, compaction ------------------------------------------------
+# a partition is itself a schema-1 store: with the baselines copied in, it is
+# what a store written before manifests looks like
+"$GEN" --runs 4 --nodes 4 --gpus 2 --metrics 3 --iters 2 --prefix old > old.jsonl
+expect_rc 0 "$F" store ingest old.jsonl --store a.h5
+expect_rc 0 "$F" baseline build --store a.h5
+cp a.h5.d/p0000000000.h5 legacy.h5
+$PY -c "import h5py; a=h5py.File('a.h5','r'); l=h5py.File('legacy.h5','r+'); l.copy(a['baselines'], 'baselines')"
+expect_rc 0 "$F" store export --store legacy.h5 --baselines -o l1.jsonl
+$PY "$HERE/compare_jsonl.py" old.jsonl l1.jsonl old-0 old-1 old-2 old-3
+grep -q '"kind":"baseline"' l1.jsonl || fail "schema-1 baselines not read"
+# its first change makes it a manifest; the old file becomes its first partition
+"$GEN" --runs 1 --nodes 4 --gpus 2 --metrics 3 --iters 2 --prefix new --time 1900000000 > new.jsonl
+expect_rc 0 "$F" store ingest new.jsonl --store legacy.h5
+[ "$($PY -c "import h5py; print(int(h5py.File('legacy.h5','r').attrs['fleetprint_schema']))")" = 2 ] ||
+    fail "legacy.h5 was not migrated"
+[ "$(ls legacy.h5.d | tr '\n' ' ')" = "p0000000000.h5 p0000000001.h5 " ] || fail "partitions: $(ls legacy.h5.d)"
+expect_rc 0 "$F" store export --store legacy.h5 --baselines -o l2.jsonl
+cat old.jsonl new.jsonl > both.jsonl
+$PY "$HERE/compare_jsonl.py" both.jsonl l2.jsonl old-0 old-1 old-2 old-3 new-0
+grep '"kind":"baseline"' l1.jsonl > b1.txt && grep '"kind":"baseline"' l2.jsonl > b2.txt
+cmp b1.txt b2.txt || fail "baselines changed in the migration"
+# rm by id rewrites the partition that keeps other runs; --before drops old runs
+expect_rc 0 "$F" store rm old-1 --store legacy.h5
+[ "$(run_ids legacy.h5)" = "new-0 old-0 old-2 old-3 " ] || fail "after rm: $(run_ids legacy.h5)"
+expect_rc 2 "$F" store rm --before someday --store legacy.h5
+expect_err "--before 'someday' is not a date"
+expect_rc 2 "$F" store rm old-0 --before 2020-01-01 --store legacy.h5
+expect_rc 0 "$F" store rm --before 2030-01-01 --store legacy.h5
+[ "$(run_ids legacy.h5)" = "new-0 " ] || fail "after rm --before: $(run_ids legacy.h5)"
+expect_rc 0 "$F" store rm --before 2030-01-01 --store legacy.h5
+grep -q "nothing removed" err.txt || fail "rm --before with nothing to remove"
+# compact merges the small partitions and gives the baselines a file of their own
+for i in 1 2 3; do
+    "$GEN" --runs 1 --nodes 4 --gpus 2 --metrics 3 --iters 2 --prefix "c$i" --seed "$i" > "c$i.jsonl"
+    expect_rc 0 "$F" store ingest "c$i.jsonl" --store legacy.h5
+done
+expect_rc 0 "$F" store export --store legacy.h5 --baselines -o l3.jsonl
+expect_rc 0 "$F" store compact --store legacy.h5
+grep -q "4 runs moved; 4 partition files before, 1 after" err.txt || { cat err.txt; fail "compact summary"; }
+[ "$(ls legacy.h5.d | cut -c1 | sort | uniq -c | awk '{print $1 $2}' | tr '\n' ' ')" = "1b 1p " ] ||
+    fail "after compact: $(ls legacy.h5.d)"
+expect_rc 0 "$F" store export --store legacy.h5 --baselines -o l4.jsonl
+cmp l3.jsonl l4.jsonl || fail "compact changed the store's contents"
+expect_rc 0 "$F" store compact --store legacy.h5
+grep -q "0 runs moved" err.txt || fail "a second compact moved runs"
+expect_rc 2 "$F" store compact extra --store legacy.h5
+
+# partitions without their manifest are never collected as garbage
+mv legacy.h5 moved.h5
+expect_rc 2 "$F" store ingest c1.jsonl --store legacy.h5
+expect_err "the manifest that lists them, is missing"
+[ -n "$(ls legacy.h5.d)" ] || fail "partitions of a missing manifest were removed"
 
 # ---- the writer lock ----------------------------------------------------------------
 "$GEN" --runs 1 --prefix lk > lk.jsonl

@@ -37,7 +37,9 @@ def main():
                 base[(o["scope"], o["key"], o[o["scope"]])] = o
     bad = 0
     f = h5py.File(store, "r")
-    assert int(f.attrs["fleetprint_schema"]) == 1, "schema attribute"
+    assert int(f.attrs["fleetprint_schema"]) == 2, "schema attribute"
+    # the manifest's catalog lists the same runs as /runs (external links)
+    assert sorted(s(r) for r in f["catalog"]["id"]) == sorted(f["runs"].keys()), "catalog"
     nsamples = 0
     for rid, g in f["runs"].items():
         ents = [s(e) for e in g["entities"][:]]

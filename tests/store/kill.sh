@@ -66,8 +66,46 @@ for i in $(seq 1 "$KILLS"); do
         [ "$(run_ids s.h5)" = "$expected" ] || fail "after g$i: store holds [$(run_ids s.h5)]"
     fi
 done
+
+# retention is one commit too: kill compact and rm at random moments; the
+# store holds the runs from before the command or from after it, all whole
+cp -r s.h5.d cprobe.h5.d && cp s.h5 cprobe.h5
+t0=$(date +%s%N)
+"$F" store compact --store cprobe.h5 --target-size 1G 2> /dev/null
+span_ms=$(( ($(date +%s%N) - t0) / 1000000 + 10 ))
+echo "one compact takes ~${span_ms} ms"
+rkilled=0
+for i in $(seq 1 6); do
+    if [ $((i % 2)) = 1 ]; then
+        cmd=(store compact --target-size 1G) after=$expected
+    else
+        set -- $expected
+        cmd=(store rm "$1,$2") after=$(echo "$expected" | tr ' ' '\n' | sed "/^$1\$/d; /^$2\$/d; /^\$/d" | tr '\n' ' ')
+    fi
+    "$F" "${cmd[@]}" --store s.h5 --lock-timeout 5 2> /dev/null &
+    pid=$!
+    delay_ms=$(( RANDOM % (span_ms * 11 / 10) ))
+    sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
+    kill -9 "$pid" 2> /dev/null || true
+    rc=0
+    wait "$pid" 2> /dev/null || rc=$?
+    [ "$rc" = 137 ] && rkilled=$((rkilled + 1))
+    got=$(run_ids s.h5) || fail "${cmd[*]} killed at ${delay_ms} ms: the store does not open"
+    if [ "$got" = "$after" ]; then
+        expected=$after
+    elif [ "$got" != "$expected" ]; then
+        fail "${cmd[*]} killed at ${delay_ms} ms (rc $rc): store holds [$got]"
+    fi
+    "$F" store export --store s.h5 -o out.jsonl 2> err.txt || { cat err.txt; fail "export after ${cmd[*]} kill"; }
+    [ "$(wc -l < out.jsonl)" = $(( $(echo $expected | wc -w) * 6001 )) ] || fail "export after ${cmd[*]}: $(wc -l < out.jsonl) lines"
+    echo "${cmd[*]} killed at ${delay_ms} ms: rc $rc, store holds $(echo $got | wc -w) runs"
+done
+echo "6 retention commands: $rkilled interrupted"
 "$F" store export --store s.h5 -o out.jsonl
 $PY "$HERE/compare_jsonl.py" all.jsonl out.jsonl $expected || fail "stored runs differ from their input"
+# no file is left that the manifest does not list
+listed=$($PY -c "import h5py,sys; f=h5py.File('s.h5','r'); print(' '.join(sorted(set(x.decode() for x in f['catalog']['file']) | {f.attrs['baselines'].decode()} - {''})))")
+[ "$(ls s.h5.d | tr '\n' ' ' | sed 's/ $//')" = "$listed" ] || fail "s.h5.d holds [$(ls s.h5.d)], the manifest lists [$listed]"
 echo "$KILLS kills: $killed interrupted a writer, $finished came after it finished; $landed batches committed"
 [ "$killed" -ge $((KILLS / 4)) ] || fail "too few kills interrupted a writer to prove anything"
 # and the store still takes writes
