@@ -16,7 +16,13 @@
  *    operation returned ncclSuccess") until ncclCommAbort;
  *  - non-blocking communicators (config.blocking = 0) return ncclInProgress
  *    from init; ncclCommGetAsyncError reports progress and errors.
- * NCCL_DEBUG=WARN or INFO prints the reasons on stderr. */
+ * NCCL_DEBUG=WARN or INFO prints the reasons on stderr.
+ *
+ * Fault injection for tests: FPEMU_NCCL_FAIL=NAME:N makes this process's N-th
+ * call NAME (AllReduce, Send, Recv, ...) fail with ncclInvalidArgument, or
+ * with NAME "async" its N-th operation end with the asynchronous error
+ * ncclRemoteError (as a peer dying would); FPEMU_NCCL_FAIL_RANK=R limits it
+ * to communicator rank R. */
 #include <fcntl.h>
 #include <nccl.h>
 #include <stdarg.h>
@@ -72,6 +78,28 @@ struct ncclComm {
     uint64_t sent[MAXR], recvd[MAXR];
 };
 
+/* the calls of the open group (ncclGroupStart .. ncclGroupEnd) of this thread */
+typedef struct p2p {
+    bool send;
+    int peer;
+    char *buf;
+    size_t bytes;
+} p2p;
+
+typedef struct pending {
+    ncclComm_t comm;
+    cudaStream_t stream;
+    int np;
+    p2p ops[MAXG];
+} pending;
+
+static _Thread_local struct {
+    int depth;
+    ncclResult_t error;
+    int n;
+    pending *p[16];
+} G;
+
 /* ---- logging ------------------------------------------------------------------------------- */
 
 static void warn(ncclComm_t c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -93,6 +121,22 @@ static ncclResult_t set_error(ncclComm_t c, ncclResult_t r)
     if (c && r != ncclSuccess && r != ncclInProgress && (c->error == ncclSuccess || c->error == ncclInProgress))
         c->error = r;
     return r;
+}
+
+/* Whether the injected failure hits this call of name (see the top). */
+static bool injected(ncclComm_t c, const char *name)
+{
+    static _Thread_local int calls;
+    const char *spec = getenv("FPEMU_NCCL_FAIL"), *rank = getenv("FPEMU_NCCL_FAIL_RANK");
+    size_t len = strlen(name);
+    if (!spec || strncmp(spec, name, len) != 0 || spec[len] != ':')
+        return false;
+    if (rank && *rank && c && atoi(rank) != c->rank)
+        return false;
+    if (++calls != atoi(spec + len + 1))
+        return false;
+    warn(c, "%s : failure injected by FPEMU_NCCL_FAIL=%s", name, spec);
+    return true;
 }
 
 /* ---- versions and strings ----------------------------------------------------------------- */
@@ -231,6 +275,8 @@ ncclResult_t ncclCommAbort(ncclComm_t c)
 {
     if (!c)
         return ncclSuccess;
+    if (G.depth > 0)
+        warn(c, "communicator aborted or destroyed with a group left open (ncclGroupStart without ncclGroupEnd)");
     if (c->seg)
         __atomic_store_n(&c->seg->s[c->rank].aborted, 1, __ATOMIC_RELEASE);
     c->aborted = true;
@@ -346,26 +392,6 @@ static double reduce(int op, double a, double b)
 
 /* ---- groups and argument checks ----------------------------------------------------------- */
 
-typedef struct p2p {
-    bool send;
-    int peer;
-    char *buf;
-    size_t bytes;
-} p2p;
-
-typedef struct pending {
-    ncclComm_t comm;
-    cudaStream_t stream;
-    int np;
-    p2p ops[MAXG];
-} pending;
-
-static _Thread_local struct {
-    int depth;
-    ncclResult_t error;
-    int n;
-    pending *p[16];
-} G;
 
 /* Poisoned or not ready: what a call on c returns before anything else. */
 static ncclResult_t usable(ncclComm_t c)
@@ -475,6 +501,10 @@ static bool coll_step(emu_op *op)
         return true;
     slot *me = &c->seg->s[c->rank];
     if (o->phase == 0) { /* publish */
+        if (injected(c, "async")) {
+            set_error(c, ncclRemoteError);
+            return true;
+        }
         me->d = o->d;
         __atomic_store_n(&me->arrived, o->seq, __ATOMIC_RELEASE);
         o->phase = 1;
@@ -512,6 +542,8 @@ static ncclResult_t coll(int kind, const char *name, const void *send, void *rec
     ncclResult_t r = usable(c);
     if (r != ncclSuccess)
         return r;
+    if (injected(c, name))
+        return set_error(c, ncclInvalidArgument);
     size_t esz = type_size(t);
     if (esz == 0 || (int)op < 0 || op >= ncclNumOps || root < 0 || root >= c->n) {
         warn(c, "%s : invalid type %d, op %d or root %d", name, (int)t, (int)op, root);
@@ -574,7 +606,7 @@ typedef struct p2p_op {
     int np;
     p2p ops[MAXG];
     uint64_t seq[MAXG]; /* send: the posted number; recv: the number awaited */
-    bool done[MAXG], posted[MAXG];
+    bool done[MAXG], posted[MAXG], started;
 } p2p_op;
 
 static bool p2p_step(emu_op *op)
@@ -583,6 +615,10 @@ static bool p2p_step(emu_op *op)
     ncclComm_t c = o->comm;
     if (c->aborted || c->error != ncclSuccess)
         return true;
+    if (!o->started && (o->started = true) && injected(c, "async")) {
+        set_error(c, ncclRemoteError);
+        return true;
+    }
     bool all = true;
     for (int i = 0; i < o->np; i++) {
         p2p *x = &o->ops[i];
@@ -663,7 +699,9 @@ static ncclResult_t point(bool send, void *buf, size_t count, ncclDataType_t t, 
     if (r != ncclSuccess)
         return G.depth ? (G.error = r) : r;
     size_t bytes = count * type_size(t);
-    if (type_size(t) == 0 || peer < 0 || peer >= c->n) {
+    if (injected(c, name)) {
+        r = ncclInvalidArgument;
+    } else if (type_size(t) == 0 || peer < 0 || peer >= c->n) {
         warn(c, "%s : invalid type %d or peer %d", name, (int)t, peer);
         r = ncclInvalidArgument;
     } else if (c->n == 1) {
