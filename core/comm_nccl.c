@@ -148,14 +148,24 @@ static fp_status nccl_start(fp_comm *c, const fp_coll_args *a, fp_comm_req **out
         FP_CHECK_NCCL(ncclReduceScatter(a->send, recv, a->count, t, nccl_op(a->op), c->comm, c->stream));
         break;
     }
-    case FP_ALLTOALL:
+    case FP_ALLTOALL: {
+        /* this rank's own block is a device copy: NCCL refuses point-to-point
+         * with the rank itself on a one-rank communicator (issue 12) */
+        size_t block = a->count * esz, me = (size_t)c->rank;
+        FP_CHECK_CUDA(cudaMemcpyAsync((char *)a->recv + me * block, (const char *)a->send + me * block,
+                                      block, cudaMemcpyDeviceToDevice, c->stream));
+        if (c->size == 1)
+            break;
         FP_CHECK_NCCL(ncclGroupStart());
         for (int p = 0; p < c->size; p++) {
-            FP_CHECK_NCCL(ncclSend((const char *)a->send + (size_t)p * a->count * esz, a->count, t, p, c->comm, c->stream));
-            FP_CHECK_NCCL(ncclRecv((char *)a->recv + (size_t)p * a->count * esz, a->count, t, p, c->comm, c->stream));
+            if (p == c->rank)
+                continue;
+            FP_CHECK_NCCL(ncclSend((const char *)a->send + (size_t)p * block, a->count, t, p, c->comm, c->stream));
+            FP_CHECK_NCCL(ncclRecv((char *)a->recv + (size_t)p * block, a->count, t, p, c->comm, c->stream));
         }
         FP_CHECK_NCCL(ncclGroupEnd());
         break;
+    }
     case FP_BROADCAST:
         FP_CHECK_NCCL(ncclBroadcast(a->send, a->recv, a->count, t, a->root, c->comm, c->stream));
         break;
@@ -163,6 +173,11 @@ static fp_status nccl_start(fp_comm *c, const fp_coll_args *a, fp_comm_req **out
         FP_CHECK_NCCL(ncclReduce(a->send, a->recv, a->count, t, nccl_op(a->op), a->root, c->comm, c->stream));
         break;
     case FP_SENDRECV:
+        if (a->peer == c->rank && a->recv_peer == c->rank) { /* to itself: a device copy */
+            FP_CHECK_CUDA(cudaMemcpyAsync(a->recv, a->send, a->count * esz, cudaMemcpyDeviceToDevice,
+                                          c->stream));
+            break;
+        }
         FP_CHECK_NCCL(ncclGroupStart());
         FP_CHECK_NCCL(ncclSend(a->send, a->count, t, a->peer, c->comm, c->stream));
         FP_CHECK_NCCL(ncclRecv(a->recv, a->count, t, a->recv_peer, c->comm, c->stream));
