@@ -7,7 +7,7 @@
 . "$FP_TESTS/emu/common.sh"
 for spec in Send:1 AllReduce:3 async:2; do
   export FPEMU_NCCL_FAIL=$spec FPEMU_NCCL_FAIL_RANK=0
-  expect_rc 4 emu 2 nccl run --suite collectives -t sendrecv -t allreduce "${SMALL[@]}"
+  expect_rc 4 emu 2 nccl run --suite collectives -t sendrecv -t allreduce "${SMALL[@]}" --timeout 10s
   no_crash
   expect_out "NCCL error"
   ! grep -q "Attempt to use communicator" "$WORK/out" || { cat "$WORK/out" >&2; fail "$spec: communicator used after its error"; }
