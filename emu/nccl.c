@@ -126,14 +126,14 @@ static ncclResult_t set_error(ncclComm_t c, ncclResult_t r)
 /* Whether the injected failure hits this call of name (see the top). */
 static bool injected(ncclComm_t c, const char *name)
 {
-    static _Thread_local int calls;
+    static int calls; /* steps run on the engine thread too */
     const char *spec = getenv("FPEMU_NCCL_FAIL"), *rank = getenv("FPEMU_NCCL_FAIL_RANK");
     size_t len = strlen(name);
     if (!spec || strncmp(spec, name, len) != 0 || spec[len] != ':')
         return false;
     if (rank && *rank && c && atoi(rank) != c->rank)
         return false;
-    if (++calls != atoi(spec + len + 1))
+    if (__atomic_add_fetch(&calls, 1, __ATOMIC_SEQ_CST) != atoi(spec + len + 1))
         return false;
     warn(c, "%s : failure injected by FPEMU_NCCL_FAIL=%s", name, spec);
     return true;

@@ -60,7 +60,9 @@ static struct {
     cudaError_t last;
     int in_progress;
     unsigned peer_enabled[64];
-} E = {.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP};
+    pthread_cond_t work; /* signalled when an operation is queued */
+    pthread_t engine;
+} E = {.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP, .work = PTHREAD_COND_INITIALIZER};
 
 static _Thread_local int cur_device;
 
@@ -85,15 +87,42 @@ static int env_int(const char *name, int dflt)
     return v && *v ? atoi(v) : dflt;
 }
 
+static bool busy(void);
+
+/* The device's own progress: queued operations advance while the host thread
+ * is elsewhere (in MPI, sleeping), as a GPU's do; e.g. an NCCL operation whose
+ * peers arrive later completes without a host call. */
+static void *engine(void *unused)
+{
+    for (;;) {
+        pthread_mutex_lock(&E.lock);
+        while (!busy())
+            pthread_cond_wait(&E.work, &E.lock);
+        pthread_mutex_unlock(&E.lock);
+        emu_progress();
+        emu_sleep(5e-5);
+    }
+    return unused;
+}
+
 static void init(void)
 {
-    if (E.ready)
+    pthread_mutex_lock(&E.lock);
+    if (E.ready) {
+        pthread_mutex_unlock(&E.lock);
         return;
+    }
     E.ngpus = env_int("FPEMU_GPUS", env_int("OMPI_COMM_WORLD_LOCAL_SIZE", 1));
     if (E.ngpus < 0)
         E.ngpus = 0;
     E.mem = (size_t)env_int("FPEMU_MEM_MB", 256) << 20;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_create(&E.engine, &attr, engine, NULL);
+    pthread_attr_destroy(&attr);
     E.ready = true;
+    pthread_mutex_unlock(&E.lock);
 }
 
 const char *emu_node(void)
@@ -258,6 +287,14 @@ void emu_progress(void)
     pthread_mutex_unlock(&E.lock);
 }
 
+static bool busy(void)
+{
+    bool any = E.legacy.head != NULL;
+    for (struct CUstream_st *s = E.streams; s && !any; s = s->next)
+        any = s->head != NULL;
+    return any;
+}
+
 static struct CUstream_st *stream_of(cudaStream_t s)
 {
     return s ? s : &E.legacy;
@@ -277,12 +314,14 @@ cudaError_t emu_enqueue(cudaStream_t s, emu_op *op)
 {
     if (!op)
         return fail(cudaErrorMemoryAllocation);
+    init();
     pthread_mutex_lock(&E.lock);
     struct CUstream_st *st = stream_of(s);
     if (st->capture)
         append(&st->capture->head, &st->capture->tail, op);
     else
         append(&st->head, &st->tail, op);
+    pthread_cond_signal(&E.work);
     pthread_mutex_unlock(&E.lock);
     emu_progress();
     return cudaSuccess;
@@ -445,10 +484,10 @@ cudaError_t cudaDeviceSynchronize(void)
 {
     for (;;) {
         emu_progress();
-        bool busy = E.legacy.head != NULL;
-        for (struct CUstream_st *s = E.streams; s; s = s->next)
-            busy |= s->head != NULL;
-        if (!busy)
+        pthread_mutex_lock(&E.lock);
+        bool b = busy();
+        pthread_mutex_unlock(&E.lock);
+        if (!b)
             return cudaSuccess;
         emu_sleep(1e-4);
     }
@@ -762,10 +801,15 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t ev, unsigned flags)
     return emu_enqueue(s, emu_op_new(wait_step, &r, sizeof r));
 }
 
+/* Not ready: yield the CPU a little, as a GPU would not take the host's, so
+ * that polling ranks on few cores leave time to their peers. */
 cudaError_t cudaEventQuery(cudaEvent_t ev)
 {
     emu_progress();
-    return ev->completed >= ev->recorded ? cudaSuccess : cudaErrorNotReady;
+    if (ev->completed >= ev->recorded)
+        return cudaSuccess;
+    emu_sleep(2e-5);
+    return cudaErrorNotReady;
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t ev)
