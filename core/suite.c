@@ -282,6 +282,8 @@ fp_status fp_ctx_open(fp_ctx *ctx, const fp_config *cfg, fp_world *w, fp_inject_
     if (strcmp(want, "auto") == 0)
         want = ctx->dev_ops == &fp_device_host ? "mpi" : "nccl";
     ctx->comm_ops = fp_comm_find(want);
+    if (ctx->comm_ops)
+        ctx->comm_ops = fp_comm_for_device(ctx->comm_ops, ctx->dev_ops);
     if (st == FP_OK && !ctx->comm_ops) {
         st = FP_EUSAGE;
         if (ctx->rank == 0)
