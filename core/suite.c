@@ -386,11 +386,14 @@ fp_status fp_ctx_gather(fp_ctx *ctx, fp_run *run)
         return st;
     snprintf(run->tag, sizeof run->tag, "%s", ctx->cfg->tag);
     snprintf(run->command, sizeof run->command, "%s", fp_world_command_line(ctx->world));
-    snprintf(run->device_backend, sizeof run->device_backend, "%s", ctx->dev_ops->name);
+    /* an emulated device's runs say so: baselines never use them */
+    snprintf(run->device_backend, sizeof run->device_backend, "%s%s", ctx->dev_ops->name,
+             ctx->dev_info.emulated ? " (emulated)" : "");
     snprintf(run->comm_backend, sizeof run->comm_backend, "%s", ctx->comm_ops->name);
     snprintf(run->fleetprint_version, sizeof run->fleetprint_version, "%s", FP_VERSION);
     snprintf(run->cuda_version, sizeof run->cuda_version, "%s", ctx->dev_info.runtime_version);
     snprintf(run->driver_version, sizeof run->driver_version, "%s", ctx->dev_info.driver_version);
+    snprintf(run->nccl_version, sizeof run->nccl_version, "%s", ctx->dev_info.nccl_version);
     char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
     MPI_Get_library_version(mpi, &len);

@@ -1163,6 +1163,7 @@ fp_status fp_store_list(fp_store *s, fp_run_summary **out, size_t *n)
         r->time = ctx->time;
         r->duration = ctx->duration;
         r->injected = ctx->injections[0] != 0;
+        r->emulated = strstr(ctx->device_backend, "(emulated)") != NULL;
         FP_CHECK(fp__h5_read_attr_i64(g, "nranks", &v));
         r->nranks = (int)v;
         FP_CHECK(fp__h5_read_attr_i64(g, "nnodes", &v));
