@@ -34,6 +34,16 @@ struct fp_comm_req {
         }                                                                                  \
     } while (0)
 
+/* After an NCCL error: abort the communicator, so that it is never used
+ * again (NCCL refuses, then crashes, on a communicator whose last operation
+ * failed); later operations fail at once. */
+static void abort_comm(fp_comm *c)
+{
+    if (c->comm)
+        ncclCommAbort(c->comm);
+    c->comm = NULL;
+}
+
 /* Poll until the communicator has no operation in progress or the deadline. */
 static fp_status settle(fp_comm *c, const char *what)
 {
@@ -46,11 +56,9 @@ static fp_status settle(fp_comm *c, const char *what)
     }
     if (state == ncclSuccess)
         return FP_OK;
-    if (state == ncclInProgress) {
-        ncclCommAbort(c->comm);
-        c->comm = NULL;
+    abort_comm(c);
+    if (state == ncclInProgress)
         return fp_world_timed_out(c->world, what);
-    }
     fp_error("NCCL error in %s: %s", what, ncclGetErrorString(state));
     return FP_ENCCL;
 }
@@ -124,7 +132,11 @@ static ncclRedOp_t nccl_op(fp_redop op)
 static fp_status nccl_start(fp_comm *c, const fp_coll_args *a, fp_comm_req **out)
 {
     fp_status st = FP_OK;
-    fp_comm_req *q = calloc(1, sizeof *q);
+    bool in_group = false; /* between ncclGroupStart and ncclGroupEnd */
+    fp_comm_req *q = NULL;
+    if (!c->comm)
+        FP_FAIL(FP_ENCCL, "NCCL communicator aborted after an earlier error");
+    q = calloc(1, sizeof *q);
     FP_CHECK_ALLOC(q);
     ncclDataType_t t = nccl_type(a->dtype);
     size_t esz = fp_dtype_size(a->dtype);
@@ -148,14 +160,26 @@ static fp_status nccl_start(fp_comm *c, const fp_coll_args *a, fp_comm_req **out
         FP_CHECK_NCCL(ncclReduceScatter(a->send, recv, a->count, t, nccl_op(a->op), c->comm, c->stream));
         break;
     }
-    case FP_ALLTOALL:
+    case FP_ALLTOALL: {
+        /* this rank's own block is a device copy: NCCL refuses point-to-point
+         * with the rank itself on a one-rank communicator (issue 12) */
+        size_t block = a->count * esz, me = (size_t)c->rank;
+        FP_CHECK_CUDA(cudaMemcpyAsync((char *)a->recv + me * block, (const char *)a->send + me * block,
+                                      block, cudaMemcpyDeviceToDevice, c->stream));
+        if (c->size == 1)
+            break;
         FP_CHECK_NCCL(ncclGroupStart());
+        in_group = true;
         for (int p = 0; p < c->size; p++) {
-            FP_CHECK_NCCL(ncclSend((const char *)a->send + (size_t)p * a->count * esz, a->count, t, p, c->comm, c->stream));
-            FP_CHECK_NCCL(ncclRecv((char *)a->recv + (size_t)p * a->count * esz, a->count, t, p, c->comm, c->stream));
+            if (p == c->rank)
+                continue;
+            FP_CHECK_NCCL(ncclSend((const char *)a->send + (size_t)p * block, a->count, t, p, c->comm, c->stream));
+            FP_CHECK_NCCL(ncclRecv((char *)a->recv + (size_t)p * block, a->count, t, p, c->comm, c->stream));
         }
+        in_group = false;
         FP_CHECK_NCCL(ncclGroupEnd());
         break;
+    }
     case FP_BROADCAST:
         FP_CHECK_NCCL(ncclBroadcast(a->send, a->recv, a->count, t, a->root, c->comm, c->stream));
         break;
@@ -163,9 +187,16 @@ static fp_status nccl_start(fp_comm *c, const fp_coll_args *a, fp_comm_req **out
         FP_CHECK_NCCL(ncclReduce(a->send, a->recv, a->count, t, nccl_op(a->op), a->root, c->comm, c->stream));
         break;
     case FP_SENDRECV:
+        if (a->peer == c->rank && a->recv_peer == c->rank) { /* to itself: a device copy */
+            FP_CHECK_CUDA(cudaMemcpyAsync(a->recv, a->send, a->count * esz, cudaMemcpyDeviceToDevice,
+                                          c->stream));
+            break;
+        }
         FP_CHECK_NCCL(ncclGroupStart());
+        in_group = true;
         FP_CHECK_NCCL(ncclSend(a->send, a->count, t, a->peer, c->comm, c->stream));
         FP_CHECK_NCCL(ncclRecv(a->recv, a->count, t, a->recv_peer, c->comm, c->stream));
+        in_group = false;
         FP_CHECK_NCCL(ncclGroupEnd());
         break;
     case FP_BARRIER:
@@ -177,6 +208,10 @@ static fp_status nccl_start(fp_comm *c, const fp_coll_args *a, fp_comm_req **out
     FP_CHECK_CUDA(cudaEventCreateWithFlags(&q->done, cudaEventDisableTiming));
     FP_CHECK_CUDA(cudaEventRecord(q->done, c->stream));
 cleanup:
+    if (in_group) /* never leave a group open: it would swallow later calls */
+        ncclGroupEnd();
+    if (st == FP_ENCCL)
+        abort_comm(c);
     if (st != FP_OK && q) {
         if (q->done)
             cudaEventDestroy(q->done);
@@ -198,22 +233,29 @@ static fp_status nccl_test(fp_comm *c, fp_comm_req *q, bool *done)
     return FP_OK;
 }
 
+/* Wait for q; an asynchronous NCCL error (also one that lets the operation
+ * "complete" with garbage) or the deadline aborts the communicator. */
 static fp_status nccl_wait(fp_comm *c, fp_comm_req *q, const char *what)
 {
     fp_status st = FP_OK;
     double deadline = fp_clock() + fp_world_timeout(c->world);
     bool done = false;
-    while (st == FP_OK && !done) {
+    while (st == FP_OK) {
         st = nccl_test(c, q, &done);
         ncclResult_t async = ncclSuccess;
-        if (st == FP_OK && !done && ncclCommGetAsyncError(c->comm, &async) == ncclSuccess &&
-            async != ncclSuccess && async != ncclInProgress) {
+        if (st == FP_OK && !c->comm) {
+            fp_error("NCCL error in %s: communicator aborted after an earlier error", what);
+            st = FP_ENCCL;
+        } else if (st == FP_OK && ncclCommGetAsyncError(c->comm, &async) == ncclSuccess &&
+                   async != ncclSuccess && async != ncclInProgress) {
             fp_error("NCCL error in %s: %s", what, ncclGetErrorString(async));
+            abort_comm(c);
             st = FP_ENCCL;
         }
-        if (st == FP_OK && !done && fp_clock() > deadline) {
-            ncclCommAbort(c->comm);
-            c->comm = NULL;
+        if (st != FP_OK || done)
+            break;
+        if (fp_clock() > deadline) {
+            abort_comm(c);
             st = fp_world_timed_out(c->world, what);
         }
     }

@@ -4,6 +4,8 @@
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <nccl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +101,25 @@ cleanup:
     return st;
 }
 
+/* The driver's version as NVML reports it ("580.159.04"); false where NVML
+ * cannot be loaded. */
+static bool nvml_driver_version(char *out, size_t len)
+{
+    void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return false;
+    int (*init)(void) = (int (*)(void))dlsym(h, "nvmlInit_v2");
+    int (*shutdown)(void) = (int (*)(void))dlsym(h, "nvmlShutdown");
+    int (*version)(char *, unsigned) = (int (*)(char *, unsigned))dlsym(h, "nvmlSystemGetDriverVersion");
+    bool ok = init && shutdown && version && init() == 0;
+    if (ok) {
+        ok = version(out, (unsigned)len) == 0 && out[0];
+        shutdown();
+    }
+    dlclose(h);
+    return ok;
+}
+
 static fp_status cuda_query(fp_device *d, fp_device_info *info)
 {
     fp_status st = FP_OK;
@@ -121,8 +142,16 @@ static fp_status cuda_query(fp_device *d, fp_device_info *info)
     info->sm_count = p.multiProcessorCount;
     snprintf(info->runtime_version, sizeof info->runtime_version, "%d.%d", rt / 1000,
              rt % 1000 / 10);
-    snprintf(info->driver_version, sizeof info->driver_version, "%d.%d", drv / 1000,
-             drv % 1000 / 10);
+    if (!nvml_driver_version(info->driver_version, sizeof info->driver_version))
+        snprintf(info->driver_version, sizeof info->driver_version, "%d.%d (CUDA driver API)",
+                 drv / 1000, drv % 1000 / 10);
+    int nccl = 0;
+    if (ncclGetVersion(&nccl) == ncclSuccess)
+        snprintf(info->nccl_version, sizeof info->nccl_version, "%d.%d.%d", nccl / 10000,
+                 nccl / 100 % 100, nccl % 100);
+#ifdef FP_CUDA_EMU
+    info->emulated = true; /* the build links fpemu, not the CUDA runtime */
+#endif
 cleanup:
     return st;
 }

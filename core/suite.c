@@ -282,6 +282,8 @@ fp_status fp_ctx_open(fp_ctx *ctx, const fp_config *cfg, fp_world *w, fp_inject_
     if (strcmp(want, "auto") == 0)
         want = ctx->dev_ops == &fp_device_host ? "mpi" : "nccl";
     ctx->comm_ops = fp_comm_find(want);
+    if (ctx->comm_ops)
+        ctx->comm_ops = fp_comm_for_device(ctx->comm_ops, ctx->dev_ops);
     if (st == FP_OK && !ctx->comm_ops) {
         st = FP_EUSAGE;
         if (ctx->rank == 0)
@@ -384,11 +386,14 @@ fp_status fp_ctx_gather(fp_ctx *ctx, fp_run *run)
         return st;
     snprintf(run->tag, sizeof run->tag, "%s", ctx->cfg->tag);
     snprintf(run->command, sizeof run->command, "%s", fp_world_command_line(ctx->world));
-    snprintf(run->device_backend, sizeof run->device_backend, "%s", ctx->dev_ops->name);
+    /* an emulated device's runs say so: baselines never use them */
+    snprintf(run->device_backend, sizeof run->device_backend, "%s%s", ctx->dev_ops->name,
+             ctx->dev_info.emulated ? " (emulated)" : "");
     snprintf(run->comm_backend, sizeof run->comm_backend, "%s", ctx->comm_ops->name);
     snprintf(run->fleetprint_version, sizeof run->fleetprint_version, "%s", FP_VERSION);
     snprintf(run->cuda_version, sizeof run->cuda_version, "%s", ctx->dev_info.runtime_version);
     snprintf(run->driver_version, sizeof run->driver_version, "%s", ctx->dev_info.driver_version);
+    snprintf(run->nccl_version, sizeof run->nccl_version, "%s", ctx->dev_info.nccl_version);
     char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
     MPI_Get_library_version(mpi, &len);

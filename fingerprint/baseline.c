@@ -573,7 +573,7 @@ fp_status fp_store_build_baselines(fp_store *s, const fp_baseline_opts *o,
         const fp_run_summary *r = &rows[i];
         if ((o->tag && o->tag[0] && strcmp(r->tag, o->tag) != 0) || r->time < o->since)
             continue;
-        if (r->injected || (r->status[0] && strcmp(r->status, "complete") != 0)) {
+        if (r->injected || r->emulated || (r->status[0] && strcmp(r->status, "complete") != 0)) {
             sum.runs_skipped++;
             continue;
         }

@@ -87,7 +87,7 @@ static fp_status baseline_run(const void *config, fp_world *world)
     FP_CHECK(fp_store_open(&s, c->store, FP_STORE_APPEND, c->lock_timeout));
     fp_baseline_summary sum;
     FP_CHECK(fp_store_build_baselines(s, &o, &sum));
-    fp_info("baselines from %zu run%s (%zu skipped: incomplete or fault-injected): %zu per "
+    fp_info("baselines from %zu run%s (%zu skipped: incomplete, fault-injected or emulated): %zu per "
             "(metric, entity), %zu per (metric, SKU), %llu values rejected as outliers",
             sum.runs_used, sum.runs_used == 1 ? "" : "s", sum.runs_skipped, sum.entity_rows,
             sum.sku_rows, (unsigned long long)sum.values_rejected);

@@ -558,6 +558,7 @@ typedef struct cat_row {
     int32_t nranks, nnodes;
     uint64_t nsamples;
     uint8_t injected;
+    uint8_t emulated; /* ran on an emulated device: baselines never use it */
 } cat_row;
 
 static hid_t cat_type(bool file)
@@ -566,7 +567,7 @@ static hid_t cat_type(bool file)
           s32 = fp__h5_str_type(32), s16 = fp__h5_str_type(16);
     hid_t i32 = file ? H5T_STD_I32LE : H5T_NATIVE_INT32, u64 = file ? H5T_STD_U64LE : H5T_NATIVE_UINT64,
           f64 = file ? H5T_IEEE_F64LE : H5T_NATIVE_DOUBLE, u8 = file ? H5T_STD_U8LE : H5T_NATIVE_UINT8;
-    hid_t t = H5Tcreate(H5T_COMPOUND, file ? 48 + PART_NAME_MAX + 32 + 16 + 16 + 8 + 8 + 1
+    hid_t t = H5Tcreate(H5T_COMPOUND, file ? 48 + PART_NAME_MAX + 32 + 16 + 16 + 8 + 8 + 1 + 1
                                            : sizeof(cat_row));
     size_t off = 0;
     bool ok = t >= 0 && s48 >= 0 && sf >= 0 && s32 >= 0 && s16 >= 0;
@@ -585,6 +586,7 @@ static hid_t cat_type(bool file)
     FIELD("nnodes", i32, HOFFSET(cat_row, nnodes), 4);
     FIELD("nsamples", u64, HOFFSET(cat_row, nsamples), 8);
     FIELD("injected", u8, HOFFSET(cat_row, injected), 1);
+    FIELD("emulated", u8, HOFFSET(cat_row, emulated), 1);
 #undef FIELD
     H5Tclose(s48);
     H5Tclose(sf);
@@ -611,6 +613,7 @@ static void cat_row_of(cat_row *r, const fp_run *c, uint64_t nsamples, const cha
     r->nnodes = c->nnodes;
     r->nsamples = nsamples;
     r->injected = c->injections[0] != 0;
+    r->emulated = strstr(c->device_backend, "(emulated)") != NULL;
 }
 
 /* A partition's name: 'p' (runs) or 'b' (baselines), 10 digits, ".h5". */
@@ -1788,6 +1791,7 @@ fp_status fp_store_list(fp_store *s, fp_run_summary **out, size_t *n)
         r->nnodes = c->nnodes;
         r->nsamples = c->nsamples;
         r->injected = c->injected != 0;
+        r->emulated = c->emulated != 0;
     }
     qsort(rows, s->ncat, sizeof *rows, summary_cmp);
     *out = rows;

@@ -68,4 +68,17 @@ extern const fp_comm_ops *const fp_comm_backends[];
 /* Backend by name ("mpi", "nccl"), or NULL. */
 const fp_comm_ops *fp_comm_find(const char *name);
 
+/* The mpi backend for device buffers (core/comm_stage.c): device pointers go
+ * to MPI where it is CUDA-aware, else every collective is staged through
+ * host buffers. */
+extern const fp_comm_ops fp_comm_mpi_staged;
+
+/* Whether this MPI takes device pointers (MPIX_Query_cuda_support where
+ * <mpi-ext.h> has it; false otherwise). */
+bool fp_mpi_cuda_aware(void);
+
+/* The backend a run with device backend dev uses for comm: the staged mpi
+ * backend for mpi on a device with its own memory, else comm itself. */
+const fp_comm_ops *fp_comm_for_device(const fp_comm_ops *comm, const fp_device_ops *dev);
+
 #endif

@@ -42,7 +42,9 @@ typedef struct fp_device_info {
     uint64_t memory;           /* bytes */
     int sm_count;              /* SMs, or CPU threads on the host backend */
     char runtime_version[32];
-    char driver_version[32];
+    char driver_version[32];   /* NVML's ("580.159.04"), else "13.0 (CUDA driver API)" */
+    char nccl_version[32];     /* the NCCL the cuda backend links, "" on the host */
+    bool emulated;             /* an emulated device (fpemu, FLEETPRINT_EMU builds) */
 } fp_device_info;
 
 typedef struct fp_device_ops {

@@ -97,6 +97,7 @@ typedef struct fp_run_summary {
     int nnodes;
     uint64_t nsamples;
     bool injected; /* fault injections were in force */
+    bool emulated; /* ran on an emulated device (device backend "... (emulated)") */
 } fp_run_summary;
 
 /* List the stored runs, oldest first (by time, then id). *out is a new array of
