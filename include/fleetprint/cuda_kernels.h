@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 #include <stddef.h>
 
+#include "fleetprint/hd.h"
 #include "fleetprint/status.h"
 
 #ifdef __cplusplus
@@ -26,6 +27,24 @@ fp_status fp_k_count_wrong(const double *x, size_t n, double expect, double tol,
 
 /* One empty kernel (launch latency). */
 fp_status fp_k_empty(cudaStream_t stream);
+
+/* Memory test passes (kernels/memtest.cu) over words 8-byte words at region
+ * (16-byte aligned, words even): write puts fp_mem_word(p, region, i, seed)
+ * in word i; verify compares every word with it, adding the wrong ones to
+ * out->errors and keeping the first found in out (device memory, zeroed by
+ * the caller; naddr may count past FP_MEM_ADDRS). */
+fp_status fp_k_mem_write(int p, uint64_t *region, size_t words, uint64_t seed,
+                         cudaStream_t stream);
+fp_status fp_k_mem_verify(int p, const uint64_t *region, size_t words, uint64_t seed,
+                          fp_mem_check *out, cudaStream_t stream);
+
+/* GEMM data on the device (kernels/results.cu). dst[i] =
+ * fp_gemm_store(type, fp_pattern_elem(seed, i)) for i < n. */
+fp_status fp_k_fill_random(int type, void *dst, size_t n, uint64_t seed, cudaStream_t stream);
+/* Adds the fp_digest of n elements of es bytes at c, against ref (NULL:
+ * no mismatch count), to out (device memory, zeroed by the caller). */
+fp_status fp_k_digest(const void *c, const void *ref, size_t n, int es, double tol,
+                      fp_digest *out, cudaStream_t stream);
 
 /* Fused GEMM + reduce-scatter (kernels/fused_p2p.cu): C = X . W^T in fp32
  * (X m x k row-major, W n x k column-major), each output element added
