@@ -107,6 +107,7 @@ typedef struct burn {
     int *disagree;
     int batch;            /* GEMMs per timed region */
     fp_telemetry *tel;
+    fp_tel_sampler *sampler;  /* NULL when telemetry is waived */
     fp_burnin_verdict v;  /* this rank's */
     bool interrupted;
     bool flipped;         /* an injected bitflip hit a result */
@@ -212,6 +213,8 @@ static void tel_open(burn *b)
                                      root, why, sizeof why);
     if (st == FP_OK) {
         snprintf(b->v.telemetry, sizeof b->v.telemetry, "%s", fp_telemetry_source(b->tel));
+        if (fp_tel_sampler_start(&b->sampler, b->tel, FP_TEL_PERIOD_MAX) != FP_OK)
+            fp_warn("telemetry: no sampler thread; one reading per window only");
         return;
     }
     b->v.telemetry_waived = true;
@@ -230,6 +233,34 @@ static fp_status tel_read(burn *b, int index, fp_tel_reading *r)
             FP_CHECK(fp_emit(b->ctx, &t_tel, fp_tel_metric(f), &b->ctx->self, 0, index, r->v[f]));
     if (r->have & 1u << FP_TEL_CLOCK_REASONS)
         b->v.clock_reasons_seen |= (uint64_t)r->v[FP_TEL_CLOCK_REASONS];
+cleanup:
+    return st;
+}
+
+/* Record the sampler's statistics of window w: <field>_min, _mean and _max
+ * of every sampled field, and how many readings they summarise. */
+static fp_status tel_window(burn *b, int w)
+{
+    fp_status st = FP_OK;
+    static const fp_metric m_samples = {"samples", "count", FP_BETTER_HIGHER};
+    static const char *const stat[] = {"min", "mean", "max"};
+    fp_tel_stats s;
+    if (!b->sampler)
+        return FP_OK;
+    fp_tel_sampler_take(b->sampler, &s);
+    FP_CHECK(fp_emit(b->ctx, &t_tel, &m_samples, &b->ctx->self, 0, w, s.samples));
+    for (int f = 0; f < FP_TEL_COUNT; f++) {
+        if (!(s.have & 1u << f))
+            continue;
+        const fp_metric *m = fp_tel_metric(f);
+        const double v[] = {s.min[f], s.mean[f], s.max[f]};
+        for (int k = 0; k < 3; k++) {
+            char name[48];
+            snprintf(name, sizeof name, "%s_%s", m->name, stat[k]);
+            fp_metric mk = {name, m->unit, m->better};
+            FP_CHECK(fp_emit(b->ctx, &t_tel, &mk, &b->ctx->self, 0, w, v[k]));
+        }
+    }
 cleanup:
     return st;
 }
@@ -409,6 +440,7 @@ static fp_status window(burn *b, int w, double t0, fp_progress *prog)
 
     fp_tel_reading r;
     FP_CHECK(tel_read(b, w + 1, &r));
+    FP_CHECK(tel_window(b, w));
     b->v.tel_end = r;
     FP_CHECK(fp_emit(ctx, &t_gemm, &m_gflops, &ctx->self, b->nn * b->es, w, mine.gflops));
     FP_CHECK(fp_emit(ctx, &t_gemm, &m_self, &ctx->self, b->nn * b->es, w,
@@ -618,6 +650,7 @@ static fp_status burn_alloc(burn *b)
 static void burn_free(burn *b)
 {
     gemm_teardown(b);
+    fp_tel_sampler_stop(b->sampler);
     fp_telemetry_close(b->tel);
     free(b->tput);
     free(b->first_bad);
@@ -652,6 +685,10 @@ static fp_status burn_run(burn *b, fp_gemm_type want)
     prog.every = c->interval > 10 ? c->interval : 10;
     double t0 = fp_world_now(ctx->world);
     b->win_start = fp_clock();
+    if (b->sampler) { /* the windows' statistics start now */
+        fp_tel_stats discard;
+        fp_tel_sampler_take(b->sampler, &discard);
+    }
     for (int w = 0; w < b->nwin && !b->interrupted; w++)
         FP_CHECK(window(b, w, t0, &prog));
     if (b->interrupted && ctx->rank == 0)

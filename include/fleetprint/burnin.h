@@ -134,6 +134,7 @@ typedef enum fp_tel_field {
     FP_TEL_NVLINK_ERRORS,  /* NVLink replay + recovery + CRC errors, all links */
     FP_TEL_CPU_TEMP,       /* host: hottest CPU sensor, C */
     FP_TEL_CPU_MHZ,        /* host: mean CPU core frequency, MHz */
+    FP_TEL_SM_CLOCK,       /* GPU SM clock, MHz */
     FP_TEL_COUNT
 } fp_tel_field;
 
@@ -168,6 +169,37 @@ const char *fp_telemetry_source(const fp_telemetry *t);
 void fp_telemetry_read(fp_telemetry *t, fp_tel_reading *r);
 /* Release the library and its handles. NULL is fine. */
 void fp_telemetry_close(fp_telemetry *t);
+
+/* ---- telemetry sampler: a thread reading the fast-changing fields ---- */
+
+/* The fields the sampler follows (those the source has): temperature,
+ * power, SM clock; CPU temperature and frequency on the host. */
+#define FP_TEL_SAMPLED                                                                    \
+    (1u << FP_TEL_TEMP | 1u << FP_TEL_POWER | 1u << FP_TEL_SM_CLOCK | 1u << FP_TEL_CPU_TEMP | \
+     1u << FP_TEL_CPU_MHZ)
+/* Longest period between two samples (seconds). */
+#define FP_TEL_PERIOD_MAX 0.1
+
+/* Statistics of the samples of one window, per field (valid where have). */
+typedef struct fp_tel_stats {
+    uint32_t have;
+    int samples;                /* readings taken in the window */
+    int n[FP_TEL_COUNT];        /* readings that had the field */
+    double min[FP_TEL_COUNT], mean[FP_TEL_COUNT], max[FP_TEL_COUNT];
+} fp_tel_stats;
+
+typedef struct fp_tel_sampler fp_tel_sampler;
+
+/* Start a thread that reads t's FP_TEL_SAMPLED fields every period seconds
+ * (at most FP_TEL_PERIOD_MAX) until stopped. t stays the caller's and must
+ * outlive the sampler; fp_telemetry_read may run beside it (NVML is
+ * thread-safe, the sampler reads no event queue). FP_ENOMEM or FP_EINTERNAL
+ * when the thread cannot start (*out NULL). */
+fp_status fp_tel_sampler_start(fp_tel_sampler **out, fp_telemetry *t, double period);
+/* The statistics since the last take (or the start), and a new window. */
+void fp_tel_sampler_take(fp_tel_sampler *s, fp_tel_stats *out);
+/* Stop and join the thread, and free the sampler. NULL is fine. */
+void fp_tel_sampler_stop(fp_tel_sampler *s);
 
 /* ---- verdicts (burnin/burnin.c fills them; reports/burnin_report.c prints) ---- */
 
