@@ -98,3 +98,20 @@ cleanup:
     free(stage);
     return st;
 }
+
+fp_status fp_gemm_upload_periodic(fp_ctx *ctx, fp_gemm_type t, const double *period, size_t p,
+                                  size_t n, void *dst)
+{
+    fp_status st = FP_OK;
+    size_t es = fp_gemm_in_size(t), have = p < n ? p : n;
+    FP_CHECK(fp_gemm_upload(ctx, t, period, have, dst));
+    /* [0, have) is filled and a whole number of periods: copy it after itself */
+    while (have < n) {
+        size_t more = have < n - have ? have : n - have;
+        FP_CHECK(ctx->dev_ops->copy(ctx->dev, (char *)dst + have * es, dst, more * es,
+                                    FP_COPY_D2D));
+        have += more;
+    }
+cleanup:
+    return st;
+}

@@ -125,6 +125,13 @@ double fp_gemm_unpack(fp_gemm_type t, const void *src, size_t i);
  * staging buffer is allocated and freed here). */
 fp_status fp_gemm_upload(fp_ctx *ctx, fp_gemm_type t, const double *src, size_t n, void *dst);
 
+/* Fill n elements of type t at device memory dst with the p values of
+ * period repeated (dst[i] = period[i % p]): p are packed and uploaded, then
+ * doubled on the device by copies, so a large operand with a short period
+ * costs no host memory or host time. */
+fp_status fp_gemm_upload_periodic(fp_ctx *ctx, fp_gemm_type t, const double *period, size_t p,
+                                  size_t n, void *dst);
+
 /* Median of n values (n >= 1); reorders v. */
 double fp_median(double *v, int n);
 
