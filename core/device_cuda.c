@@ -251,10 +251,10 @@ cleanup:
     return st;
 }
 
-static fp_status cuda_fill_random(fp_device *d, fp_gemm_type t, void *dst, size_t n,
-                                  uint64_t seed)
+static fp_status cuda_fill_gemm(fp_device *d, fp_gemm_type t, void *dst, size_t n,
+                                uint64_t seed, bool exact)
 {
-    return fp_k_fill_random((int)t, dst, n, seed, d->stream);
+    return fp_k_fill_gemm((int)t, dst, n, seed, exact, d->stream);
 }
 
 static bool cuda_gemm_supports(fp_device *d, fp_gemm_type t)
@@ -472,7 +472,7 @@ const fp_device_ops fp_device_cuda = {
     .mem_write = cuda_mem_write,
     .mem_verify = cuda_mem_verify,
     .digest = cuda_digest,
-    .fill_random = cuda_fill_random,
+    .fill_gemm = cuda_fill_gemm,
     .gemm_supports = cuda_gemm_supports,
     .gemm = cuda_gemm,
     .launch = cuda_launch,

@@ -230,12 +230,12 @@ static fp_status host_digest(fp_device *d, const void *c, const void *ref, size_
     return FP_OK;
 }
 
-static fp_status host_fill_random(fp_device *d, fp_gemm_type t, void *dst, size_t n,
-                                  uint64_t seed)
+static fp_status host_fill_gemm(fp_device *d, fp_gemm_type t, void *dst, size_t n,
+                                uint64_t seed, bool exact)
 {
 #pragma omp parallel for schedule(static) num_threads(d->threads)
     for (size_t i = 0; i < n; i++)
-        fp_gemm_store((int)t, dst, i, fp_pattern_elem(seed, i));
+        fp_gemm_store((int)t, dst, i, fp_gemm_operand(seed, i, exact));
     return FP_OK;
 }
 
@@ -294,7 +294,7 @@ const fp_device_ops fp_device_host = {
     .mem_write = host_mem_write,
     .mem_verify = host_mem_verify,
     .digest = host_digest,
-    .fill_random = host_fill_random,
+    .fill_gemm = host_fill_gemm,
     .gemm_supports = host_gemm_supports,
     .gemm = host_gemm,
     .launch = host_launch,

@@ -1,4 +1,4 @@
-/* Emulation twin of kernels/results.cu: random GEMM operands and result
+/* Emulation twin of kernels/results.cu: GEMM operands and result
  * digests with the same FP_HD element functions, run by fpemu_launch in
  * stream order. Built only in the emulated build (-DFLEETPRINT_EMU=ON). */
 #include "fleetprint/cuda_kernels.h"
@@ -11,19 +11,21 @@ struct fill_args {
     void *dst;
     size_t n;
     uint64_t seed;
+    int exact;
 };
 
-static void fill_random_body(void *v)
+static void fill_gemm_body(void *v)
 {
     const struct fill_args *a = v;
     for (size_t i = 0; i < a->n; i++)
-        fp_gemm_store(a->type, a->dst, i, fp_pattern_elem(a->seed, i));
+        fp_gemm_store(a->type, a->dst, i, fp_gemm_operand(a->seed, i, a->exact));
 }
 
-fp_status fp_k_fill_random(int type, void *dst, size_t n, uint64_t seed, cudaStream_t stream)
+fp_status fp_k_fill_gemm(int type, void *dst, size_t n, uint64_t seed, int exact,
+                         cudaStream_t stream)
 {
-    struct fill_args a = {type, dst, n, seed};
-    return FPEMU_LAUNCH(stream, fill_random_body, a, "fill_random_kernel");
+    struct fill_args a = {type, dst, n, seed, exact};
+    return FPEMU_LAUNCH(stream, fill_gemm_body, a, "fill_gemm_kernel");
 }
 
 struct digest_args {

@@ -124,8 +124,8 @@ static fp_status timed(fp_ctx *ctx, const fp_test *test, fp_gemm_type t, int n)
     FP_CHECK(d->alloc(ctx->dev, nn * fp_gemm_in_size(t), &da));
     FP_CHECK(d->alloc(ctx->dev, nn * fp_gemm_in_size(t), &db));
     FP_CHECK(d->alloc(ctx->dev, nn * fp_gemm_out_size(t), &dc));
-    FP_CHECK(d->fill_random(ctx->dev, t, da, nn, 5));
-    FP_CHECK(d->fill_random(ctx->dev, t, db, nn, 6));
+    FP_CHECK(d->fill_gemm(ctx->dev, t, da, nn, 5, false));
+    FP_CHECK(d->fill_gemm(ctx->dev, t, db, nn, 6, false));
     double flop = 2.0 * (double)n * (double)n * (double)n, best = 0;
     int total = ctx->cfg->warmup + ctx->cfg->iters;
     for (int it = 0; it < total; it++) {

@@ -1,5 +1,5 @@
-// CUDA kernels that make and check GEMM data on the device: random-valued
-// operands (fp_pattern_elem stored by fp_gemm_store) and the digest of a
+// CUDA kernels that make and check GEMM data on the device: exact or random
+// operands (fp_gemm_operand stored by fp_gemm_store) and the digest of a
 // result against a reference (fp_digest_term, fp_result_differs), so burn-in
 // moves a few hundred bytes to the host per window instead of the result.
 #include "fleetprint/cuda_kernels.h"
@@ -18,11 +18,11 @@ fp_status launched(const char *what)
     return fp__fail(FP_ECUDA, what, __FILE__, __LINE__, "%s", cudaGetErrorString(e));
 }
 
-__global__ void fill_random_kernel(int type, void *dst, size_t n, uint64_t seed)
+__global__ void fill_gemm_kernel(int type, void *dst, size_t n, uint64_t seed, int exact)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x)
-        fp_gemm_store(type, dst, i, fp_pattern_elem(seed, i));
+        fp_gemm_store(type, dst, i, fp_gemm_operand(seed, i, exact));
 }
 
 __device__ unsigned long long warp_sum(unsigned long long v)
@@ -74,13 +74,13 @@ __global__ void digest_kernel(const void *c, const void *ref, size_t n, int es, 
 
 } // namespace
 
-extern "C" fp_status fp_k_fill_random(int type, void *dst, size_t n, uint64_t seed,
-                                      cudaStream_t stream)
+extern "C" fp_status fp_k_fill_gemm(int type, void *dst, size_t n, uint64_t seed, int exact,
+                                    cudaStream_t stream)
 {
     size_t b = (n + kThreads - 1) / kThreads;
     unsigned blocks = (unsigned)(b < 65535 * 8 ? (b ? b : 1) : 65535 * 8);
-    fill_random_kernel<<<blocks, kThreads, 0, stream>>>(type, dst, n, seed);
-    return launched("fill_random_kernel");
+    fill_gemm_kernel<<<blocks, kThreads, 0, stream>>>(type, dst, n, seed, exact);
+    return launched("fill_gemm_kernel");
 }
 
 extern "C" fp_status fp_k_digest(const void *c, const void *ref, size_t n, int es, double tol,

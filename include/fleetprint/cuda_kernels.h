@@ -38,21 +38,20 @@ fp_status fp_k_mem_write(int p, uint64_t *region, size_t words, uint64_t seed,
 fp_status fp_k_mem_verify(int p, const uint64_t *region, size_t words, uint64_t seed,
                           fp_mem_check *out, cudaStream_t stream);
 
-/* GEMM data on the device (kernels/results.cu). dst[i] =
- * fp_gemm_store(type, fp_pattern_elem(seed, i)) for i < n. */
-fp_status fp_k_fill_random(int type, void *dst, size_t n, uint64_t seed, cudaStream_t stream);
+/* GEMM data on the device (kernels/results.cu). Element i < n of dst gets
+ * fp_gemm_operand(seed, i, exact) stored by fp_gemm_store(type). */
+fp_status fp_k_fill_gemm(int type, void *dst, size_t n, uint64_t seed, int exact,
+                         cudaStream_t stream);
 /* Adds the fp_digest of n elements of es bytes at c, against ref (NULL:
  * no mismatch count), to out (device memory, zeroed by the caller). */
 fp_status fp_k_digest(const void *c, const void *ref, size_t n, int es, double tol,
                       fp_digest *out, cudaStream_t stream);
 
-/* Fused GEMM + reduce-scatter (kernels/fused_p2p.cu): C = X . W^T in fp32
- * (X m x k row-major, W n x k column-major), each output element added
- * atomically into the receive buffer of the rank fp_rs_route names, through
- * the peer pointers peers[0..nranks) (device memory holding device
- * pointers reachable from this device). Chunks of mc tokens. */
-fp_status fp_k_gemm_rs_p2p(const float *x, const float *w, int m, int n, int k, int mc,
-                           float *const *peers, int nranks, cudaStream_t stream);
+/* The reduction of the fused GEMM + reduce-scatter (kernels/fused_p2p.cu):
+ * dst[i] = sum over s < nslots of slots[s * count + i], in slot order (the
+ * slots are what each rank's GEMM wrote into this rank's staging buffer). */
+fp_status fp_k_sum_slots(float *dst, const float *slots, int nslots, size_t count,
+                         cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -87,9 +87,11 @@ typedef struct fp_device_ops {
      * (device memory, or NULL); waits for the work before it and itself. */
     fp_status (*digest)(fp_device *d, const void *c, const void *ref, size_t n, size_t es,
                         double tol, fp_digest *out);
-    /* dst[i] = fp_pattern_elem(seed, i) stored as type t (fp_gemm_store),
-     * i < n: random-valued GEMM operands without a host copy; enqueued. */
-    fp_status (*fill_random)(fp_device *d, fp_gemm_type t, void *dst, size_t n, uint64_t seed);
+    /* dst[i] = fp_gemm_operand(seed, i, exact) stored as type t
+     * (fp_gemm_store), i < n: GEMM operands made on the device, no host
+     * array or copy; enqueued. */
+    fp_status (*fill_gemm)(fp_device *d, fp_gemm_type t, void *dst, size_t n, uint64_t seed,
+                           bool exact);
     /* ---- compute suite ---- */
     /* Whether gemm runs type t on this device (false, not an error, when not). */
     bool (*gemm_supports)(fp_device *d, fp_gemm_type t);

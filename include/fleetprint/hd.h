@@ -127,6 +127,26 @@ static inline FP_HD double fp_minifloat_decode(unsigned bits, int ebits, int mbi
     return sign ? -v : v;
 }
 
+/* Element i of a GEMM input stream seeded by seed: one of -1, -0.75, ..., 1.
+ * These nine values are exact in f64, f32, tf32, f16, bf16 and fp8 e4m3, so
+ * every precision multiplies the same numbers. */
+static inline FP_HD double fp_gemm_input(uint64_t seed, uint64_t i)
+{
+    uint64_t z = seed * 0xd1b54a32d192ed03ULL + (i + 1) * 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return (double)((int)(z % 9) - 4) * 0.25;
+}
+
+/* Element i of a GEMM operand seeded by seed: exact (fp_gemm_input: the
+ * same product bits on every device) or random in [-1, 1) (fp_pattern_elem:
+ * what workloads multiply, and what GEMM throughput is timed on). */
+static inline FP_HD double fp_gemm_operand(uint64_t seed, uint64_t i, int exact)
+{
+    return exact ? fp_gemm_input(seed, i) : fp_pattern_elem(seed, i);
+}
+
 /* GEMM operand types, as fp_gemm_type numbers them: 0 f64, 1 f32, 2 tf32,
  * 3 f16, 4 bf16, 5 fp8 e4m3. Store v as element i of an array of type. */
 static inline FP_HD void fp_gemm_store(int type, void *dst, uint64_t i, double v)

@@ -12,18 +12,6 @@
 
 /* ---- GEMM inputs and result bounds --------------------------------------------- */
 
-/* Element i of a GEMM input stream seeded by seed: one of -1, -0.75, ..., 1.
- * These nine values are exact in f64, f32, tf32, f16, bf16 and fp8 e4m3, so
- * every precision multiplies the same numbers. */
-static inline FP_HD double fp_gemm_input(uint64_t seed, uint64_t i)
-{
-    uint64_t z = seed * 0xd1b54a32d192ed03ULL + (i + 1) * 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    return (double)((int)(z % 9) - 4) * 0.25;
-}
-
 /* Unit roundoff of the arithmetic a GEMM type accumulates in (fp32 for every
  * type but f64) and of its input format; type is an fp_gemm_type value. */
 static inline FP_HD double fp_gemm_acc_unit(int type)
@@ -142,10 +130,14 @@ double fp_median(double *v, int n);
 fp_status fp_parse_int_list(const fp_strlist *l, const char *opt, const int *defaults, int ndef,
                             int *out, int max, int *n, char *err, size_t len);
 
-/* Fused GEMM + reduce-scatter where the GEMM's epilogue writes its tiles
- * straight into the peers' receive buffers (CUDA peer pointers). Runs iters
- * timed iterations of an m x n x k fp32 problem on every rank, verifies the
- * result and emits rs_p2p_time and wrong samples. Needs every rank on one
+/* Fused GEMM + reduce-scatter where the GEMM writes its output tiles
+ * straight into the peers' buffers (CUDA IPC peer pointers): per owner rank
+ * one cuBLAS GEMM of the owner's tokens with its C in the owner's staging
+ * slot for this rank, then each rank sums its slots (fp_k_sum_slots). Runs
+ * warm-up and timed iterations of an m x n x k problem (bf16 where the
+ * device has it, else fp32; fp32 results) on every rank, beside the plain
+ * cuBLAS GEMM of the same shape, verifies the result and emits
+ * rs_p2p_fused_time, rs_p2p_gemm_time, their ratio and wrong samples. Needs every rank on one
  * node with peer access between all its devices: otherwise returns
  * FP_EUNSUPPORTED on every rank with the reason in why, having done nothing. */
 fp_status fp_fused_p2p(fp_ctx *ctx, const fp_test *t, int m, int n, int k, char *why,

@@ -80,13 +80,13 @@ static void test_memtest(void)
 
 /* GEMM operands filled on the device: the values fp_pattern_elem gives,
  * stored in each type. */
-static void test_fill_random(void)
+static void test_fill_gemm(void)
 {
     fp_device *dev = NULL;
     CHECK(fp_device_host.open(&dev, 0, 1) == FP_OK);
     double buf[64];
     for (int t = 0; t < FP_GEMM_TYPE_COUNT; t++) {
-        CHECK(fp_device_host.fill_random(dev, (fp_gemm_type)t, buf, 64, 5) == FP_OK);
+        CHECK(fp_device_host.fill_gemm(dev, (fp_gemm_type)t, buf, 64, 5, false) == FP_OK);
         double lo = 1, hi = -1;
         int distinct = 0;
         for (size_t i = 0; i < 64; i++) {
@@ -98,6 +98,10 @@ static void test_fill_random(void)
             distinct += i > 0 && v != fp_gemm_unpack((fp_gemm_type)t, buf, i - 1);
         }
         CHECK(lo < -0.5 && hi > 0.5 && distinct > 40); /* random, not small integers */
+        /* exact: the small multiples of 1/4 of fp_gemm_input, bit for bit */
+        CHECK(fp_device_host.fill_gemm(dev, (fp_gemm_type)t, buf, 64, 5, true) == FP_OK);
+        for (size_t i = 0; i < 64; i++)
+            CHECK(fp_gemm_unpack((fp_gemm_type)t, buf, i) == fp_gemm_input(5, i));
     }
     fp_device_host.close(dev);
 }
@@ -284,7 +288,7 @@ int main(void)
 {
     test_patterns();
     test_memtest();
-    test_fill_random();
+    test_fill_gemm();
     test_digest_and_mismatch();
     test_vote();
     test_degradation();
