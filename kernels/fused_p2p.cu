@@ -28,9 +28,5 @@ extern "C" fp_status fp_k_sum_slots(float *dst, const float *slots, int nslots, 
     size_t b = (count + kThreads - 1) / kThreads;
     unsigned blocks = (unsigned)(b < 65535 * 8 ? (b ? b : 1) : 65535 * 8);
     sum_slots_kernel<<<blocks, kThreads, 0, stream>>>(dst, slots, nslots, count);
-    cudaError_t e = cudaGetLastError();
-    if (e == cudaSuccess)
-        return FP_OK;
-    return fp__fail(FP_ECUDA, "sum_slots_kernel", __FILE__, __LINE__, "%s",
-                    cudaGetErrorString(e));
+    return FP_K_LAUNCHED("sum_slots_kernel");
 }

@@ -64,14 +64,6 @@ __global__ void mem_verify_kernel(int p, const ulonglong2 *__restrict__ region, 
         atomicAdd((unsigned long long *)&out->errors, bad);
 }
 
-fp_status launched(const char *what)
-{
-    cudaError_t e = cudaGetLastError();
-    if (e == cudaSuccess)
-        return FP_OK;
-    return fp__fail(FP_ECUDA, what, __FILE__, __LINE__, "%s", cudaGetErrorString(e));
-}
-
 } // namespace
 
 extern "C" fp_status fp_k_mem_write(int p, uint64_t *region, size_t words, uint64_t seed,
@@ -80,7 +72,7 @@ extern "C" fp_status fp_k_mem_write(int p, uint64_t *region, size_t words, uint6
     size_t pairs = words / 2;
     mem_write_kernel<<<blocks_for(pairs), kThreads, 0, stream>>>(
         p, (ulonglong2 *)region, pairs, (uint64_t)(uintptr_t)region, seed);
-    return launched("mem_write_kernel");
+    return FP_K_LAUNCHED("mem_write_kernel");
 }
 
 extern "C" fp_status fp_k_mem_verify(int p, const uint64_t *region, size_t words, uint64_t seed,
@@ -89,5 +81,5 @@ extern "C" fp_status fp_k_mem_verify(int p, const uint64_t *region, size_t words
     size_t pairs = words / 2;
     mem_verify_kernel<<<blocks_for(pairs), kThreads, 0, stream>>>(
         p, (const ulonglong2 *)region, pairs, (uint64_t)(uintptr_t)region, seed, out);
-    return launched("mem_verify_kernel");
+    return FP_K_LAUNCHED("mem_verify_kernel");
 }

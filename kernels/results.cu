@@ -10,14 +10,6 @@ namespace {
 const int kThreads = 256;
 const unsigned kDigestBlocksX = 64; // CUDA blocks per digest block
 
-fp_status launched(const char *what)
-{
-    cudaError_t e = cudaGetLastError();
-    if (e == cudaSuccess)
-        return FP_OK;
-    return fp__fail(FP_ECUDA, what, __FILE__, __LINE__, "%s", cudaGetErrorString(e));
-}
-
 __global__ void fill_gemm_kernel(int type, void *dst, size_t n, uint64_t seed, int exact)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
@@ -80,7 +72,7 @@ extern "C" fp_status fp_k_fill_gemm(int type, void *dst, size_t n, uint64_t seed
     size_t b = (n + kThreads - 1) / kThreads;
     unsigned blocks = (unsigned)(b < 65535 * 8 ? (b ? b : 1) : 65535 * 8);
     fill_gemm_kernel<<<blocks, kThreads, 0, stream>>>(type, dst, n, seed, exact);
-    return launched("fill_gemm_kernel");
+    return FP_K_LAUNCHED("fill_gemm_kernel");
 }
 
 extern "C" fp_status fp_k_digest(const void *c, const void *ref, size_t n, int es, double tol,
@@ -88,5 +80,5 @@ extern "C" fp_status fp_k_digest(const void *c, const void *ref, size_t n, int e
 {
     dim3 grid(kDigestBlocksX, FP_DIGEST_BLOCKS);
     digest_kernel<<<grid, kThreads, 0, stream>>>(c, ref, n, es, tol, out);
-    return launched("digest_kernel");
+    return FP_K_LAUNCHED("digest_kernel");
 }

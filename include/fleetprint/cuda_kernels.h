@@ -57,6 +57,17 @@ fp_status fp_k_sum_slots(float *dst, const float *slots, int nslots, size_t coun
 }
 #endif
 
+/* For launchers, right after a launch: FP_OK, or FP_ECUDA logged with what
+ * (the kernel), the CUDA error string and file:line. */
+static inline fp_status fp_k_launched(const char *what, const char *file, int line)
+{
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess)
+        return FP_OK;
+    return fp__fail(FP_ECUDA, what, file, line, "%s", cudaGetErrorString(e));
+}
+#define FP_K_LAUNCHED(what) fp_k_launched((what), __FILE__, __LINE__)
+
 /* Check a CUDA runtime call: log expression, error string, node, rank and
  * file:line, set st and goto cleanup. */
 #define FP_CHECK_CUDA(expr)                                                                \
