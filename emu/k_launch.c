@@ -1,0 +1,14 @@
+/* Emulated twin of kernels/launch.cu: the empty kernel. */
+#include "fleetprint/cuda_kernels.h"
+#include "fpemu.h"
+
+static void empty_body(void *p)
+{
+    (void)p;
+}
+
+fp_status fp_k_empty(cudaStream_t stream)
+{
+    char none = 0;
+    return FPEMU_LAUNCH(stream, empty_body, none, "empty_kernel");
+}
