@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -542,7 +543,14 @@ fp_status fp_tel_sampler_start(fp_tel_sampler **out, fp_telemetry *t, double per
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->wake, &ca);
     pthread_condattr_destroy(&ca);
-    if (pthread_create(&s->thread, NULL, sampler_main, s) != 0) {
+    /* signals stay with the other threads (burn-in's SIGINT flag is polled
+     * there): the sampler starts with all of them blocked */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&s->thread, NULL, sampler_main, s);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
         pthread_cond_destroy(&s->wake);
         pthread_mutex_destroy(&s->lock);
         free(s);
