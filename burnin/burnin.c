@@ -267,10 +267,12 @@ cleanup:
 
 /* ---- memory test --------------------------------------------------------------- */
 
-/* Share of --duration the memory test may take before the stress: the
- * patterns run in order while the next one fits the budget by the time the
- * last one took (one always runs). */
+/* Share of --duration the memory test may take before the stress (but at
+ * least MEMTEST_BUDGET_MIN_S, so short runs on a loaded machine still test
+ * every pattern): the patterns run in order while the next one fits the
+ * budget by the time the last one took (one always runs). */
 #define MEMTEST_BUDGET 0.1
+#define MEMTEST_BUDGET_MIN_S 5.0
 
 static fp_status memtest(burn *b)
 {
@@ -287,11 +289,12 @@ static fp_status memtest(burn *b)
     if (bytes == 0)
         return FP_OK;
     FP_CHECK(ctx->dev_ops->alloc(ctx->dev, bytes, &region));
-    double budget = MEMTEST_BUDGET * b->cfg->base.duration, spent = 0, last = 0;
+    double budget = fmax(MEMTEST_BUDGET * b->cfg->base.duration, MEMTEST_BUDGET_MIN_S);
+    double spent = 0, last = 0;
     for (int p = 0; p < FP_MEM_PATTERN_COUNT && !stop_signal; p++) {
         if (p > 0 && spent + last > budget) {
-            fp_warn("memtest: %d of %d patterns in its budget of %.3g s (%.0f%% of --duration)",
-                    p, FP_MEM_PATTERN_COUNT, budget, 100 * MEMTEST_BUDGET);
+            fp_warn("memtest: %d of %d patterns in its budget of %.3g s", p, FP_MEM_PATTERN_COUNT,
+                    budget);
             break;
         }
         fp_memtest_result res;
