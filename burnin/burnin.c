@@ -42,6 +42,7 @@ static const fp_metric m_ratio = {"late_early_ratio", "ratio", FP_BETTER_HIGHER}
 static const fp_metric m_rel_ratio = {"relative_late_early", "ratio", FP_BETTER_HIGHER};
 static const fp_metric m_degraded = {"degraded", "flag", FP_BETTER_LOWER};
 static const fp_metric m_outcome = {"outcome", "0pass1warn2fail", FP_BETTER_LOWER};
+static const fp_metric m_duty = {"duty_cycle", "fraction", FP_BETTER_HIGHER};
 
 /* ---- signals -------------------------------------------------------------------- */
 
@@ -82,7 +83,7 @@ static void signals_restore(const saved_signals *old)
 
 /* What every rank sends the others at the end of a window. */
 typedef struct win_msg {
-    fp_gemm_digest digest;
+    fp_digest digest;
     double gflops;
     long long self_mismatch, nonfinite;
     long long errors;  /* everything found on this rank so far */
@@ -97,18 +98,20 @@ typedef struct burn {
     int n;                /* problem size n = m = k */
     size_t es, nn;        /* result element size, result elements */
     void *da, *db, *dc;   /* device operands */
-    void *host_c, *ref;   /* this window's result and the first one */
+    void *dref;           /* the warm-up result, before any window: the reference */
     int nwin, done;       /* windows planned and completed */
     double *tput;         /* nranks x nwin GFLOP/s, NaN until known */
     int *first_bad;       /* per rank, -1 none */
     win_msg *msgs;        /* nranks */
-    fp_gemm_digest *digests;
+    fp_digest *digests;
     int *disagree;
     int batch;            /* GEMMs per timed region */
     fp_telemetry *tel;
+    fp_tel_sampler *sampler;  /* NULL when telemetry is waived */
     fp_burnin_verdict v;  /* this rank's */
     bool interrupted;
     bool flipped;         /* an injected bitflip hit a result */
+    double win_start;     /* fp_clock at the start of the current window */
     long long no_majority;
 } burn;
 
@@ -210,6 +213,8 @@ static void tel_open(burn *b)
                                      root, why, sizeof why);
     if (st == FP_OK) {
         snprintf(b->v.telemetry, sizeof b->v.telemetry, "%s", fp_telemetry_source(b->tel));
+        if (fp_tel_sampler_start(&b->sampler, b->tel, FP_TEL_PERIOD_MAX) != FP_OK)
+            fp_warn("telemetry: no sampler thread; one reading per window only");
         return;
     }
     b->v.telemetry_waived = true;
@@ -232,7 +237,42 @@ cleanup:
     return st;
 }
 
+/* Record the sampler's statistics of window w: <field>_min, _mean and _max
+ * of every sampled field, and how many readings they summarise. */
+static fp_status tel_window(burn *b, int w)
+{
+    fp_status st = FP_OK;
+    static const fp_metric m_samples = {"samples", "count", FP_BETTER_HIGHER};
+    static const char *const stat[] = {"min", "mean", "max"};
+    fp_tel_stats s;
+    if (!b->sampler)
+        return FP_OK;
+    fp_tel_sampler_take(b->sampler, &s);
+    FP_CHECK(fp_emit(b->ctx, &t_tel, &m_samples, &b->ctx->self, 0, w, s.samples));
+    for (int f = 0; f < FP_TEL_COUNT; f++) {
+        if (!(s.have & 1u << f))
+            continue;
+        const fp_metric *m = fp_tel_metric(f);
+        const double v[] = {s.min[f], s.mean[f], s.max[f]};
+        for (int k = 0; k < 3; k++) {
+            char name[48];
+            snprintf(name, sizeof name, "%s_%s", m->name, stat[k]);
+            fp_metric mk = {name, m->unit, m->better};
+            FP_CHECK(fp_emit(b->ctx, &t_tel, &mk, &b->ctx->self, 0, w, v[k]));
+        }
+    }
+cleanup:
+    return st;
+}
+
 /* ---- memory test --------------------------------------------------------------- */
+
+/* Share of --duration the memory test may take before the stress (but at
+ * least MEMTEST_BUDGET_MIN_S, so short runs on a loaded machine still test
+ * every pattern): the patterns run in order while the next one fits the
+ * budget by the time the last one took (one always runs). */
+#define MEMTEST_BUDGET 0.1
+#define MEMTEST_BUDGET_MIN_S 5.0
 
 static fp_status memtest(burn *b)
 {
@@ -249,26 +289,34 @@ static fp_status memtest(burn *b)
     if (bytes == 0)
         return FP_OK;
     FP_CHECK(ctx->dev_ops->alloc(ctx->dev, bytes, &region));
+    double budget = fmax(MEMTEST_BUDGET * b->cfg->base.duration, MEMTEST_BUDGET_MIN_S);
+    double spent = 0, last = 0;
     for (int p = 0; p < FP_MEM_PATTERN_COUNT && !stop_signal; p++) {
+        if (p > 0 && spent + last > budget) {
+            fp_warn("memtest: %d of %d patterns in its budget of %.3g s", p, FP_MEM_PATTERN_COUNT,
+                    budget);
+            break;
+        }
         fp_memtest_result res;
         FP_CHECK(fp_memtest_run(ctx->dev_ops, ctx->dev, region, bytes, p, 0x5eedULL + (uint64_t)p,
                                 &res));
-        FP_CHECK(fp_emit(ctx, &t_mem, &m_mem_errors, &ctx->self, bytes, p, (double)res.errors));
-        if (res.seconds > 0)
+        spent += last = res.seconds;
+        const fp_mem_check *k = &res.check;
+        FP_CHECK(fp_emit(ctx, &t_mem, &m_mem_errors, &ctx->self, bytes, p, (double)k->errors));
+        if (res.seconds > 0) /* a write and a read of every byte */
             FP_CHECK(fp_emit(ctx, &t_mem, &m_mem_bw, &ctx->self, bytes, p,
-                             2.0 * (double)bytes / res.seconds * 1e-9));
-        if (res.errors == 0 && res.sum_read == res.sum_written)
+                             2.0 * (double)res.bytes / res.seconds * 1e-9));
+        if (k->errors == 0)
             continue;
-        if (b->v.mem_errors == 0 && res.naddr > 0)
-            b->v.mem_first_addr = res.addr[0];
-        b->v.mem_errors += (long long)(res.errors ? res.errors : 1);
-        fp_error("memtest %s: %llu bad words in %llu bytes (checksum %s)", fp_mem_pattern_name(p),
-                 (unsigned long long)res.errors, (unsigned long long)bytes,
-                 res.sum_read == res.sum_written ? "equal" : "differs");
-        for (int i = 0; i < res.naddr; i++)
+        if (b->v.mem_errors == 0 && k->naddr > 0)
+            b->v.mem_first_addr = k->addr[0];
+        b->v.mem_errors += (long long)k->errors;
+        fp_error("memtest %s: %llu bad words in %llu bytes", fp_mem_pattern_name(p),
+                 (unsigned long long)k->errors, (unsigned long long)res.bytes);
+        for (uint64_t i = 0; i < k->naddr; i++)
             fp_error("  at 0x%llx: read 0x%016llx, wrote 0x%016llx",
-                     (unsigned long long)res.addr[i], (unsigned long long)res.got[i],
-                     (unsigned long long)res.want[i]);
+                     (unsigned long long)k->addr[i], (unsigned long long)k->got[i],
+                     (unsigned long long)k->want[i]);
     }
 cleanup:
     if (region)
@@ -287,45 +335,32 @@ static fp_status gemm_setup(burn *b)
     b->n = n > 0 ? n : d == &fp_device_host ? 512 : 8192;
     b->nn = (size_t)b->n * (size_t)b->n;
     b->es = fp_gemm_out_size(b->type);
-    double *h = malloc(b->nn * sizeof *h);
-    FP_CHECK_ALLOC(h);
-    b->host_c = malloc(b->nn * b->es);
-    b->ref = malloc(b->nn * b->es);
-    FP_CHECK_ALLOC(b->host_c);
-    FP_CHECK_ALLOC(b->ref);
     FP_CHECK(d->alloc(ctx->dev, b->nn * fp_gemm_in_size(b->type), &b->da));
     FP_CHECK(d->alloc(ctx->dev, b->nn * fp_gemm_in_size(b->type), &b->db));
     FP_CHECK(d->alloc(ctx->dev, b->nn * b->es, &b->dc));
-    /* the same inputs on every rank: exact in every type (see burnin.h) */
-    for (size_t i = 0; i < b->nn; i++)
-        h[i] = fp_gemm_input(11, i);
-    FP_CHECK(fp_gemm_upload(ctx, b->type, h, b->nn, b->da));
-    for (size_t i = 0; i < b->nn; i++)
-        h[i] = fp_gemm_input(23, i);
-    FP_CHECK(fp_gemm_upload(ctx, b->type, h, b->nn, b->db));
-    /* warm-up, untimed; its result is every window's reference: taken before
-     * any window, an injected (or real) corruption of window 0 cannot become
-     * the reference and pass as clean (issue 12, failure 6) */
-    FP_CHECK(d->gemm(ctx->dev, b->type, b->n, b->n, b->n, b->da, b->n, b->db, b->n, b->dc, b->n));
+    FP_CHECK(d->alloc(ctx->dev, b->nn * b->es, &b->dref));
+    /* the same inputs on every rank, made on the device: exact in every
+     * type (see burnin.h) */
+    FP_CHECK(d->fill_gemm(ctx->dev, b->type, b->da, b->nn, 11, true));
+    FP_CHECK(d->fill_gemm(ctx->dev, b->type, b->db, b->nn, 23, true));
+    /* warm-up, untimed; its result is the reference every window's result
+     * is compared with (taken before any window, so no injection is in it) */
+    FP_CHECK(d->gemm(ctx->dev, b->type, b->n, b->n, b->n, b->da, b->n, b->db, b->n, b->dref,
+                     b->n));
     FP_CHECK(d->sync(ctx->dev));
-    FP_CHECK(d->copy(ctx->dev, b->ref, b->dc, b->nn * b->es, FP_COPY_D2H));
 cleanup:
-    free(h);
     return st;
 }
 
 static void gemm_teardown(burn *b)
 {
     fp_ctx *ctx = b->ctx;
-    void **bufs[] = {&b->da, &b->db, &b->dc};
-    for (int i = 0; i < 3; i++)
+    void **bufs[] = {&b->da, &b->db, &b->dc, &b->dref};
+    for (int i = 0; i < 4; i++)
         if (*bufs[i]) {
             ctx->dev_ops->free(ctx->dev, *bufs[i]);
             *bufs[i] = NULL;
         }
-    free(b->host_c);
-    free(b->ref);
-    b->host_c = b->ref = NULL;
 }
 
 /* Flip one low mantissa bit of a result element: a corruption only a
@@ -345,10 +380,11 @@ cleanup:
 
 /* Run GEMMs until the common clock passes end; returns GFLOP/s over the
  * wall time of the loop (what a job would get: on a shared or throttled
- * device, waiting counts). Timed regions (where injected slowdowns act) of
- * b->batch GEMMs grow until one takes 1/20 of an interval, so GPU timing
- * overhead stays small and the loop overshoots end by little. */
-static fp_status stress(burn *b, double end, double *gflops)
+ * device, waiting counts) and in *busy the device time of the timed regions.
+ * Timed regions (where injected slowdowns act) of b->batch GEMMs grow until
+ * one takes 1/20 of an interval, so GPU timing overhead stays small and the
+ * loop overshoots end by little. */
+static fp_status stress(burn *b, double end, double *gflops, double *busy)
 {
     fp_status st = FP_OK;
     fp_ctx *ctx = b->ctx;
@@ -361,6 +397,7 @@ static fp_status stress(burn *b, double end, double *gflops)
             FP_CHECK(ctx->dev_ops->gemm(ctx->dev, b->type, b->n, b->n, b->n, b->da, b->n, b->db,
                                         b->n, b->dc, b->n));
         FP_CHECK(fp_timed_stop(ctx, &sec));
+        *busy += sec;
         count += b->batch;
         if (sec < b->cfg->base.interval / 20 && b->batch < 1024)
             b->batch *= 2;
@@ -379,17 +416,19 @@ static fp_status window(burn *b, int w, double t0, fp_progress *prog)
     double interval = b->cfg->base.interval;
     win_msg mine;
     memset(&mine, 0, sizeof mine);
-    FP_CHECK(stress(b, t0 + (w + 1) * interval, &mine.gflops));
+    double busy = 0;
+    FP_CHECK(stress(b, t0 + (w + 1) * interval, &mine.gflops, &busy));
+    /* the flip lands in the device's result, before the device checks it */
     if (fp_inject_bitflip(ctx->inject, ctx->rank, fp_world_now(ctx->world))) {
         FP_CHECK(inject_flip(b, b->nn / 2 + (size_t)b->n / 3));
         if (!b->flipped)
             fp_warn("burn-in: injected bitflip in window %d's result (and every later one)", w);
         b->flipped = true;
     }
-    FP_CHECK(ctx->dev_ops->copy(ctx->dev, b->host_c, b->dc, b->nn * b->es, FP_COPY_D2H));
-    fp_gemm_digest_make(b->host_c, b->nn, b->es, &mine.digest);
-    mine.self_mismatch =
-        (long long)fp_result_mismatch(b->host_c, b->ref, b->nn, b->es, b->cfg->sdc_tol);
+    /* checked on the device: only the digest crosses to the host */
+    FP_CHECK(ctx->dev_ops->digest(ctx->dev, b->dc, b->dref, b->nn, b->es, b->cfg->sdc_tol,
+                                  &mine.digest));
+    mine.self_mismatch = (long long)mine.digest.mismatch;
     mine.nonfinite = (long long)mine.digest.nonfinite;
     b->v.self_mismatch += mine.self_mismatch;
     b->v.nonfinite += mine.nonfinite;
@@ -398,6 +437,7 @@ static fp_status window(burn *b, int w, double t0, fp_progress *prog)
 
     fp_tel_reading r;
     FP_CHECK(tel_read(b, w + 1, &r));
+    FP_CHECK(tel_window(b, w));
     b->v.tel_end = r;
     FP_CHECK(fp_emit(ctx, &t_gemm, &m_gflops, &ctx->self, b->nn * b->es, w, mine.gflops));
     FP_CHECK(fp_emit(ctx, &t_gemm, &m_self, &ctx->self, b->nn * b->es, w,
@@ -444,6 +484,12 @@ static fp_status window(burn *b, int w, double t0, fp_progress *prog)
              lo, med, hi, errors, errors == 1 ? "" : "s");
     fp_progress_update(prog, (w + 1) * interval, detail);
     b->done = w + 1;
+    /* the share of the window's wall time the device had GEMMs to run:
+     * checks, exchanges and host work between the timed regions count idle */
+    double now = fp_clock();
+    if (now > b->win_start)
+        FP_CHECK(fp_emit(ctx, &t_gemm, &m_duty, &ctx->self, 0, w, busy / (now - b->win_start)));
+    b->win_start = now;
 cleanup:
     return st;
 }
@@ -601,6 +647,7 @@ static fp_status burn_alloc(burn *b)
 static void burn_free(burn *b)
 {
     gemm_teardown(b);
+    fp_tel_sampler_stop(b->sampler);
     fp_telemetry_close(b->tel);
     free(b->tput);
     free(b->first_bad);
@@ -634,6 +681,11 @@ static fp_status burn_run(burn *b, fp_gemm_type want)
     fp_progress_begin(&prog, "burn-in", b->nwin * c->interval, ctx->rank == 0 && !c->quiet);
     prog.every = c->interval > 10 ? c->interval : 10;
     double t0 = fp_world_now(ctx->world);
+    b->win_start = fp_clock();
+    if (b->sampler) { /* the windows' statistics start now */
+        fp_tel_stats discard;
+        fp_tel_sampler_take(b->sampler, &discard);
+    }
     for (int w = 0; w < b->nwin && !b->interrupted; w++)
         FP_CHECK(window(b, w, t0, &prog));
     if (b->interrupted && ctx->rank == 0)

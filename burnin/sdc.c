@@ -1,59 +1,11 @@
-/* Result checks of burn-in: digests of GEMM results, comparison with a
- * device's own first result, the cross-rank majority vote, and the judgement
+/* Result checks of burn-in: the cross-rank majority vote over the digests
+ * the devices made of their results, and the judgement
  * of throughput degradation over time. Pure functions: no MPI, no device. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fleetprint/burnin.h"
-
-/* ---- digests and self comparison ----------------------------------------------- */
-
-static double elem(const void *c, size_t i, size_t es)
-{
-    return es == 8 ? ((const double *)c)[i] : (double)((const float *)c)[i];
-}
-
-void fp_gemm_digest_make(const void *c, size_t n, size_t es, fp_gemm_digest *d)
-{
-    memset(d, 0, sizeof *d);
-    const unsigned char *bytes = c;
-    for (int b = 0; b < FP_SDC_BLOCKS; b++) {
-        size_t lo = n * (size_t)b / FP_SDC_BLOCKS, hi = n * (size_t)(b + 1) / FP_SDC_BLOCKS;
-        uint64_t h = 0xcbf29ce484222325ULL ^ (uint64_t)b;
-        double s = 0, a = 0;
-        for (size_t i = lo; i < hi; i++) {
-            uint64_t w = 0;
-            memcpy(&w, bytes + i * es, es);
-            h = (h ^ w) * 0x100000001b3ULL;
-            h ^= h >> 29;
-            double v = elem(c, i, es);
-            if (!isfinite(v))
-                d->nonfinite++;
-            s += v;
-            a += fabs(v);
-        }
-        d->hash[b] = h;
-        d->sum[b] = s;
-        d->abssum[b] = a;
-    }
-}
-
-uint64_t fp_result_mismatch(const void *c, const void *ref, size_t n, size_t es, double tol)
-{
-    uint64_t bad = 0;
-    if (tol <= 0) {
-        const unsigned char *x = c, *y = ref;
-        for (size_t i = 0; i < n; i++)
-            bad += memcmp(x + i * es, y + i * es, es) != 0;
-        return bad;
-    }
-    for (size_t i = 0; i < n; i++) {
-        double v = elem(c, i, es), r = elem(ref, i, es);
-        bad += !isfinite(v) || fabs(v - r) > tol * fabs(r);
-    }
-    return bad;
-}
 
 /* ---- cross-rank vote ---------------------------------------------------------- */
 
@@ -71,14 +23,14 @@ static double median_of(const double *v, int n, double *tmp)
     return n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
 }
 
-int fp_sdc_vote(const fp_gemm_digest *all, int nranks, double tol, int *disagree)
+int fp_sdc_vote(const fp_digest *all, int nranks, double tol, int *disagree)
 {
     memset(disagree, 0, (size_t)nranks * sizeof *disagree);
     double *vals = malloc(2 * (size_t)nranks * sizeof *vals);
     if (!vals)
-        return FP_SDC_BLOCKS; /* cannot judge: no blame */
+        return FP_DIGEST_BLOCKS; /* cannot judge: no blame */
     int no_majority = 0;
-    for (int b = 0; b < FP_SDC_BLOCKS; b++) {
+    for (int b = 0; b < FP_DIGEST_BLOCKS; b++) {
         /* the value the most ranks share, and how many share it */
         int best = -1, best_count = 0;
         if (tol <= 0) {

@@ -5,9 +5,13 @@
  * field out of the reading; nothing here can crash a run. */
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fleetprint/burnin.h"
 
@@ -27,6 +31,7 @@ enum {
     NVML_OK = 0,
     NVML_ERR_TIMEOUT = 10,
     NVML_TEMPERATURE_GPU = 0,
+    NVML_CLOCK_SM = 1,
     NVML_MEMORY_ERROR_CORRECTED = 0,
     NVML_MEMORY_ERROR_UNCORRECTED = 1,
     NVML_VOLATILE_ECC = 0,
@@ -43,6 +48,7 @@ typedef struct nvml_api {
     nvml_ret (*by_pci)(const char *, nvml_dev *);
     nvml_ret (*temperature)(nvml_dev, int, unsigned *);
     nvml_ret (*power)(nvml_dev, unsigned *);
+    nvml_ret (*clock)(nvml_dev, int, unsigned *);
     nvml_ret (*ecc)(nvml_dev, int, int, unsigned long long *);
     nvml_ret (*remapped)(nvml_dev, unsigned *, unsigned *, unsigned *, unsigned *);
     nvml_ret (*clock_reasons)(nvml_dev, unsigned long long *);
@@ -93,6 +99,7 @@ static const fp_metric tel_metrics[FP_TEL_COUNT] = {
     [FP_TEL_NVLINK_ERRORS] = {"nvlink_errors", "count", FP_BETTER_LOWER},
     [FP_TEL_CPU_TEMP] = {"cpu_temperature", "C", FP_BETTER_LOWER},
     [FP_TEL_CPU_MHZ] = {"cpu_frequency", "MHz", FP_BETTER_HIGHER},
+    [FP_TEL_SM_CLOCK] = {"sm_clock", "MHz", FP_BETTER_HIGHER},
 };
 
 const fp_metric *fp_tel_metric(int field)
@@ -162,6 +169,7 @@ static bool nvml_resolve(void *lib, nvml_api *a)
     RESOLVE(by_pci, "nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetHandleByPciBusId");
     RESOLVE(temperature, "nvmlDeviceGetTemperature", NULL);
     RESOLVE(power, "nvmlDeviceGetPowerUsage", NULL);
+    RESOLVE(clock, "nvmlDeviceGetClockInfo", NULL);
     RESOLVE(ecc, "nvmlDeviceGetTotalEccErrors", NULL);
     RESOLVE(remapped, "nvmlDeviceGetRemappedRows", NULL);
     RESOLVE(clock_reasons, "nvmlDeviceGetCurrentClocksEventReasons",
@@ -236,15 +244,25 @@ static void put(fp_tel_reading *r, int f, double v)
     r->have |= 1u << f;
 }
 
+/* The fields that change fast (the sampler's): temperature, power, SM clock. */
+static void nvml_read_fast(const fp_telemetry *t, fp_tel_reading *r)
+{
+    const nvml_api *a = &t->api;
+    unsigned u = 0;
+    if (a->temperature && a->temperature(t->dev, NVML_TEMPERATURE_GPU, &u) == NVML_OK)
+        put(r, FP_TEL_TEMP, u);
+    if (a->power && a->power(t->dev, &u) == NVML_OK)
+        put(r, FP_TEL_POWER, u / 1000.0);
+    if (a->clock && a->clock(t->dev, NVML_CLOCK_SM, &u) == NVML_OK)
+        put(r, FP_TEL_SM_CLOCK, u);
+}
+
 static void nvml_read(fp_telemetry *t, fp_tel_reading *r)
 {
     const nvml_api *a = &t->api;
     unsigned u = 0, u2 = 0, u3 = 0, u4 = 0;
     unsigned long long ull = 0;
-    if (a->temperature && a->temperature(t->dev, NVML_TEMPERATURE_GPU, &u) == NVML_OK)
-        put(r, FP_TEL_TEMP, u);
-    if (a->power && a->power(t->dev, &u) == NVML_OK)
-        put(r, FP_TEL_POWER, u / 1000.0);
+    nvml_read_fast(t, r);
     if (a->ecc && a->ecc(t->dev, NVML_MEMORY_ERROR_CORRECTED, NVML_VOLATILE_ECC, &ull) == NVML_OK)
         put(r, FP_TEL_ECC_CORR, (double)ull);
     if (a->ecc && a->ecc(t->dev, NVML_MEMORY_ERROR_UNCORRECTED, NVML_VOLATILE_ECC, &ull) == NVML_OK)
@@ -382,7 +400,7 @@ static bool cpu_frequency(const char *root, double *out)
     return n > 0;
 }
 
-static void host_read(fp_telemetry *t, fp_tel_reading *r)
+static void host_read(const fp_telemetry *t, fp_tel_reading *r)
 {
     double v;
     if (cpu_temperature(t->sysroot, &v))
@@ -451,4 +469,118 @@ void fp_telemetry_close(fp_telemetry *t)
     if (t->lib)
         dlclose(t->lib);
     free(t);
+}
+
+/* ---- sampler thread -------------------------------------------------------------- */
+
+struct fp_tel_sampler {
+    fp_telemetry *tel;
+    double period;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    bool stop;
+    fp_tel_stats win;   /* this window so far; mean holds the running sum */
+};
+
+static void sample_once(fp_tel_sampler *s)
+{
+    fp_tel_reading r;
+    memset(&r, 0, sizeof r);
+    if (s->tel->lib)
+        nvml_read_fast(s->tel, &r);
+    else
+        host_read(s->tel, &r);
+    pthread_mutex_lock(&s->lock);
+    fp_tel_stats *w = &s->win;
+    w->samples++;
+    for (int f = 0; f < FP_TEL_COUNT; f++) {
+        if (!(r.have & FP_TEL_SAMPLED & 1u << f))
+            continue;
+        double v = r.v[f];
+        bool first = !(w->have & 1u << f);
+        w->min[f] = first || v < w->min[f] ? v : w->min[f];
+        w->max[f] = first || v > w->max[f] ? v : w->max[f];
+        w->mean[f] = (first ? 0 : w->mean[f]) + v;
+        w->n[f] = (first ? 0 : w->n[f]) + 1;
+        w->have |= 1u << f;
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void *sampler_main(void *arg)
+{
+    fp_tel_sampler *s = arg;
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    for (;;) {
+        sample_once(s);
+        long ns = next.tv_nsec + (long)(s->period * 1e9);
+        next.tv_sec += ns / 1000000000L;
+        next.tv_nsec = ns % 1000000000L;
+        pthread_mutex_lock(&s->lock);
+        int rc = 0;
+        while (!s->stop && rc != ETIMEDOUT)
+            rc = pthread_cond_timedwait(&s->wake, &s->lock, &next);
+        bool stop = s->stop;
+        pthread_mutex_unlock(&s->lock);
+        if (stop)
+            return NULL;
+    }
+}
+
+fp_status fp_tel_sampler_start(fp_tel_sampler **out, fp_telemetry *t, double period)
+{
+    *out = NULL;
+    fp_tel_sampler *s = calloc(1, sizeof *s);
+    if (!s)
+        return FP_ENOMEM;
+    s->tel = t;
+    s->period = period > 0 && period < FP_TEL_PERIOD_MAX ? period : FP_TEL_PERIOD_MAX;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->wake, &ca);
+    pthread_condattr_destroy(&ca);
+    /* signals stay with the other threads (burn-in's SIGINT flag is polled
+     * there): the sampler starts with all of them blocked */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&s->thread, NULL, sampler_main, s);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        pthread_cond_destroy(&s->wake);
+        pthread_mutex_destroy(&s->lock);
+        free(s);
+        return FP_EINTERNAL;
+    }
+    *out = s;
+    return FP_OK;
+}
+
+void fp_tel_sampler_take(fp_tel_sampler *s, fp_tel_stats *out)
+{
+    pthread_mutex_lock(&s->lock);
+    *out = s->win;
+    memset(&s->win, 0, sizeof s->win);
+    pthread_mutex_unlock(&s->lock);
+    for (int f = 0; f < FP_TEL_COUNT; f++)
+        if (out->have & 1u << f)
+            out->mean[f] /= out->n[f];
+}
+
+void fp_tel_sampler_stop(fp_tel_sampler *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->lock);
+    s->stop = true;
+    pthread_cond_signal(&s->wake);
+    pthread_mutex_unlock(&s->lock);
+    pthread_join(s->thread, NULL);
+    pthread_cond_destroy(&s->wake);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
 }

@@ -19,6 +19,7 @@ struct fp_device {
     cudaStream_t stream;
     cudaEvent_t start, stop;
     unsigned long long *count; /* device counter for count_wrong */
+    void *scratch;             /* device fp_mem_check / fp_digest of the checks */
     cublasHandle_t blas;
     cublasLtHandle_t lt;
     void *lt_work;             /* cuBLASLt workspace */
@@ -66,6 +67,8 @@ static void cuda_close(fp_device *d)
         cublasDestroy(d->blas);
     if (d->count)
         cudaFree(d->count);
+    if (d->scratch)
+        cudaFree(d->scratch);
     if (d->start)
         cudaEventDestroy(d->start);
     if (d->stop)
@@ -86,6 +89,9 @@ static fp_status cuda_open(fp_device **out, int index, int threads)
     FP_CHECK_CUDA(cudaEventCreate(&d->start));
     FP_CHECK_CUDA(cudaEventCreate(&d->stop));
     FP_CHECK_CUDA(cudaMalloc((void **)&d->count, sizeof *d->count));
+    FP_CHECK_CUDA(cudaMalloc(&d->scratch, sizeof(fp_digest) > sizeof(fp_mem_check)
+                                              ? sizeof(fp_digest)
+                                              : sizeof(fp_mem_check)));
     FP_CHECK_CUDA(cudaDeviceGetAttribute(&d->cc_major, cudaDevAttrComputeCapabilityMajor, index));
     FP_CHECK_CUDA(cudaDeviceGetAttribute(&d->cc_minor, cudaDevAttrComputeCapabilityMinor, index));
     FP_CHECK_CUBLAS(cublasCreate(&d->blas));
@@ -238,6 +244,47 @@ cleanup:
 }
 
 /* ---- compute suite: GEMM through cuBLAS and cuBLASLt ----------------------------------- */
+
+/* ---- memory test and result checks --------------------------------------------- */
+
+static fp_status cuda_mem_write(fp_device *d, int p, void *region, size_t bytes, uint64_t seed)
+{
+    return fp_k_mem_write(p, region, bytes / 8, seed, d->stream);
+}
+
+static fp_status cuda_mem_verify(fp_device *d, int p, const void *region, size_t bytes,
+                                 uint64_t seed, fp_mem_check *out)
+{
+    fp_status st = FP_OK;
+    fp_mem_check *dev = d->scratch;
+    FP_CHECK_CUDA(cudaMemsetAsync(dev, 0, sizeof *dev, d->stream));
+    FP_CHECK(fp_k_mem_verify(p, region, bytes / 8, seed, dev, d->stream));
+    FP_CHECK_CUDA(cudaMemcpyAsync(out, dev, sizeof *out, cudaMemcpyDeviceToHost, d->stream));
+    FP_CHECK_CUDA(cudaStreamSynchronize(d->stream));
+    if (out->naddr > FP_MEM_ADDRS)
+        out->naddr = FP_MEM_ADDRS;
+cleanup:
+    return st;
+}
+
+static fp_status cuda_digest(fp_device *d, const void *c, const void *ref, size_t n, size_t es,
+                             double tol, fp_digest *out)
+{
+    fp_status st = FP_OK;
+    fp_digest *dev = d->scratch;
+    FP_CHECK_CUDA(cudaMemsetAsync(dev, 0, sizeof *dev, d->stream));
+    FP_CHECK(fp_k_digest(c, ref, n, (int)es, tol, dev, d->stream));
+    FP_CHECK_CUDA(cudaMemcpyAsync(out, dev, sizeof *out, cudaMemcpyDeviceToHost, d->stream));
+    FP_CHECK_CUDA(cudaStreamSynchronize(d->stream));
+cleanup:
+    return st;
+}
+
+static fp_status cuda_fill_gemm(fp_device *d, fp_gemm_type t, void *dst, size_t n,
+                                uint64_t seed, bool exact)
+{
+    return fp_k_fill_gemm((int)t, dst, n, seed, exact, d->stream);
+}
 
 static bool cuda_gemm_supports(fp_device *d, fp_gemm_type t)
 {
@@ -451,6 +498,10 @@ const fp_device_ops fp_device_cuda = {
     .fill = cuda_fill,
     .stream = cuda_stream_op,
     .count_wrong = cuda_count_wrong,
+    .mem_write = cuda_mem_write,
+    .mem_verify = cuda_mem_verify,
+    .digest = cuda_digest,
+    .fill_gemm = cuda_fill_gemm,
     .gemm_supports = cuda_gemm_supports,
     .gemm = cuda_gemm,
     .launch = cuda_launch,

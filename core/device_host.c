@@ -1,6 +1,7 @@
 /* The host device backend: CPU memory and OpenMP worker threads. On a CPU
  * cluster this is the real thing; on build machines it runs every suite. */
 #include <cblas.h>
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,6 +161,84 @@ static fp_status host_count_wrong(fp_device *d, const double *x, size_t n, doubl
     return FP_OK;
 }
 
+/* ---- memory test and result checks ------------------------------------------- */
+
+static fp_status host_mem_write(fp_device *d, int p, void *region, size_t bytes, uint64_t seed)
+{
+    uint64_t *w = region;
+    const uint64_t base = (uint64_t)(uintptr_t)region;
+#pragma omp parallel for schedule(static) num_threads(d->threads)
+    for (size_t i = 0; i < bytes / 8; i++)
+        w[i] = fp_mem_word(p, base, i, seed);
+    return FP_OK;
+}
+
+/* Count a bad word and keep it while there is room (callers serialise). */
+static void mem_record(fp_mem_check *out, uint64_t addr, uint64_t got, uint64_t want)
+{
+    if (out->naddr < FP_MEM_ADDRS) {
+        out->addr[out->naddr] = addr;
+        out->got[out->naddr] = got;
+        out->want[out->naddr] = want;
+        out->naddr++;
+    }
+    out->errors++;
+}
+
+static fp_status host_mem_verify(fp_device *d, int p, const void *region, size_t bytes,
+                                 uint64_t seed, fp_mem_check *out)
+{
+    const volatile uint64_t *w = region; /* really read memory back */
+    const uint64_t base = (uint64_t)(uintptr_t)region;
+    memset(out, 0, sizeof *out);
+#pragma omp parallel for schedule(static) num_threads(d->threads)
+    for (size_t i = 0; i < bytes / 8; i++) {
+        uint64_t got = w[i], want = fp_mem_word(p, base, i, seed);
+        if (got != want) {
+#pragma omp critical(fp_mem_record)
+            mem_record(out, base + 8u * i, got, want);
+        }
+    }
+    return FP_OK;
+}
+
+void fp_digest_host(const void *c, const void *ref, size_t n, size_t es, double tol,
+                    fp_digest *out)
+{
+    memset(out, 0, sizeof *out);
+    for (uint64_t b = 0; b < FP_DIGEST_BLOCKS; b++) {
+        uint64_t h = 0;
+        double s = 0, a = 0;
+        for (uint64_t i = fp_digest_lo(b, n); i < fp_digest_lo(b + 1, n); i++) {
+            double v = fp_result_value(c, i, (int)es);
+            h += fp_digest_term(fp_result_bits(c, i, (int)es), i);
+            out->nonfinite += !(v - v == 0);
+            out->mismatch += ref && fp_result_differs(c, ref, i, (int)es, tol);
+            s += v;
+            a += fabs(v);
+        }
+        out->hash[b] = h;
+        out->sum[b] = s;
+        out->abssum[b] = a;
+    }
+}
+
+static fp_status host_digest(fp_device *d, const void *c, const void *ref, size_t n, size_t es,
+                             double tol, fp_digest *out)
+{
+    fp_digest_host(c, ref, n, es, tol, out);
+    return FP_OK;
+}
+
+static fp_status host_fill_gemm(fp_device *d, fp_gemm_type t, void *dst, size_t n,
+                                uint64_t seed, bool exact)
+{
+#pragma omp parallel for schedule(static) num_threads(d->threads)
+    for (size_t i = 0; i < n; i++)
+        fp_gemm_store((int)t, dst, i, fp_gemm_operand(seed, i, exact));
+    return FP_OK;
+}
+
 /* ---- compute suite ------------------------------------------------------------- */
 
 static bool host_gemm_supports(fp_device *d, fp_gemm_type t)
@@ -212,6 +291,10 @@ const fp_device_ops fp_device_host = {
     .fill = host_fill,
     .stream = host_stream,
     .count_wrong = host_count_wrong,
+    .mem_write = host_mem_write,
+    .mem_verify = host_mem_verify,
+    .digest = host_digest,
+    .fill_gemm = host_fill_gemm,
     .gemm_supports = host_gemm_supports,
     .gemm = host_gemm,
     .launch = host_launch,

@@ -71,16 +71,8 @@ fp_status fp_parse_int_list(const fp_strlist *l, const char *opt, const int *def
 
 void fp_gemm_pack(fp_gemm_type t, const double *src, void *dst, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        switch (t) {
-        case FP_GEMM_F64: ((double *)dst)[i] = src[i]; break;
-        case FP_GEMM_F32:
-        case FP_GEMM_TF32: ((float *)dst)[i] = (float)src[i]; break;
-        case FP_GEMM_F16: ((uint16_t *)dst)[i] = (uint16_t)fp_minifloat_encode(src[i], 5, 10); break;
-        case FP_GEMM_BF16: ((uint16_t *)dst)[i] = (uint16_t)fp_minifloat_encode(src[i], 8, 7); break;
-        default: ((uint8_t *)dst)[i] = (uint8_t)fp_minifloat_encode(src[i], 4, 3); break;
-        }
-    }
+    for (size_t i = 0; i < n; i++)
+        fp_gemm_store((int)t, dst, i, src[i]);
 }
 
 double fp_gemm_unpack(fp_gemm_type t, const void *src, size_t i)
@@ -104,5 +96,22 @@ fp_status fp_gemm_upload(fp_ctx *ctx, fp_gemm_type t, const double *src, size_t 
     FP_CHECK(ctx->dev_ops->copy(ctx->dev, dst, stage, n * fp_gemm_in_size(t), FP_COPY_H2D));
 cleanup:
     free(stage);
+    return st;
+}
+
+fp_status fp_gemm_upload_periodic(fp_ctx *ctx, fp_gemm_type t, const double *period, size_t p,
+                                  size_t n, void *dst)
+{
+    fp_status st = FP_OK;
+    size_t es = fp_gemm_in_size(t), have = p < n ? p : n;
+    FP_CHECK(fp_gemm_upload(ctx, t, period, have, dst));
+    /* [0, have) is filled and a whole number of periods: copy it after itself */
+    while (have < n) {
+        size_t more = have < n - have ? have : n - have;
+        FP_CHECK(ctx->dev_ops->copy(ctx->dev, (char *)dst + have * es, dst, more * es,
+                                    FP_COPY_D2D));
+        have += more;
+    }
+cleanup:
     return st;
 }

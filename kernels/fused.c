@@ -25,6 +25,7 @@
 
 #include "fleetprint/kernels.h"
 #include "fleetprint/log.h"
+#include "fleetprint/timer.h"
 
 enum { MAX_LIST = 16, MAX_CHUNKS = 128, HOST_SLICES = 4 };
 typedef enum { PAT_RS, PAT_AG, PAT_COUNT } pattern;
@@ -175,14 +176,16 @@ static void job_free(fp_ctx *ctx, job *j)
     j->c = j->recv = NULL;
 }
 
+/* Token rows of X repeat every FUSED_X_PERIOD (fp_fused_x). */
+#define FUSED_X_PERIOD 7
+
 static fp_status job_open(fp_ctx *ctx, job *j)
 {
     fp_status st = FP_OK;
     const fp_device_ops *d = ctx->dev_ops;
     size_t es = fp_gemm_in_size(j->type), m = (size_t)j->m, n = (size_t)j->n, k = (size_t)j->k;
     size_t R = (size_t)j->nranks, xrows = j->p == PAT_RS ? m : m / R;
-    size_t most = (n > xrows ? n : xrows) * k;
-    double *h = malloc(most * sizeof *h);
+    double *h = malloc((n > FUSED_X_PERIOD * k ? n : FUSED_X_PERIOD * k) * sizeof *h);
     FP_CHECK_ALLOC(h);
     FP_CHECK(d->alloc(ctx->dev, n * k * es, &j->w));
     FP_CHECK(d->alloc(ctx->dev, xrows * k * es, &j->x));
@@ -191,18 +194,19 @@ static fp_status job_open(fp_ctx *ctx, job *j)
         FP_CHECK(d->alloc(ctx->dev, m / R * n * sizeof(float), (void **)&j->recv));
     else
         FP_CHECK(d->alloc(ctx->dev, m * k * es, &j->xg));
-    for (size_t l = 0; l < k; l++)
-        for (size_t r = 0; r < n; r++)
-            h[l * n + r] = fp_fused_w(r);
-    FP_CHECK(fp_gemm_upload(ctx, j->type, h, n * k, j->w));
+    /* W (n x k column-major): every column is the same n values */
+    for (size_t r = 0; r < n; r++)
+        h[r] = fp_fused_w(r);
+    FP_CHECK(fp_gemm_upload_periodic(ctx, j->type, h, n, n * k, j->w));
     /* rs: every rank has all m tokens, scaled by rank + 1 so the sum tells
-     * the contributions apart; ag: this rank's m / R tokens */
+     * the contributions apart; ag: this rank's m / R tokens. Rows repeat
+     * every FUSED_X_PERIOD tokens. */
     double scale = j->p == PAT_RS ? j->rank + 1 : 1;
     size_t first = j->p == PAT_RS ? 0 : (size_t)j->rank * xrows;
-    for (size_t t = 0; t < xrows; t++)
+    for (size_t t = 0; t < FUSED_X_PERIOD; t++)
         for (size_t l = 0; l < k; l++)
             h[t * k + l] = fp_fused_x(first + t) * scale;
-    FP_CHECK(fp_gemm_upload(ctx, j->type, h, xrows * k, j->x));
+    FP_CHECK(fp_gemm_upload_periodic(ctx, j->type, h, FUSED_X_PERIOD * k, xrows * k, j->x));
 cleanup:
     free(h);
     return st;
@@ -319,27 +323,92 @@ static fp_status make_plan(fp_ctx *ctx, plan *pl)
     return FP_OK;
 }
 
-static fp_status run_job(fp_ctx *ctx, const fp_test *t, const plan *pl, job *j)
+/* ---- time budget ------------------------------------------------------------------ */
+
+/* On a GPU the whole fused test plans its iterations to end within this
+ * many seconds (or 3/4 of --timeout when that is less): the default shapes
+ * on one H100 must finish within a minute, set-up included. The host
+ * backend's shapes are small; there only --timeout bounds it, so a loaded
+ * CPU machine keeps the iterations it was asked for. */
+#define FUSED_BUDGET_S 45.0
+
+typedef struct budget {
+    double start;   /* fp_world_now when the test began */
+    double limit;   /* seconds the test plans to take */
+    int jobs_left;  /* jobs not yet finished, this one included (the p2p path counts) */
+} budget;
+
+/* FP_ETIMEOUT on every rank once the test has run past --timeout. */
+static fp_status deadline(fp_ctx *ctx, const budget *bu)
+{
+    double ran = fp_world_now(ctx->world) - bu->start;
+    fp_status st = ran > ctx->cfg->timeout ? FP_ETIMEOUT : FP_OK;
+    st = fp_world_agree(ctx->world, st);
+    if (st == FP_ETIMEOUT && ctx->rank == 0)
+        fp_error("fused: past its deadline (--timeout %.0f s) after %.1f s; give a longer "
+                 "--timeout or smaller --fused-m",
+                 ctx->cfg->timeout, ran);
+    return st;
+}
+
+/* After the first iteration (one of every variant) took sec on the slowest
+ * rank: fewer iterations when the rest would not fit this job's share of
+ * what is left of the budget (one warm-up, at least one timed). The same
+ * answer on every rank. */
+static fp_status fit_budget(fp_ctx *ctx, const budget *bu, const job *j, double sec, int *warm,
+                            int *iters)
+{
+    double *all = malloc((size_t)ctx->nranks * sizeof *all);
+    if (!all)
+        return FP_ENOMEM;
+    fp_status st = fp_world_allgather(ctx->world, &sec, all, (int)sizeof sec, "fused budget");
+    for (int r = 0; st == FP_OK && r < ctx->nranks; r++)
+        sec = all[r] > sec ? all[r] : sec;
+    free(all);
+    if (st != FP_OK)
+        return st;
+    double left = bu->limit - (fp_world_now(ctx->world) - bu->start);
+    double share = left / (bu->jobs_left > 0 ? bu->jobs_left : 1);
+    int fit = sec > 0 ? (int)fmin(share / sec, 1e6) : *warm + *iters; /* after this one */
+    if (fit >= *warm + *iters - 1)
+        return FP_OK;
+    int want = *iters;
+    *iters = *warm > 0 ? fit : fit + 1; /* iteration 0 was the warm-up, or timed */
+    /* at least one timed iteration after iteration 0, so the check runs */
+    int least = *warm > 0 ? 1 : 2;
+    *iters = *iters < least ? least : *iters > want ? want : *iters;
+    *warm = *warm > 0 ? 1 : 0;
+    if (ctx->rank == 0)
+        fp_info("fused %s m=%d: %d of %d timed iterations fit its %.1f s of the %.0f s budget",
+                pat_name[j->p], j->m, *iters, want, share, bu->limit);
+    return FP_OK;
+}
+
+static fp_status run_job(fp_ctx *ctx, const fp_test *t, const plan *pl, const budget *bu, job *j)
 {
     fp_status st = FP_OK;
-    int iters = ctx->cfg->iters, total = ctx->cfg->warmup + iters;
-    double *tm = calloc((size_t)V_COUNT * (size_t)pl->nc * (size_t)iters, sizeof *tm);
-    double *tmp = malloc((size_t)iters * sizeof *tmp);
+    int cap = ctx->cfg->iters, warm = ctx->cfg->warmup, iters = cap;
+    double *tm = calloc((size_t)V_COUNT * (size_t)pl->nc * (size_t)cap, sizeof *tm);
+    double *tmp = malloc((size_t)cap * sizeof *tmp);
     size_t wrong = 0;
     FP_CHECK_ALLOC(tm);
     FP_CHECK_ALLOC(tmp);
     FP_CHECK(job_open(ctx, j));
-#define TM(v, ci, it) tm[((size_t)(v) * (size_t)pl->nc + (size_t)(ci)) * (size_t)iters + (size_t)(it)]
-    for (int it = 0; it < total; it++) {
+#define TM(v, ci, it) tm[((size_t)(v) * (size_t)pl->nc + (size_t)(ci)) * (size_t)cap + (size_t)(it)]
+    for (int it = 0; it < warm + iters; it++) {
+        double t0 = fp_clock();
         for (int ci = 0; ci < pl->nc; ci++)
             for (int v = 0; v < V_COUNT; v++) {
                 double sec;
                 FP_CHECK(run_variant(ctx, j, (variant)v, pl->cs[ci], &sec));
-                if (it >= ctx->cfg->warmup)
-                    TM(v, ci, it - ctx->cfg->warmup) = sec;
-                if (it == total - 1 && v == V_OVERLAP && ctx->cfg->check)
+                if (it >= warm)
+                    TM(v, ci, it - warm) = sec;
+                if (it == warm + iters - 1 && v == V_OVERLAP && ctx->cfg->check)
                     FP_CHECK(check(ctx, j, pl->cs[ci], &wrong));
             }
+        FP_CHECK(deadline(ctx, bu));
+        if (it == 0)
+            FP_CHECK(fit_budget(ctx, bu, j, fp_clock() - t0, &warm, &iters));
     }
     /* best non-split GEMM, and the non-split sequential ECT */
     double gbest = INFINITY;
@@ -392,6 +461,10 @@ static fp_status fused_run(fp_ctx *ctx, const fp_test *t)
     job *j = calloc(1, sizeof *j);
     FP_CHECK_ALLOC(j);
     FP_CHECK(make_plan(ctx, &pl));
+    budget bu = {.start = fp_world_now(ctx->world),
+                 .limit = fmin(ctx->dev_ops == &fp_device_host ? INFINITY : FUSED_BUDGET_S,
+                               0.75 * ctx->cfg->timeout),
+                 .jobs_left = PAT_COUNT * pl.nm + 1};
     for (int p = 0; p < PAT_COUNT; p++)
         for (int mi = 0; mi < pl.nm; mi++) {
             memset(j, 0, sizeof *j);
@@ -407,7 +480,8 @@ static fp_status fused_run(fp_ctx *ctx, const fp_test *t)
             j->slices = ctx->comm_ops->device_buffers ? 1 : HOST_SLICES;
             if (p == PAT_AG && ((size_t)j->k * fp_gemm_in_size(j->type)) % sizeof(float))
                 FP_FAIL(FP_EUSAGE, "fused: k must be even for 16-bit all-gather (got %d)", j->k);
-            FP_CHECK(run_job(ctx, t, &pl, j));
+            FP_CHECK(run_job(ctx, t, &pl, &bu, j));
+            bu.jobs_left--;
         }
     /* the fused-kernel path, where the hardware allows it */
     char why[160] = "";

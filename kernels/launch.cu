@@ -10,8 +10,5 @@ __global__ void empty_kernel() {}
 extern "C" fp_status fp_k_empty(cudaStream_t stream)
 {
     empty_kernel<<<1, 1, 0, stream>>>();
-    cudaError_t e = cudaGetLastError();
-    if (e == cudaSuccess)
-        return FP_OK;
-    return fp__fail(FP_ECUDA, "empty_kernel", __FILE__, __LINE__, "%s", cudaGetErrorString(e));
+    return FP_K_LAUNCHED("empty_kernel");
 }

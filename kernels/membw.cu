@@ -39,32 +39,24 @@ __global__ void count_wrong_kernel(const double *x, size_t n, double expect, dou
         atomicAdd(count, bad);
 }
 
-fp_status launched(const char *what)
-{
-    cudaError_t e = cudaGetLastError();
-    if (e == cudaSuccess)
-        return FP_OK;
-    return fp__fail(FP_ECUDA, what, __FILE__, __LINE__, "%s", cudaGetErrorString(e));
-}
-
 } // namespace
 
 extern "C" fp_status fp_k_fill(double *x, size_t n, double v, cudaStream_t stream)
 {
     fill_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, n, v);
-    return launched("fill_kernel");
+    return FP_K_LAUNCHED("fill_kernel");
 }
 
 extern "C" fp_status fp_k_stream(int op, double *dst, const double *x, const double *y, double s,
                                  size_t n, cudaStream_t stream)
 {
     stream_kernel<<<blocks_for(n), kThreads, 0, stream>>>(op, dst, x, y, s, n);
-    return launched("stream_kernel");
+    return FP_K_LAUNCHED("stream_kernel");
 }
 
 extern "C" fp_status fp_k_count_wrong(const double *x, size_t n, double expect, double tol,
                                       unsigned long long *count, cudaStream_t stream)
 {
     count_wrong_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, n, expect, tol, count);
-    return launched("count_wrong_kernel");
+    return FP_K_LAUNCHED("count_wrong_kernel");
 }

@@ -20,15 +20,28 @@ const char *fp_burnin_outcome_name(int outcome)
     }
 }
 
-/* GFLOP/s of window w of entity e in run, NaN when absent. */
-static double window_value(const fp_run *run, const fp_entity *e, int w)
+/* The per-window series shown as timelines: throughput always, the others
+ * when the run has them (the duty cycle, and the telemetry sampler's). */
+static const struct series {
+    const char *test, *metric, *title;
+    int digits; /* after the point */
+} series[] = {
+    {"gemm", "gflops", "throughput timeline (GFLOP/s", 1},
+    {"gemm", "duty_cycle", "duty cycle (device busy / wall time", 3},
+    {"telemetry", "power_mean", "mean power (W", 0},
+    {"telemetry", "sm_clock_mean", "mean SM clock (MHz", 0},
+    {"telemetry", "temperature_max", "max temperature (C", 0},
+};
+
+/* Value of window w of entity e in run for series sr, NaN when absent. */
+static double window_value(const fp_run *run, const struct series *sr, const fp_entity *e, int w)
 {
     char a[2 * FP_NAME_MAX + 32], b[2 * FP_NAME_MAX + 32];
     fp_entity_format(e, a, sizeof a);
     for (size_t i = 0; i < run->nsamples; i++) {
         const fp_sample *s = &run->samples[i];
-        if (s->iter != w || strcmp(s->suite, "burnin") != 0 || strcmp(s->test, "gemm") != 0 ||
-            strcmp(s->metric, "gflops") != 0)
+        if (s->iter != w || strcmp(s->suite, "burnin") != 0 || strcmp(s->test, sr->test) != 0 ||
+            strcmp(s->metric, sr->metric) != 0)
             continue;
         if (strcmp(fp_entity_format(&s->entity, b, sizeof b), a) == 0)
             return s->value;
@@ -36,14 +49,18 @@ static double window_value(const fp_run *run, const fp_entity *e, int w)
     return NAN;
 }
 
-static void timeline(FILE *out, const fp_run *run, const fp_burnin_verdict *v, int nranks,
-                     int windows)
+static void timeline(FILE *out, const fp_run *run, const struct series *sr,
+                     const fp_burnin_verdict *v, int nranks, int windows, bool always)
 {
     if (windows <= 0)
         return;
     int step = (windows + TIMELINE_COLS - 1) / TIMELINE_COLS;
-    fprintf(out, "\nburn-in throughput timeline (GFLOP/s per window%s)\n",
-            step > 1 ? ", every few windows" : "");
+    bool any = always;
+    for (int r = 0; r < nranks && !any; r++)
+        any = isfinite(window_value(run, sr, &v[r].entity, 0));
+    if (!any)
+        return;
+    fprintf(out, "\nburn-in %s per window%s)\n", sr->title, step > 1 ? ", every few windows" : "");
     fprintf(out, "%-6s %-16s", "rank", "device");
     for (int w = 0; w < windows; w += step)
         fprintf(out, " %7d", w);
@@ -52,7 +69,7 @@ static void timeline(FILE *out, const fp_run *run, const fp_burnin_verdict *v, i
         char ent[2 * FP_NAME_MAX + 32];
         fprintf(out, "%-6d %-16s", v[r].rank, fp_entity_format(&v[r].entity, ent, sizeof ent));
         for (int w = 0; w < windows; w += step)
-            fprintf(out, " %7.1f", window_value(run, &v[r].entity, w));
+            fprintf(out, " %7.*f", sr->digits, window_value(run, sr, &v[r].entity, w));
         fputc('\n', out);
     }
 }
@@ -60,7 +77,8 @@ static void timeline(FILE *out, const fp_run *run, const fp_burnin_verdict *v, i
 void fp_report_burnin_console(FILE *out, const fp_run *run, const fp_burnin_verdict *v, int nranks,
                               bool interrupted, int windows, int planned)
 {
-    timeline(out, run, v, nranks, windows);
+    for (size_t i = 0; i < sizeof series / sizeof series[0]; i++)
+        timeline(out, run, &series[i], v, nranks, windows, i == 0);
     int worst = FP_BURNIN_PASS, nfail = 0, nwarn = 0;
     fprintf(out, "\nburn-in verdicts (%d of %d windows%s)\n", windows, planned,
             interrupted ? ", interrupted" : "");

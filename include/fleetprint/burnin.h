@@ -13,43 +13,6 @@
 
 #include "fleetprint/hd.h"
 
-/* ---- memory patterns ------------------------------------------------------------ */
-
-typedef enum fp_mem_pattern {
-    FP_MEM_WALK_ONES,  /* word i: a single 1 bit at position (i + pass) mod 64 */
-    FP_MEM_WALK_ZEROS, /* word i: a single 0 bit at position (i + pass) mod 64 */
-    FP_MEM_ADDRESS,    /* word i: its own byte address (address-in-address) */
-    FP_MEM_RANDOM,     /* word i: splitmix64 of (seed, i) */
-    FP_MEM_PATTERN_COUNT
-} fp_mem_pattern;
-
-/* The 64-bit word pattern p writes at word index i of a region whose first
- * word lives at byte address base; seed varies the random pattern and the
- * walking bit's phase. The same on host and device. */
-static inline FP_HD uint64_t fp_mem_word(int p, uint64_t base, uint64_t i, uint64_t seed)
-{
-    unsigned bit = (unsigned)((i + seed) & 63u);
-    switch (p) {
-    case FP_MEM_WALK_ONES: return 1ULL << bit;
-    case FP_MEM_WALK_ZEROS: return ~(1ULL << bit);
-    case FP_MEM_ADDRESS: return base + 8u * i;
-    default: {
-        uint64_t z = seed * 0xd1b54a32d192ed03ULL + (i + 1) * 0x9e3779b97f4a7c15ULL;
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        return z ^ (z >> 31);
-    }
-    }
-}
-
-/* Order-independent checksum step of word w at index i: summing these over a
- * region gives the same value however the region is split or reduced. */
-static inline FP_HD uint64_t fp_mem_check_term(uint64_t w, uint64_t i)
-{
-    unsigned r = (unsigned)(i % 63u) + 1u;
-    return (w << r | w >> (64u - r)) ^ (i * 0x9e3779b97f4a7c15ULL);
-}
-
 /* ---- C API (not for .cu files) --------------------------------------------------- */
 #ifndef __CUDACC__
 #include <stdbool.h>
@@ -81,10 +44,6 @@ static inline FP_HD uint64_t fp_mem_check_term(uint64_t w, uint64_t i)
  * host bytes (the host's "device memory" is all of RAM, shared). */
 #define FP_BURNIN_MEM_FRACTION_CUDA 0.5
 #define FP_BURNIN_MEM_BYTES_HOST (32ULL << 20)
-/* Result blocks compared across ranks. */
-#define FP_SDC_BLOCKS 16
-/* Error addresses kept per memory pattern. */
-#define FP_MEMTEST_ADDRS 4
 
 /* burnin's config: the suite options first (fp_ctx_open reads them), then
  * its own. */
@@ -101,45 +60,26 @@ typedef struct fp_burnin_config {
 typedef struct fp_memtest_result {
     int pattern;                         /* fp_mem_pattern */
     uint64_t bytes;                      /* bytes tested */
-    uint64_t errors;                     /* words read back wrong */
-    uint64_t sum_written, sum_read;      /* checksums of fp_mem_check_term */
-    int naddr;                           /* addresses kept (<= FP_MEMTEST_ADDRS) */
-    uint64_t addr[FP_MEMTEST_ADDRS];     /* byte addresses of the first bad words */
-    uint64_t got[FP_MEMTEST_ADDRS], want[FP_MEMTEST_ADDRS];
-    double seconds;
+    fp_mem_check check;                  /* errors and the first bad words */
+    double seconds;                      /* both passes, wall time */
 } fp_memtest_result;
 
 /* "walking-ones", "walking-zeros", "address", "random". */
 const char *fp_mem_pattern_name(int p);
 
-/* Test bytes (a multiple of 8) of device memory at region with pattern p:
- * write the whole region through the backend's copy in chunks, then read it
- * all back and compare every word, counting errors with their addresses and
- * checksumming what was written and what was read. ops/dev is the device;
- * region was allocated by the caller with ops->alloc. FP_OK unless the
- * device failed (wrong words are results, not errors). */
+/* Test bytes (rounded down to a multiple of 16) of device memory at region
+ * with pattern p: the device writes the whole region (ops->mem_write), then
+ * reads it all back and compares every word (ops->mem_verify), counting
+ * errors and keeping the first bad addresses. ops/dev is the device; region
+ * was allocated by the caller with ops->alloc. FP_OK unless the device
+ * failed (wrong words are results, not errors). */
 fp_status fp_memtest_run(const fp_device_ops *ops, fp_device *dev, void *region, size_t bytes,
                          int p, uint64_t seed, fp_memtest_result *res);
 
 /* ---- result checks (burnin/sdc.c) ------------------------------------------------- */
 
-/* A digest of one GEMM result that ranks exchange instead of the result:
- * per block of elements, a hash of its bits and the sum of its values and of
- * their magnitudes; and the count of NaN/Inf elements. */
-typedef struct fp_gemm_digest {
-    uint64_t hash[FP_SDC_BLOCKS];
-    double sum[FP_SDC_BLOCKS];
-    double abssum[FP_SDC_BLOCKS];
-    uint64_t nonfinite;
-} fp_gemm_digest;
-
-/* Digest n elements at c; elem_size 8 reads doubles, 4 floats. */
-void fp_gemm_digest_make(const void *c, size_t n, size_t elem_size, fp_gemm_digest *d);
-
-/* Elements of c that differ from ref (n elements of elem_size bytes): tol 0
- * compares bits; otherwise |c - ref| > tol |ref| (and any NaN/Inf in c). */
-uint64_t fp_result_mismatch(const void *c, const void *ref, size_t n, size_t elem_size,
-                            double tol);
+/* Results are checked on the device (the backend's digest op: an fp_digest
+ * of the result against the reference, device.h); ranks exchange digests. */
 
 /* Cross-rank vote over the digests of nranks ranks that computed the same
  * product: for each block the value a strict majority agrees on (tol 0: the
@@ -147,7 +87,7 @@ uint64_t fp_result_mismatch(const void *c, const void *ref, size_t n, size_t ele
  * block's median). disagree[r] gets the blocks rank r is outside the majority
  * of (or, for nonfinite elements, at least 1). Returns the blocks that had no
  * strict majority (every rank then gets no blame for them). */
-int fp_sdc_vote(const fp_gemm_digest *all, int nranks, double tol, int *disagree);
+int fp_sdc_vote(const fp_digest *all, int nranks, double tol, int *disagree);
 
 /* Degradation of one rank's throughput over time. */
 typedef struct fp_degrade {
@@ -194,6 +134,7 @@ typedef enum fp_tel_field {
     FP_TEL_NVLINK_ERRORS,  /* NVLink replay + recovery + CRC errors, all links */
     FP_TEL_CPU_TEMP,       /* host: hottest CPU sensor, C */
     FP_TEL_CPU_MHZ,        /* host: mean CPU core frequency, MHz */
+    FP_TEL_SM_CLOCK,       /* GPU SM clock, MHz */
     FP_TEL_COUNT
 } fp_tel_field;
 
@@ -228,6 +169,37 @@ const char *fp_telemetry_source(const fp_telemetry *t);
 void fp_telemetry_read(fp_telemetry *t, fp_tel_reading *r);
 /* Release the library and its handles. NULL is fine. */
 void fp_telemetry_close(fp_telemetry *t);
+
+/* ---- telemetry sampler: a thread reading the fast-changing fields ---- */
+
+/* The fields the sampler follows (those the source has): temperature,
+ * power, SM clock; CPU temperature and frequency on the host. */
+#define FP_TEL_SAMPLED                                                                    \
+    (1u << FP_TEL_TEMP | 1u << FP_TEL_POWER | 1u << FP_TEL_SM_CLOCK | 1u << FP_TEL_CPU_TEMP | \
+     1u << FP_TEL_CPU_MHZ)
+/* Longest period between two samples (seconds). */
+#define FP_TEL_PERIOD_MAX 0.1
+
+/* Statistics of the samples of one window, per field (valid where have). */
+typedef struct fp_tel_stats {
+    uint32_t have;
+    int samples;                /* readings taken in the window */
+    int n[FP_TEL_COUNT];        /* readings that had the field */
+    double min[FP_TEL_COUNT], mean[FP_TEL_COUNT], max[FP_TEL_COUNT];
+} fp_tel_stats;
+
+typedef struct fp_tel_sampler fp_tel_sampler;
+
+/* Start a thread that reads t's FP_TEL_SAMPLED fields every period seconds
+ * (at most FP_TEL_PERIOD_MAX) until stopped. t stays the caller's and must
+ * outlive the sampler; fp_telemetry_read may run beside it (NVML is
+ * thread-safe, the sampler reads no event queue). FP_ENOMEM or FP_EINTERNAL
+ * when the thread cannot start (*out NULL). */
+fp_status fp_tel_sampler_start(fp_tel_sampler **out, fp_telemetry *t, double period);
+/* The statistics since the last take (or the start), and a new window. */
+void fp_tel_sampler_take(fp_tel_sampler *s, fp_tel_stats *out);
+/* Stop and join the thread, and free the sampler. NULL is fine. */
+void fp_tel_sampler_stop(fp_tel_sampler *s);
 
 /* ---- verdicts (burnin/burnin.c fills them; reports/burnin_report.c prints) ---- */
 

@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 #include <stddef.h>
 
+#include "fleetprint/hd.h"
 #include "fleetprint/status.h"
 
 #ifdef __cplusplus
@@ -27,17 +28,45 @@ fp_status fp_k_count_wrong(const double *x, size_t n, double expect, double tol,
 /* One empty kernel (launch latency). */
 fp_status fp_k_empty(cudaStream_t stream);
 
-/* Fused GEMM + reduce-scatter (kernels/fused_p2p.cu): C = X . W^T in fp32
- * (X m x k row-major, W n x k column-major), each output element added
- * atomically into the receive buffer of the rank fp_rs_route names, through
- * the peer pointers peers[0..nranks) (device memory holding device
- * pointers reachable from this device). Chunks of mc tokens. */
-fp_status fp_k_gemm_rs_p2p(const float *x, const float *w, int m, int n, int k, int mc,
-                           float *const *peers, int nranks, cudaStream_t stream);
+/* Memory test passes (kernels/memtest.cu) over words 8-byte words at region
+ * (16-byte aligned, words even): write puts fp_mem_word(p, region, i, seed)
+ * in word i; verify compares every word with it, adding the wrong ones to
+ * out->errors and keeping the first found in out (device memory, zeroed by
+ * the caller; naddr may count past FP_MEM_ADDRS). */
+fp_status fp_k_mem_write(int p, uint64_t *region, size_t words, uint64_t seed,
+                         cudaStream_t stream);
+fp_status fp_k_mem_verify(int p, const uint64_t *region, size_t words, uint64_t seed,
+                          fp_mem_check *out, cudaStream_t stream);
+
+/* GEMM data on the device (kernels/results.cu). Element i < n of dst gets
+ * fp_gemm_operand(seed, i, exact) stored by fp_gemm_store(type). */
+fp_status fp_k_fill_gemm(int type, void *dst, size_t n, uint64_t seed, int exact,
+                         cudaStream_t stream);
+/* Adds the fp_digest of n elements of es bytes at c, against ref (NULL:
+ * no mismatch count), to out (device memory, zeroed by the caller). */
+fp_status fp_k_digest(const void *c, const void *ref, size_t n, int es, double tol,
+                      fp_digest *out, cudaStream_t stream);
+
+/* The reduction of the fused GEMM + reduce-scatter (kernels/fused_p2p.cu):
+ * dst[i] = sum over s < nslots of slots[s * count + i], in slot order (the
+ * slots are what each rank's GEMM wrote into this rank's staging buffer). */
+fp_status fp_k_sum_slots(float *dst, const float *slots, int nslots, size_t count,
+                         cudaStream_t stream);
 
 #ifdef __cplusplus
 }
 #endif
+
+/* For launchers, right after a launch: FP_OK, or FP_ECUDA logged with what
+ * (the kernel), the CUDA error string and file:line. */
+static inline fp_status fp_k_launched(const char *what, const char *file, int line)
+{
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess)
+        return FP_OK;
+    return fp__fail(FP_ECUDA, what, file, line, "%s", cudaGetErrorString(e));
+}
+#define FP_K_LAUNCHED(what) fp_k_launched((what), __FILE__, __LINE__)
 
 /* Check a CUDA runtime call: log expression, error string, node, rank and
  * file:line, set st and goto cleanup. */

@@ -47,6 +47,13 @@ typedef struct fp_device_info {
     bool emulated;             /* an emulated device (fpemu, FLEETPRINT_EMU builds) */
 } fp_device_info;
 
+/* The digest of n elements of es bytes (4 float, 8 double) at c, host
+ * memory, and their mismatches against ref with tol (ref NULL: 0). The
+ * reference implementation: the host backend's digest op, and what the
+ * device kernels must agree with (but for the order of the value sums). */
+void fp_digest_host(const void *c, const void *ref, size_t n, size_t es, double tol,
+                    fp_digest *out);
+
 typedef struct fp_device_ops {
     const char *name;
     /* How many devices this process can see. 0 with a reason in why when none. */
@@ -70,6 +77,23 @@ typedef struct fp_device_ops {
     /* Count elements of x that differ from expect by more than tol (relative). */
     fp_status (*count_wrong)(fp_device *d, const double *x, size_t n, double expect, double tol,
                              size_t *wrong);
+    /* ---- memory test and result checks, on the device (element logic in hd.h) ---- */
+    /* Write fp_mem_word(p, region, i, seed) to every 8-byte word i of bytes
+     * (a multiple of 16) at region; enqueued. */
+    fp_status (*mem_write)(fp_device *d, int p, void *region, size_t bytes, uint64_t seed);
+    /* Read every word back and compare with the pattern; waits, then *out
+     * holds the errors and first bad words of this pass. */
+    fp_status (*mem_verify)(fp_device *d, int p, const void *region, size_t bytes, uint64_t seed,
+                            fp_mem_check *out);
+    /* fp_digest of n elements of es bytes at c (device memory) against ref
+     * (device memory, or NULL); waits for the work before it and itself. */
+    fp_status (*digest)(fp_device *d, const void *c, const void *ref, size_t n, size_t es,
+                        double tol, fp_digest *out);
+    /* dst[i] = fp_gemm_operand(seed, i, exact) stored as type t
+     * (fp_gemm_store), i < n: GEMM operands made on the device, no host
+     * array or copy; enqueued. */
+    fp_status (*fill_gemm)(fp_device *d, fp_gemm_type t, void *dst, size_t n, uint64_t seed,
+                           bool exact);
     /* ---- compute suite ---- */
     /* Whether gemm runs type t on this device (false, not an error, when not). */
     bool (*gemm_supports)(fp_device *d, fp_gemm_type t);

@@ -12,18 +12,6 @@
 
 /* ---- GEMM inputs and result bounds --------------------------------------------- */
 
-/* Element i of a GEMM input stream seeded by seed: one of -1, -0.75, ..., 1.
- * These nine values are exact in f64, f32, tf32, f16, bf16 and fp8 e4m3, so
- * every precision multiplies the same numbers. */
-static inline FP_HD double fp_gemm_input(uint64_t seed, uint64_t i)
-{
-    uint64_t z = seed * 0xd1b54a32d192ed03ULL + (i + 1) * 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    return (double)((int)(z % 9) - 4) * 0.25;
-}
-
 /* Unit roundoff of the arithmetic a GEMM type accumulates in (fp32 for every
  * type but f64) and of its input format; type is an fp_gemm_type value. */
 static inline FP_HD double fp_gemm_acc_unit(int type)
@@ -51,82 +39,6 @@ static inline FP_HD int fp_gemm_elem_wrong(double c, double ref, double sumabs, 
     double tol = (2.0 * fp_gemm_in_unit(type) + (double)k * fp_gemm_acc_unit(type)) * sumabs;
     double d = c - ref;
     return !(d <= tol && -d <= tol);
-}
-
-/* ---- small floating-point formats ---------------------------------------------- */
-
-/* Encode v in a binary format with ebits exponent bits and mbits mantissa
- * bits (bias 2^(ebits-1) - 1; f16 5/10, bf16 8/7, fp8 e4m3 4/3), rounding to
- * nearest even; subnormals kept; magnitudes past the largest finite value
- * saturate to it (e4m3 has no infinity; NaN is not produced). */
-static inline FP_HD unsigned fp_minifloat_encode(double v, int ebits, int mbits)
-{
-    unsigned sign = v < 0 ? 1u : 0u;
-    double a = v < 0 ? -v : v;
-    int bias = (1 << (ebits - 1)) - 1;
-    /* largest finite: all-ones exponent is reserved except for e4m3 (fp8) */
-    int emax_field = (ebits == 4 && mbits == 3) ? (1 << ebits) - 1 : (1 << ebits) - 2;
-    unsigned mmax = (ebits == 4 && mbits == 3) ? (1u << mbits) - 2 : (1u << mbits) - 1;
-    unsigned bits;
-    if (a == 0) {
-        bits = 0;
-    } else {
-        int e = 0;
-        double m = a;
-        while (m >= 2.0) {
-            m *= 0.5;
-            e++;
-        }
-        while (m < 1.0) {
-            m *= 2.0;
-            e--;
-        }
-        int field = e + bias;
-        double scaled;
-        if (field >= 1)
-            scaled = (m - 1.0) * (double)(1u << mbits);  /* normal: fraction bits */
-        else {
-            scaled = a; /* subnormal: multiples of 2^(1 - bias - mbits) */
-            for (int i = 0; i < bias - 1 + mbits; i++)
-                scaled *= 2.0;
-            field = 0;
-        }
-        double fl = (double)(unsigned long long)scaled;
-        double rest = scaled - fl;
-        unsigned long long q = (unsigned long long)fl;
-        if (rest > 0.5 || (rest == 0.5 && (q & 1)))
-            q++;
-        if (field >= 1 && q == (1ull << mbits)) { /* rounded up to the next binade */
-            q = 0;
-            field++;
-        } else if (field == 0 && q == (1ull << mbits)) {
-            q = 0;
-            field = 1;
-        }
-        if (field > emax_field || (field == emax_field && q > mmax)) {
-            field = emax_field;
-            q = mmax;
-        }
-        bits = ((unsigned)field << mbits) | (unsigned)q;
-    }
-    return (sign << (ebits + mbits)) | bits;
-}
-
-/* Decode bits of the format encoded by fp_minifloat_encode (finite values;
- * an all-ones exponent other than e4m3's reads as the largest binade). */
-static inline FP_HD double fp_minifloat_decode(unsigned bits, int ebits, int mbits)
-{
-    int bias = (1 << (ebits - 1)) - 1;
-    unsigned sign = (bits >> (ebits + mbits)) & 1u;
-    int field = (int)((bits >> mbits) & ((1u << ebits) - 1));
-    double frac = (double)(bits & ((1u << mbits) - 1)) / (double)(1u << mbits);
-    double v = field == 0 ? frac : 1.0 + frac;
-    int e = (field == 0 ? 1 : field) - bias;
-    for (; e > 0; e--)
-        v *= 2.0;
-    for (; e < 0; e++)
-        v *= 0.5;
-    return sign ? -v : v;
 }
 
 /* ---- fused GEMM + collective: patterns and tile routing ------------------------- */
@@ -201,6 +113,13 @@ double fp_gemm_unpack(fp_gemm_type t, const void *src, size_t i);
  * staging buffer is allocated and freed here). */
 fp_status fp_gemm_upload(fp_ctx *ctx, fp_gemm_type t, const double *src, size_t n, void *dst);
 
+/* Fill n elements of type t at device memory dst with the p values of
+ * period repeated (dst[i] = period[i % p]): p are packed and uploaded, then
+ * doubled on the device by copies, so a large operand with a short period
+ * costs no host memory or host time. */
+fp_status fp_gemm_upload_periodic(fp_ctx *ctx, fp_gemm_type t, const double *period, size_t p,
+                                  size_t n, void *dst);
+
 /* Median of n values (n >= 1); reorders v. */
 double fp_median(double *v, int n);
 
@@ -211,10 +130,14 @@ double fp_median(double *v, int n);
 fp_status fp_parse_int_list(const fp_strlist *l, const char *opt, const int *defaults, int ndef,
                             int *out, int max, int *n, char *err, size_t len);
 
-/* Fused GEMM + reduce-scatter where the GEMM's epilogue writes its tiles
- * straight into the peers' receive buffers (CUDA peer pointers). Runs iters
- * timed iterations of an m x n x k fp32 problem on every rank, verifies the
- * result and emits rs_p2p_time and wrong samples. Needs every rank on one
+/* Fused GEMM + reduce-scatter where the GEMM writes its output tiles
+ * straight into the peers' buffers (CUDA IPC peer pointers): per owner rank
+ * one cuBLAS GEMM of the owner's tokens with its C in the owner's staging
+ * slot for this rank, then each rank sums its slots (fp_k_sum_slots). Runs
+ * warm-up and timed iterations of an m x n x k problem (bf16 where the
+ * device has it, else fp32; fp32 results) on every rank, beside the plain
+ * cuBLAS GEMM of the same shape, verifies the result and emits
+ * rs_p2p_fused_time, rs_p2p_gemm_time, their ratio and wrong samples. Needs every rank on one
  * node with peer access between all its devices: otherwise returns
  * FP_EUNSUPPORTED on every rank with the reason in why, having done nothing. */
 fp_status fp_fused_p2p(fp_ctx *ctx, const fp_test *t, int m, int n, int k, char *why,

@@ -26,6 +26,13 @@ assert 64 in tel('clock_event_reasons', 'gpu:n1/0')
 assert tel('pcie_gen', 'gpu:n0/0')[-1] == 5 and tel('nvlink_active', 'gpu:n0/0')[-1] == 18
 for k in (0, 2):
     assert r[k]['verdict'] == 'pass' and max(tel('ecc_uncorrected', 'gpu:n%d/0' % k)) == 0, r[k]
+# the sampler thread: every <= 100 ms, min/mean/max per window
+for k in range(3):
+    e = 'gpu:n%d/0' % k
+    n, lo, mean, hi = (tel(m, e) for m in ('samples', 'power_min', 'power_mean', 'power_max'))
+    assert len(n) == 4 and min(n) >= 3 and len(lo) == len(hi) == 4, (e, n, lo, hi)
+    assert all(300 <= a <= m <= b <= 700 and a < b for a, m, b in zip(lo, mean, hi)), (lo, mean, hi)
+    assert tel('sm_clock_mean', e) == [1980] * 4 and tel('temperature_max', e), e
 print('rank 1:', why)
 "
 # no NVML at all: waived with the reason, never a crash, the run passes

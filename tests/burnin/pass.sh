@@ -14,6 +14,9 @@ for ent, row in g.items():
 for m in ('self_mismatch', 'peer_mismatch', 'nonfinite'):
     vals = [v for row in series(m).values() for v in row.values()]
     assert len(vals) == 40 and all(v == 0 for v in vals), (m, vals)
+# the device's busy share of every window: a fraction (timed GEMM regions lie inside it)
+duty = [v for row in series('duty_cycle').values() for v in row.values()]
+assert len(duty) == 40 and all(0 < v <= 1 for v in duty), duty
 mem = [s['value'] for s in S if s['test'] == 'memtest' and s['metric'] == 'errors']
 assert len(mem) == 16 and all(v == 0 for v in mem), mem
 assert b['verdict'] == 'pass' and b['windows'] == 10 and not b['interrupted'], b

@@ -16,7 +16,7 @@ for cu in "$FP_SRC"/kernels/*.cu; do
         echo "FAIL $name:"; cat "$out/$name.err"; fail=1; continue
     fi
     launches=$(grep -c '<<<' "$cu")
-    checks=$(grep -cE 'cudaGetLastError|return launched\(' "$cu")
+    checks=$(grep -cE 'cudaGetLastError|return (launched|FP_K_LAUNCHED)\(' "$cu")
     if [ "$launches" -gt "$checks" ]; then
         echo "FAIL $name: $launches launches, only $checks checked"; fail=1; continue
     fi

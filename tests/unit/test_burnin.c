@@ -10,21 +10,20 @@
 
 #include "check.h"
 #include "fleetprint/burnin.h"
+#include "fleetprint/kernels.h"
 
 /* ---- a host device whose memory flips one bit of the word at a byte offset ---- */
 
 static size_t bad_offset = (size_t)-1;
-static const char *bad_base;
+static char *bad_base;
 
-static fp_status corrupt_copy(fp_device *d, void *dst, const void *src, size_t bytes,
-                              fp_copy_kind kind)
+/* The corruption happens between the write and the verify pass. */
+static fp_status corrupt_verify(fp_device *d, int p, const void *region, size_t bytes,
+                                uint64_t seed, fp_mem_check *out)
 {
-    fp_status st = fp_device_host.copy(d, dst, src, bytes, kind);
-    const char *s = src;
-    if (kind == FP_COPY_D2H && bad_base && s <= bad_base + bad_offset &&
-        bad_base + bad_offset < s + bytes)
-        ((unsigned char *)dst)[bad_base + bad_offset - s] ^= 0x10;
-    return st;
+    if (bad_base)
+        bad_base[bad_offset] ^= 0x10;
+    return fp_device_host.mem_verify(d, p, region, bytes, seed, out);
 }
 
 static void test_patterns(void)
@@ -44,30 +43,66 @@ static void test_patterns(void)
 static void test_memtest(void)
 {
     fp_device *dev = NULL;
-    CHECK(fp_device_host.open(&dev, 0, 1) == FP_OK);
-    size_t bytes = (6u << 20) + 4096; /* more than one staging chunk */
+    CHECK(fp_device_host.open(&dev, 0, 2) == FP_OK);
+    size_t bytes = (6u << 20) + 4096 + 8; /* tested: rounded down to 16 bytes */
     void *region = NULL;
     CHECK(fp_device_host.alloc(dev, bytes, &region) == FP_OK);
     fp_memtest_result res;
     for (int p = 0; p < FP_MEM_PATTERN_COUNT; p++) {
         CHECK(fp_memtest_run(&fp_device_host, dev, region, bytes, p, 7, &res) == FP_OK);
-        CHECK(res.errors == 0 && res.naddr == 0 && res.bytes == bytes);
-        CHECK(res.sum_read == res.sum_written);
+        CHECK(res.check.errors == 0 && res.check.naddr == 0 && res.bytes == bytes - 8);
+        /* the pattern really is in memory */
+        const uint64_t *w = region;
+        CHECK(w[12345] == fp_mem_word(p, (uint64_t)(uintptr_t)region, 12345, 7));
     }
-    /* a device that reads one word back wrong, past the first chunk */
+    /* memory that loses one bit of one word between the passes */
     fp_device_ops bad = fp_device_host;
-    bad.copy = corrupt_copy;
+    bad.mem_verify = corrupt_verify;
     bad_base = region;
     bad_offset = (5u << 20) + 8 * 3 + 2;
     for (int p = 0; p < FP_MEM_PATTERN_COUNT; p++) {
         CHECK(fp_memtest_run(&bad, dev, region, bytes, p, 7, &res) == FP_OK);
-        CHECK(res.errors == 1 && res.naddr == 1);
-        CHECK(res.addr[0] == (uint64_t)(uintptr_t)region + (5u << 20) + 8 * 3);
-        CHECK((res.got[0] ^ res.want[0]) == 0x10ULL << 16);
-        CHECK(res.sum_read != res.sum_written);
+        CHECK(res.check.errors == 1 && res.check.naddr == 1);
+        CHECK(res.check.addr[0] == (uint64_t)(uintptr_t)region + (5u << 20) + 8 * 3);
+        CHECK((res.check.got[0] ^ res.check.want[0]) == 0x10ULL << 16);
     }
+    /* many bad words: all counted, FP_MEM_ADDRS kept */
     bad_base = NULL;
+    CHECK(fp_device_host.mem_write(dev, FP_MEM_RANDOM, region, 4096, 9) == FP_OK);
+    for (int i = 0; i < 10; i++)
+        ((uint64_t *)region)[i * 7] ^= 1;
+    fp_mem_check k;
+    CHECK(fp_device_host.mem_verify(dev, FP_MEM_RANDOM, region, 4096, 9, &k) == FP_OK);
+    CHECK(k.errors == 10 && k.naddr == FP_MEM_ADDRS);
     fp_device_host.free(dev, region);
+    fp_device_host.close(dev);
+}
+
+/* GEMM operands filled on the device: the values fp_pattern_elem gives,
+ * stored in each type. */
+static void test_fill_gemm(void)
+{
+    fp_device *dev = NULL;
+    CHECK(fp_device_host.open(&dev, 0, 1) == FP_OK);
+    double buf[64];
+    for (int t = 0; t < FP_GEMM_TYPE_COUNT; t++) {
+        CHECK(fp_device_host.fill_gemm(dev, (fp_gemm_type)t, buf, 64, 5, false) == FP_OK);
+        double lo = 1, hi = -1;
+        int distinct = 0;
+        for (size_t i = 0; i < 64; i++) {
+            double v = fp_gemm_unpack((fp_gemm_type)t, buf, i), want = fp_pattern_elem(5, i);
+            /* within the rounding of the type's input format */
+            CHECK(fabs(v - want) <= fabs(want) * 2 * fp_gemm_in_unit(t) + 0x1p-9);
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+            distinct += i > 0 && v != fp_gemm_unpack((fp_gemm_type)t, buf, i - 1);
+        }
+        CHECK(lo < -0.5 && hi > 0.5 && distinct > 40); /* random, not small integers */
+        /* exact: the small multiples of 1/4 of fp_gemm_input, bit for bit */
+        CHECK(fp_device_host.fill_gemm(dev, (fp_gemm_type)t, buf, 64, 5, true) == FP_OK);
+        for (size_t i = 0; i < 64; i++)
+            CHECK(fp_gemm_unpack((fp_gemm_type)t, buf, i) == fp_gemm_input(5, i));
+    }
     fp_device_host.close(dev);
 }
 
@@ -80,60 +115,73 @@ static void test_digest_and_mismatch(void)
     float f[N], g[N];
     for (int i = 0; i < N; i++)
         a[i] = b[i] = f[i] = g[i] = (float)(i % 17) * 0.25f;
-    fp_gemm_digest da, db;
-    fp_gemm_digest_make(a, N, 8, &da);
-    fp_gemm_digest_make(b, N, 8, &db);
-    CHECK(memcmp(&da, &db, sizeof da) == 0 && da.nonfinite == 0);
-    CHECK(fp_result_mismatch(a, b, N, 8, 0) == 0);
+    fp_digest da, db;
+    fp_digest_host(a, NULL, N, 8, 0, &da);
+    fp_digest_host(b, a, N, 8, 0, &db);
+    CHECK(memcmp(&da, &db, sizeof da) == 0 && da.nonfinite == 0 && db.mismatch == 0);
+    /* blocks cover every element once: hd.h's fp_digest_lo */
+    CHECK(fp_digest_lo(0, N) == 0 && fp_digest_lo(FP_DIGEST_BLOCKS, N) == N);
+    for (uint64_t i = 0; i < N; i++) {
+        uint64_t blk = i * FP_DIGEST_BLOCKS / N;
+        CHECK(fp_digest_lo(blk, N) <= i && i < fp_digest_lo(blk + 1, N));
+    }
     /* one low mantissa bit: bitwise sees it, a 1e-3 tolerance does not */
     unsigned char *p = (unsigned char *)&b[500];
     p[1] ^= 0x04;
-    fp_gemm_digest_make(b, N, 8, &db);
-    CHECK(fp_result_mismatch(b, a, N, 8, 0) == 1);
-    CHECK(fp_result_mismatch(b, a, N, 8, 1e-3) == 0);
+    fp_digest_host(b, a, N, 8, 0, &db);
+    CHECK(db.mismatch == 1);
+    fp_digest_host(b, a, N, 8, 1e-3, &db);
+    CHECK(db.mismatch == 0);
     int diff = 0;
-    for (int k = 0; k < FP_SDC_BLOCKS; k++)
+    for (int k = 0; k < FP_DIGEST_BLOCKS; k++)
         diff += da.hash[k] != db.hash[k];
     CHECK(diff == 1);
+    /* two swapped elements change the hash (the term depends on the index) */
+    double s[N];
+    memcpy(s, a, sizeof s);
+    s[1] = a[2];
+    s[2] = a[1];
+    fp_digest_host(s, NULL, N, 8, 0, &db);
+    CHECK(db.hash[0] != da.hash[0] && db.sum[0] == da.sum[0]);
     b[7] = NAN;
-    fp_gemm_digest_make(b, N, 8, &db);
-    CHECK(db.nonfinite == 1 && fp_result_mismatch(b, a, N, 8, 1e-3) == 1);
+    fp_digest_host(b, a, N, 8, 1e-3, &db);
+    CHECK(db.nonfinite == 1 && db.mismatch == 1);
     g[3] = INFINITY;
-    fp_gemm_digest_make(g, N, 4, &db);
-    CHECK(db.nonfinite == 1 && fp_result_mismatch(g, f, N, 4, 0) == 1);
+    fp_digest_host(g, f, N, 4, 0, &db);
+    CHECK(db.nonfinite == 1 && db.mismatch == 1);
 }
 
 static void test_vote(void)
 {
     enum { R = 5 };
-    fp_gemm_digest d[R];
+    fp_digest d[R];
     int dis[R];
     double c[64];
     for (int i = 0; i < 64; i++)
         c[i] = i;
     for (int r = 0; r < R; r++)
-        fp_gemm_digest_make(c, 64, 8, &d[r]);
+        fp_digest_host(c, NULL, 64, 8, 0, &d[r]);
     CHECK(fp_sdc_vote(d, R, 0, dis) == 0);
     for (int r = 0; r < R; r++)
         CHECK(dis[r] == 0);
     /* rank 3 differs in one element: it alone is outside the majority */
     c[40] += 1e-12;
-    fp_gemm_digest_make(c, 64, 8, &d[3]);
+    fp_digest_host(c, NULL, 64, 8, 0, &d[3]);
     CHECK(fp_sdc_vote(d, R, 0, dis) == 0);
     CHECK(dis[3] == 1 && dis[0] + dis[1] + dis[2] + dis[4] == 0);
     /* with a tolerance that difference is noise */
     CHECK(fp_sdc_vote(d, R, 1e-6, dis) == 0 && dis[3] == 0);
     /* a large difference is not */
     c[40] += 5;
-    fp_gemm_digest_make(c, 64, 8, &d[3]);
+    fp_digest_host(c, NULL, 64, 8, 0, &d[3]);
     CHECK(fp_sdc_vote(d, R, 1e-6, dis) == 0 && dis[3] == 1 && dis[0] == 0);
     /* 2 against 2: no strict majority, nobody blamed */
-    fp_gemm_digest_make(c, 64, 8, &d[2]);
+    fp_digest_host(c, NULL, 64, 8, 0, &d[2]);
     CHECK(fp_sdc_vote(d, 4, 0, dis) == 1 && dis[3] == 0 && dis[2] == 0 && dis[0] == 0);
     /* NaN everywhere never passes */
     c[2] = NAN;
     for (int r = 0; r < R; r++)
-        fp_gemm_digest_make(c, 64, 8, &d[r]);
+        fp_digest_host(c, NULL, 64, 8, 0, &d[r]);
     fp_sdc_vote(d, R, 0, dis);
     for (int r = 0; r < R; r++)
         CHECK(dis[r] >= 1);
@@ -240,6 +288,7 @@ int main(void)
 {
     test_patterns();
     test_memtest();
+    test_fill_gemm();
     test_digest_and_mismatch();
     test_vote();
     test_degradation();
