@@ -643,6 +643,11 @@ hid_t fp__store_file(const fp_store *s)
 
 /* ==== transactions ================================================================= */
 
+void fp_store_process_init(void)
+{
+    H5dont_atexit();
+}
+
 static fp_status copy_bytes(const char *from, const char *to)
 {
     fp_status st = FP_OK;
@@ -685,6 +690,8 @@ cleanup:
         close(in);
     if (outfd >= 0 && close(outfd) != 0 && st == FP_OK)
         st = fp__fail(FP_EIO, NULL, __FILE__, __LINE__, "writing %s: %s", to, strerror(errno));
+    if (st != FP_OK && outfd >= 0)
+        unlink(to); /* nothing half-written is left beside the store */
     return st;
 }
 
@@ -816,9 +823,11 @@ fp_status fp__store_tx_commit(fp_store *s, hid_t tmp)
 {
     fp_status st = FP_OK;
     bool renamed = false;
-    if (H5Fclose(tmp) < 0)
-        FP_FAIL(FP_EH5, "cannot finish writing %s", s->tmp_path);
+    /* a failed close has still released the handle: never close it twice */
+    herr_t closed = H5Fclose(tmp);
     tmp = H5I_INVALID_HID;
+    if (closed < 0)
+        FP_FAIL(FP_EIO, "cannot finish writing %s%s", s->tmp_path, fp__io_cause());
     /* the copy keeps the permissions of the store it replaces */
     struct stat sb;
     if (stat(s->path, &sb) == 0)
