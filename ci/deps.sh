@@ -13,6 +13,7 @@ pkgs=(
   libhwloc-dev
   python3-h5py python3-numpy
   libxml2-utils
+  prometheus
   clang libclang-rt-dev
 )
 
