@@ -14,6 +14,7 @@ pkgs=(
   python3-h5py python3-numpy
   libxml2-utils
   prometheus
+  munge slurmctld slurmd slurm-client
   clang libclang-rt-dev
 )
 
