@@ -66,9 +66,10 @@ fp_status fp__fail(fp_status st, const char *expr, const char *file, int line, c
     va_start(ap, fmt);
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
-    /* a usage or input error is the user's to fix: the detail names their file,
-     * line or field; our source location is only for errors that are ours */
-    if (fp_status_exit_code(st) == 2)
+    /* a usage or input error is the user's to fix, an I/O error (a full disk)
+     * the machine's: the detail names the file, line or field and the cause;
+     * our source location is only for errors that are ours */
+    if (fp_status_exit_code(st) == 2 || st == FP_EIO)
         fp_error("%s", detail);
     else if (expr)
         fp_error("%s: %s (%s at %s:%d)", fp_strerror(st), detail, expr, file, line);

@@ -16,6 +16,7 @@
 #include "fleetprint/detect.h"
 #include "fleetprint/log.h"
 #include "fleetprint/report.h"
+#include "fleetprint/outfile.h"
 
 /* ---- names ----------------------------------------------------------------------- */
 
@@ -345,16 +346,10 @@ static void verdicts(FILE *f, const fp_run *run, const fp_verdicts *v)
 
 fp_status fp_report_prometheus(const fp_run *run, const fp_verdicts *v, const char *path)
 {
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
-        fp_error("%s: path too long", path);
-        return FP_EUSAGE;
-    }
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        fp_error("%s: cannot write: %s", tmp, strerror(errno));
-        return FP_EIO;
-    }
+    fp_status st;
+    FILE *f = fp_outfile_open(path, &st);
+    if (!f)
+        return st;
     char labels[640];
     size_t at = 0;
     labels[0] = 0;
@@ -365,17 +360,8 @@ fp_status fp_report_prometheus(const fp_run *run, const fp_verdicts *v, const ch
                "# TYPE fleetprint_run_timestamp_seconds gauge\n"
                "fleetprint_run_timestamp_seconds{%s} %.3f\n",
             labels, run->time);
-    fp_status st = values(f, run);
+    st = values(f, run);
     if (v)
         verdicts(f, run, v);
-    bool ok = !ferror(f);
-    ok &= fclose(f) == 0;
-    if (st != FP_OK || !ok || rename(tmp, path) != 0) {
-        if (st == FP_OK) {
-            fp_error("%s: cannot write: %s", path, strerror(errno));
-            st = FP_EIO;
-        }
-        remove(tmp);
-    }
-    return st;
+    return fp_status_worst(st, fp_outfile_close(f, path, st == FP_OK));
 }

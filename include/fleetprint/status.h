@@ -51,8 +51,9 @@ fp_status fp_status_worst(fp_status a, fp_status b);
 
 /* Record an error with its context (expression, file:line) and a formatted
  * detail, log it on this rank, and return st. Used by the FP_CHECK macros.
- * A usage or input error (exit code 2) logs the detail alone: it must name the
- * user's flag, file, line or field, and our source location would be noise. */
+ * A usage or input error (exit code 2) and an I/O error (FP_EIO) log the detail
+ * alone: it must name the flag, file, line or field (and the cause), and our
+ * source location would be noise. */
 fp_status fp__fail(fp_status st, const char *expr, const char *file, int line, const char *fmt,
                    ...) __attribute__((format(printf, 5, 6)));
 
