@@ -156,7 +156,7 @@ export PATH=$build:$PATH FP_STORE=$T/work/fleet.h5
 id=$(FP_STORE=$T/missing/fleet.h5 FP_PREFLIGHT_OPTS="$opts" sbatch --parsable -p cpu -t 10 -N 4 --ntasks-per-node=1 \
   -o "$T/work/healthy-%j.log" "$here/slurm-preflight.sbatch" touch "$T/work/job-ran") ||
   fail "sbatch refused the healthy job"
-wait_job "$id" 240 COMPLETED FAILED CANCELLED TIMEOUT || exit 4
+wait_job "$id" 420 COMPLETED FAILED CANCELLED TIMEOUT || exit 4
 log=$T/work/healthy-$id.log
 sed 's/^/  | /' "$log" | grep -E 'fleetprint-preflight:|detect ' || true
 [ -e "$T/work/job-ran" ] || fail "healthy preflight did not start the job (log $log)"
@@ -170,13 +170,13 @@ say "healthy: job $id started its command (srun --mpi=pmix, no GPU binding, miss
 id=$(FP_PREFLIGHT_OPTS="$opts --inject slow:rank=2,factor=20" sbatch --parsable -p cpu -t 10 -N 4 \
   --ntasks-per-node=1 -o "$T/work/slow-%j.log" --open-mode=append \
   "$here/slurm-preflight.sbatch" touch "$T/work/slow-job-ran") || fail "sbatch refused the slow job"
-for _ in $(seq 480); do
+for _ in $(seq 840); do
   restarts=$(scontrol show job "$id" 2>/dev/null | grep -o 'Restarts=[0-9]*' | cut -d= -f2)
   [ "${restarts:-0}" -ge 1 ] && break
   sleep 0.5
 done
 sed 's/^/  | /' "$T/work/slow-$id.log" | grep -E 'fleetprint-preflight:|FAIL' || true
-[ "${restarts:-0}" -ge 1 ] || fail "the job was not requeued within 240 s"
+[ "${restarts:-0}" -ge 1 ] || fail "the job was not requeued within 420 s"
 c3=$(scontrol show node c3 | grep -E 'State=|Reason=')
 echo "$c3" | sed 's/^ */  scontrol show node c3: /'
 echo "$c3" | grep -q 'State=[A-Z+]*DRAIN' || fail "c3 is not drained"
