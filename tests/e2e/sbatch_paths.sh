@@ -11,7 +11,11 @@ mkdir bin
 cat >bin/srun <<'SH'
 #!/bin/bash
 echo "srun $*" >>"$WORK/calls"
-for a in "$@"; do [ "$prev" = --drain-file ] && [ "$FAKE_RC" = 1 ] && [ -n "${FAKE_DRAIN:-}" ] && echo "$FAKE_DRAIN" >"$a"; prev=$a; done
+for a in "$@"; do
+  [ "$prev" = --drain-file ] && [ -n "${FAKE_DRAIN:-}" ] && echo "$FAKE_DRAIN" >"$a"
+  [ "$prev" = --json ] && [ -n "${FAKE_VERDICT:-}" ] && printf '{\n "run": "r",\n "verdict": "%s",\n}\n' "$FAKE_VERDICT" >"$a"
+  prev=$a
+done
 exit "$FAKE_RC"
 SH
 cat >bin/scontrol <<'SH'
@@ -64,6 +68,10 @@ sb 1 FAKE_DRAIN='n3' FAKE_SCONTROL_RC=1
 last_says 'could not be drained.*not requeued' 1
 sb 1
 last_says 'no node to drain.*job not started' 1
+# a failing verdict whose finishing ranks srun killed (143): the verdict file decides
+sb 143 FAKE_DRAIN='n4' FAKE_VERDICT=fail
+[ "$(cat code)" = 1 ] || fail "a killed step with a fail verdict: exit $(cat code)"
+last_says 'drained n4.*requeued' 143
 for rc in 2 3 4 5 137; do
   sb "$rc"
   [ "$(cat code)" = "$rc" ] && [ ! -e started ] || fail "srun exit $rc: script exit $(cat code)"
