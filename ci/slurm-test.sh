@@ -147,7 +147,9 @@ wait_job() {
   scontrol show job "$id" >&2
   return 1
 }
-opts="--threads 1 --array-size 2M -n 4 --test membw --test gemm --test allreduce"
+# compute tests only: on emulated nodes sharing 2 cores the late-rank rule of a
+# collective can pick a healthy rank; the slow rank shows in membw and gemm
+opts="--threads 1 --array-size 2M -n 4 --test membw --test gemm"
 cd "$T/work"
 export PATH=$build:$PATH FP_STORE=$T/work/fleet.h5
 
