@@ -13,6 +13,8 @@ pkgs=(
   libhwloc-dev
   python3-h5py python3-numpy
   libxml2-utils
+  prometheus
+  munge slurmctld slurmd slurm-client
   clang libclang-rt-dev
 )
 

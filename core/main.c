@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fleetprint/cli.h"
+#include "fleetprint/store.h"
 #include "fleetprint/world.h"
 
 static void usage(FILE *out)
@@ -34,6 +35,7 @@ static int launcher_rank(void)
 
 int main(int argc, char **argv)
 {
+    fp_store_process_init();
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -1,9 +1,11 @@
 #include "fleetprint/status.h"
 #include "fleetprint/log.h"
 
+#include <errno.h>
 #include <mpi.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static const struct {
     const char *name;
@@ -44,6 +46,18 @@ fp_status fp_status_worst(fp_status a, fp_status b)
     return rb > ra ? b : a;
 }
 
+const char *fp__io_cause(void)
+{
+    switch (errno) {
+    case ENOSPC: return ": no space left on device";
+    case EDQUOT: return ": disk quota exceeded";
+    case EIO: return ": input/output error";
+    case EROFS: return ": read-only file system";
+    case EFBIG: return ": file too large";
+    default: return "";
+    }
+}
+
 fp_status fp__fail(fp_status st, const char *expr, const char *file, int line, const char *fmt,
                    ...)
 {
@@ -52,7 +66,12 @@ fp_status fp__fail(fp_status st, const char *expr, const char *file, int line, c
     va_start(ap, fmt);
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
-    if (expr)
+    /* a usage or input error is the user's to fix, an I/O error (a full disk)
+     * the machine's: the detail names the file, line or field and the cause;
+     * our source location is only for errors that are ours */
+    if (fp_status_exit_code(st) == 2 || st == FP_EIO)
+        fp_error("%s", detail);
+    else if (expr)
         fp_error("%s: %s (%s at %s:%d)", fp_strerror(st), detail, expr, file, line);
     else
         fp_error("%s (%s:%d)", detail, file, line);

@@ -347,8 +347,18 @@ fp_status fp_run_selected(fp_ctx *ctx)
     for (int k = 0; fp_tests[k]; k++)
         suite_known |= strcmp(fp_tests[k]->suite, cfg->suite) == 0;
     if (!suite_known) {
-        if (ctx->rank == 0)
-            fp_error("unknown suite '%s' (kernels, collectives, burnin or all)", cfg->suite);
+        if (ctx->rank == 0) {
+            /* the names offered are the registry's, so none of them is refused;
+             * burn-in is its own command (its windows, SDC votes and telemetry) */
+            char names[256] = "";
+            size_t len = 0;
+            for (int k = 0; fp_tests[k]; k++)
+                if (k == 0 || strcmp(fp_tests[k]->suite, fp_tests[k - 1]->suite) != 0)
+                    len += (size_t)snprintf(names + len, len < sizeof names ? sizeof names - len : 0,
+                                            "%s, ", fp_tests[k]->suite);
+            fp_error("unknown suite '%s' (%sor all; burn-in is its own command: fleetprint burnin)",
+                     cfg->suite, names);
+        }
         return FP_EUSAGE;
     }
     fp_status st = FP_OK;

@@ -14,6 +14,7 @@
 #include "fleetprint/store.h"
 #include "fleetprint/suite.h"
 #include "fleetprint/timer.h"
+#include "fleetprint/outfile.h"
 
 /* ==== shared: rules, baselines, outputs ============================================ */
 
@@ -588,11 +589,11 @@ static fp_status simulate_main(const void *config, fp_world *w)
     st = fp_sim_open(&o, &sim, err, sizeof err);
     if (st != FP_OK)
         FP_FAIL(st, "%s", err);
-    bool to_stdout = strcmp(c->out, "-") == 0;
-    f = to_stdout ? stdout : fopen(c->out, "w");
+    f = fp_outfile_open(c->out, &st);
     if (!f)
-        FP_FAIL(FP_EIO, "%s: cannot write: %s", c->out, strerror(errno));
-    setvbuf(f, NULL, _IOFBF, 1 << 20);
+        goto cleanup;
+    if (f != stdout)
+        setvbuf(f, NULL, _IOFBF, 1 << 20);
     size_t cap = 4096, total = 0;
     buf = malloc(cap);
     FP_CHECK_ALLOC(buf);
@@ -605,16 +606,20 @@ static fp_status simulate_main(const void *config, fp_world *w)
             int n = fp_jsonl_format_sample(buf, cap, run.id, &run.samples[i]);
             if (n < 0 || (size_t)n >= cap)
                 st = FP_EINTERNAL;
-            else if (fwrite(buf, 1, (size_t)n, f) != (size_t)n)
-                st = FP_EIO;
+            else
+                fwrite(buf, 1, (size_t)n, f); /* a write error shows at the close */
         }
         total += run.nsamples;
         fp_run_free(&run);
-        if (st != FP_OK)
-            FP_FAIL(st, "%s: cannot write the runs", c->out);
+        if (st == FP_EINTERNAL)
+            FP_FAIL(st, "%s: a sample line does not fit %zu bytes", c->out, cap);
+        if (st == FP_EIO)
+            break; /* the stream failed: the close names why */
+        FP_CHECK(st);
     }
-    if (fflush(f) != 0)
-        FP_FAIL(FP_EIO, "%s: cannot write: %s", c->out, strerror(errno));
+    st = fp_outfile_close(f, c->out, true);
+    f = NULL;
+    FP_CHECK(st);
     if (c->truth)
         FP_CHECK(fp_sim_write_truth(sim, c->truth));
     const fp_sim_fault *faults;
@@ -622,8 +627,8 @@ static fp_status simulate_main(const void *config, fp_world *w)
     fp_info("simulate: %d runs, %zu samples of %d nodes x %d devices, %zu faults in the last run",
             fp_sim_runs(sim), total, c->nodes, c->gpus, nf);
 cleanup:
-    if (f && f != stdout && fclose(f) != 0 && st == FP_OK)
-        st = FP_EIO;
+    if (f)
+        fp_outfile_close(f, c->out, false);
     free(buf);
     fp_sim_free(sim);
     return st;

@@ -15,6 +15,7 @@
 
 #include "detect_internal.h"
 #include "fleetprint/log.h"
+#include "fleetprint/outfile.h"
 
 /* ---- random numbers ---------------------------------------------------------------- */
 
@@ -541,9 +542,10 @@ void fp_sim_score_verdicts(const fp_sim *sim, const fp_verdicts *v, fp_sim_score
 
 fp_status fp_sim_write_truth(const fp_sim *sim, const char *path)
 {
-    FILE *f = fopen(path, "w");
+    fp_status st;
+    FILE *f = fp_outfile_open(path, &st);
     if (!f)
-        return fp__fail(FP_EIO, NULL, __FILE__, __LINE__, "%s: cannot write the truth file", path);
+        return st;
     char a[FP_NAME_MAX], b[FP_NAME_MAX];
     fprintf(f, "{\n \"faulty_nodes\": [");
     int k = 0;
@@ -579,7 +581,5 @@ fp_status fp_sim_write_truth(const fp_sim *sim, const char *path)
     }
     fprintf(f, "\n ],\n \"run\": \"sim-%llu-%02d\"\n}\n", (unsigned long long)sim->o.seed,
             sim->o.runs - 1);
-    if (fclose(f) != 0)
-        return fp__fail(FP_EIO, NULL, __FILE__, __LINE__, "%s: cannot write the truth file", path);
-    return FP_OK;
+    return fp_outfile_close(f, path, true);
 }

@@ -10,6 +10,7 @@
 #include "detect_internal.h"
 #include "fleetprint/hostlist.h"
 #include "fleetprint/report.h"
+#include "fleetprint/outfile.h"
 
 /* ---- console ------------------------------------------------------------------------ */
 
@@ -171,15 +172,13 @@ fp_status fp_verdicts_write_hostlist(const fp_verdicts *v, const char *path)
     char *expr = fp_hostlist_compress(v->fail_nodes, v->nfail_nodes);
     if (!expr)
         return FP_ENOMEM;
-    FILE *f = fopen(path, "w");
-    bool ok = f != NULL;
-    if (ok && v->nfail_nodes)
-        ok = fprintf(f, "%s\n", expr) >= 0;
-    if (f && fclose(f) != 0)
-        ok = false;
+    fp_status st;
+    FILE *f = fp_outfile_open(path, &st);
+    if (f) {
+        if (v->nfail_nodes)
+            fprintf(f, "%s\n", expr);
+        st = fp_outfile_close(f, path, true);
+    }
     free(expr);
-    if (!ok)
-        return fp__fail(FP_EIO, NULL, __FILE__, __LINE__, "%s: cannot write: %s", path,
-                        strerror(errno));
-    return FP_OK;
+    return st;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fleetprint/log.h"
+#include "fleetprint/outfile.h"
 #include "whatif_internal.h"
 
 /* ---- op types ------------------------------------------------------------------- */
@@ -546,11 +547,10 @@ void fp_wi_trace_free(fp_wi_trace *trace)
 
 fp_status fp_wi_write_csv(const fp_wi_row *rows, size_t n, const char *path)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fp_error("%s: cannot write: %s", path, strerror(errno));
-        return FP_EIO;
-    }
+    fp_status st;
+    FILE *f = fp_outfile_open(path, &st);
+    if (!f)
+        return st;
     fputs("dp_rank,stage,rank,step,optype,start_ts,duration,seq_id,mc,mb_id,gmc\n", f);
     for (size_t i = 0; i < n; i++) {
         const fp_wi_row *r = &rows[i];
@@ -558,12 +558,7 @@ fp_status fp_wi_write_csv(const fp_wi_row *rows, size_t n, const char *path)
                 r->step, fp_wi_optype_name(r->optype), r->start_ts, r->duration, r->seq_id, r->mc,
                 r->mb_id, r->gmc);
     }
-    bool bad = ferror(f) != 0;
-    if (fclose(f) != 0 || bad) {
-        fp_error("%s: write failed", path);
-        return FP_EIO;
-    }
-    return FP_OK;
+    return fp_outfile_close(f, path, true);
 }
 
 fp_status fp_wi_write_meta(const fp_wi_meta *m, const char *comment, const char *path)

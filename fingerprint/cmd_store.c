@@ -14,6 +14,7 @@
 #include "fleetprint/log.h"
 #include "fleetprint/mem.h"
 #include "fleetprint/report.h"
+#include "fleetprint/outfile.h"
 #include "store_internal.h"
 
 typedef struct store_cfg {
@@ -261,8 +262,10 @@ static fp_status export_run(fp_store *s, const char *id, FILE *f)
         int n = fp_jsonl_format_sample(line, sizeof line, t.ctx.id, &smp);
         if (n < 0 || (size_t)n >= sizeof line)
             FP_FAIL(FP_EINTERNAL, "sample line too long");
-        if (fwrite(line, 1, (size_t)n, f) != (size_t)n)
-            FP_FAIL(FP_EIO, "write error: %s", strerror(errno));
+        if (fwrite(line, 1, (size_t)n, f) != (size_t)n) {
+            st = FP_EIO; /* the stream keeps the error: closing it names file and cause */
+            goto cleanup;
+        }
     }
 cleanup:
     fp__runtab_free(&t);
@@ -274,11 +277,11 @@ static fp_status do_export(const store_cfg *c, fp_store *s)
     fp_status st = FP_OK;
     fp_run_summary *rows = NULL;
     size_t n = 0;
-    bool to_stdout = strcmp(c->out, "-") == 0;
-    FILE *f = to_stdout ? stdout : fopen(c->out, "w");
+    FILE *f = fp_outfile_open(c->out, &st);
     if (!f)
-        FP_FAIL(FP_EINPUT, "cannot write %s: %s", c->out, strerror(errno));
-    setvbuf(f, NULL, _IOFBF, 1 << 20);
+        goto cleanup;
+    if (f != stdout)
+        setvbuf(f, NULL, _IOFBF, 1 << 20);
     const char *which = c->arg ? c->arg : "all";
     FP_CHECK(fp_store_list(s, &rows, &n));
     if (strcmp(which, "all") == 0) {
@@ -299,12 +302,14 @@ static fp_status do_export(const store_cfg *c, fp_store *s)
     }
     if (c->baselines)
         FP_CHECK(export_baselines(s, f));
-    if (fflush(f) != 0)
-        FP_FAIL(FP_EIO, "cannot write %s: %s", c->out, strerror(errno));
 cleanup:
     free(rows);
-    if (f && !to_stdout && fclose(f) != 0 && st == FP_OK)
-        st = fp__fail(FP_EIO, NULL, __FILE__, __LINE__, "cannot write %s", c->out);
+    if (f) {
+        /* FP_EIO is the stream's own error (set on it): the close reports it,
+         * naming the file and the cause, and removes the temporary */
+        fp_status closed = fp_outfile_close(f, c->out, st == FP_OK || st == FP_EIO);
+        st = st == FP_EIO && closed != FP_OK ? closed : fp_status_worst(st, closed);
+    }
     return st;
 }
 

@@ -1029,6 +1029,11 @@ static fp_status fsync_path(const char *path, int flags)
     return rc == 0 ? FP_OK : FP_EIO;
 }
 
+void fp_store_process_init(void)
+{
+    H5dont_atexit();
+}
+
 static fp_status copy_bytes(const char *from, const char *to)
 {
     fp_status st = FP_OK;
@@ -1071,6 +1076,8 @@ cleanup:
         close(in);
     if (outfd >= 0 && close(outfd) != 0 && st == FP_OK)
         st = fp__fail(FP_EIO, NULL, __FILE__, __LINE__, "writing %s: %s", to, strerror(errno));
+    if (st != FP_OK && outfd >= 0)
+        unlink(to); /* nothing half-written is left beside the store */
     return st;
 }
 
@@ -1109,7 +1116,7 @@ static fp_status part_create(fp_store *s, char kind, char *name, hid_t *out)
     FP_CHECK(next_part(s, kind, name, p, sizeof p));
     f = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (f < 0)
-        FP_FAIL(FP_EIO, "cannot create %s", p);
+        FP_FAIL(FP_EIO, "cannot create %s%s", p, fp__io_cause());
     FP_CHECK(write_root_attrs(f, 1));
     FP_CHECK_H5(g = H5Gcreate2(f, "runs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
     *out = f;
@@ -1129,7 +1136,7 @@ static fp_status part_finish(fp_store *s, hid_t f, const char *name)
     char p[4096];
     part_path(s, name, p, sizeof p);
     if (H5Fclose(f) < 0)
-        FP_FAIL(FP_EIO, "cannot finish writing %s", p);
+        FP_FAIL(FP_EIO, "cannot finish writing %s%s", p, fp__io_cause());
     if (fsync_path(p, O_RDONLY) != FP_OK)
         FP_FAIL(FP_EIO, "cannot fsync %s: %s", p, strerror(errno));
 cleanup:
@@ -1228,7 +1235,7 @@ static fp_status write_manifest(fp_store *s)
     herr_t closed = H5Fclose(f);
     f = H5I_INVALID_HID;
     if (closed < 0)
-        FP_FAIL(FP_EIO, "cannot finish writing %s", s->tmp_path);
+        FP_FAIL(FP_EIO, "cannot finish writing %s%s", s->tmp_path, fp__io_cause());
     /* the manifest keeps the permissions of the one it replaces */
     struct stat sb;
     if (stat(s->path, &sb) == 0)

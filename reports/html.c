@@ -8,6 +8,7 @@
 #include "fleetprint/detect.h"
 #include "fleetprint/log.h"
 #include "fleetprint/report.h"
+#include "fleetprint/outfile.h"
 
 enum { MATRIX_MAX = 64, TIMELINE_MAX = 64 };
 
@@ -275,11 +276,10 @@ static void verdict_table(FILE *f, const fp_verdicts *v)
 
 fp_status fp_report_html(const fp_run *run, const fp_verdicts *v, const char *path)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fp_error("%s: cannot write the HTML report", path);
-        return FP_EIO;
-    }
+    fp_status st;
+    FILE *f = fp_outfile_open(path, &st);
+    if (!f)
+        return st;
     fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>fleetprint ", f);
     esc(f, run->id);
     fputs("</title><style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
@@ -323,11 +323,5 @@ fp_status fp_report_html(const fp_run *run, const fp_verdicts *v, const char *pa
     }
     free(text);
     fputs("</pre>\n</body></html>\n", f);
-    bool ok = !ferror(f);
-    ok &= fclose(f) == 0;
-    if (!ok) {
-        fp_error("%s: cannot write the HTML report", path);
-        return FP_EIO;
-    }
-    return FP_OK;
+    return fp_outfile_close(f, path, true);
 }

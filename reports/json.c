@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fleetprint/log.h"
+#include "fleetprint/outfile.h"
 
 /* ---- writing -------------------------------------------------------------------- */
 
@@ -78,16 +79,19 @@ fp_status fp_json_write(json_t *root, const char *path)
     if (!root)
         return FP_ENOMEM;
     const size_t flags = JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17);
-    bool out = strcmp(path, "-") == 0;
-    int rc = out ? json_dumpf(root, stdout, flags) : json_dump_file(root, path, flags);
-    if (out && rc == 0)
-        rc = fputc('\n', stdout) == EOF || fflush(stdout) != 0;
-    json_decref(root);
-    if (rc != 0) {
-        fp_error("%s: cannot write JSON: %s", path, strerror(errno));
-        return FP_EIO;
+    fp_status st;
+    FILE *f = fp_outfile_open(path, &st);
+    if (f) {
+        bool ok = json_dumpf(root, f, flags) == 0 && fputc('\n', f) != EOF;
+        int err = errno;
+        st = fp_outfile_close(f, path, ok);
+        if (!ok) {
+            fp_error("%s: cannot write: %s (the file is left as it was)", path, strerror(err));
+            st = FP_EIO;
+        }
     }
-    return FP_OK;
+    json_decref(root);
+    return st;
 }
 
 fp_status fp_report_json(const fp_run *run, const char *path)

@@ -4,6 +4,7 @@
 
 #include "fleetprint/log.h"
 #include "fleetprint/report.h"
+#include "fleetprint/outfile.h"
 
 static void put_escaped(FILE *f, const char *s)
 {
@@ -25,11 +26,10 @@ static void put_escaped(FILE *f, const char *s)
 fp_status fp_report_junit(const char *path, const char *suite, const fp_junit_case *cases,
                           size_t n)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fp_error("cannot write JUnit report %s", path);
-        return FP_EIO;
-    }
+    fp_status st;
+    FILE *f = fp_outfile_open(path, &st);
+    if (!f)
+        return st;
     size_t failures = 0;
     double total = 0;
     for (size_t i = 0; i < n; i++) {
@@ -59,13 +59,7 @@ fp_status fp_report_junit(const char *path, const char *suite, const fp_junit_ca
         fprintf(f, "</failure>\n    </testcase>\n");
     }
     fprintf(f, "  </testsuite>\n</testsuites>\n");
-    bool ok = !ferror(f);
-    ok &= fclose(f) == 0;
-    if (!ok) {
-        fp_error("cannot write JUnit report %s", path);
-        return FP_EIO;
-    }
-    return FP_OK;
+    return fp_outfile_close(f, path, true);
 }
 
 /* A verification count: wrong elements of a checked result ("wrong",

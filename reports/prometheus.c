@@ -1,7 +1,12 @@
 /* A run as a Prometheus textfile (node_exporter's textfile collector reads
- * *.prom files): the run's summary values, per-entity verdicts and the run's
- * time, written beside the target and renamed over it so the collector never
- * reads half a file. */
+ * *.prom files), shaped for joins with dcgm-exporter's DCGM_FI_DEV_* series:
+ *   - one gauge family per measurement kind, named with its base unit
+ *     (fleetprint_gemm_flops{precision="bf16"},
+ *     fleetprint_memory_bandwidth_bytes_per_second{op="triad"});
+ *   - the entity as dcgm-exporter's labels: Hostname, gpu (index), UUID;
+ *   - verdicts as a state set: fleetprint_verdict{...,state="fail"} 1.
+ * Written beside the target and renamed over it so the collector never reads
+ * half a file. The metric list is docs/prometheus.md. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,23 +16,224 @@
 #include "fleetprint/detect.h"
 #include "fleetprint/log.h"
 #include "fleetprint/report.h"
+#include "fleetprint/outfile.h"
 
-/* A label value: backslash, double quote and newline escaped. */
-static void label(FILE *f, const char *name, const char *value, bool first)
+/* ---- names ----------------------------------------------------------------------- */
+
+/* A unit as fleetprint measures it, and the base unit a family name carries
+ * (empty: a dimensionless count or flag) with the factor to get there. */
+static const struct unit_map {
+    const char *unit, *suffix;
+    double scale;
+} units[] = {
+    {"GB/s", "_bytes_per_second", 1e9}, {"GFLOP/s", "_flops", 1e9}, {"us", "_seconds", 1e-6},
+    {"ms", "_seconds", 1e-3},           {"s", "_seconds", 1},        {"C", "_celsius", 1},
+    {"W", "_watts", 1},                 {"MHz", "_hertz", 1e6},      {"ratio", "_ratio", 1},
+};
+
+/* Metrics whose family is not test_metric: a pattern "*_x" puts the part
+ * before "_x" into label; an exact name puts value there (NULL: no label). */
+static const struct family_rule {
+    const char *suite, *test, *metric, *stem, *label, *value;
+} rules[] = {
+    {"kernels", "gemm", "*_flops", "gemm", "precision", NULL},
+    {"kernels", "gemm", "*_wrong", "gemm_wrong_elements", "precision", NULL},
+    {"kernels", "membw", "*_bw", "memory_bandwidth", "op", NULL},
+    {"kernels", "membw", "wrong", "memory_wrong_elements", NULL, NULL},
+    {"kernels", "copy", "*_bw", "copy_bandwidth", "direction", NULL},
+    {"kernels", "copy", "wrong", "copy_wrong_elements", NULL, NULL},
+    {"kernels", "launch", "launch_us", "launch_latency", "api", "kernel"},
+    {"kernels", "launch", "graph_launch_us", "launch_latency", "api", "graph"},
+    {"collectives", "links", "bw_inter", "link_bandwidth", "scope", "inter"},
+    {"collectives", "links", "bw_intra", "link_bandwidth", "scope", "intra"},
+    {"collectives", "links", "lat_inter", "link_latency", "scope", "inter"},
+    {"collectives", "links", "lat_intra", "link_latency", "scope", "intra"},
+    {"burnin", "gemm", "gflops", "burnin_gemm", NULL, NULL},
+};
+
+/* Samples that are not quantities: who (a rank number) or the verdict again. */
+static bool skipped_unit(const char *unit)
 {
-    fprintf(f, "%s%s=\"", first ? "" : ",", name);
-    for (; *value; value++) {
-        if (*value == '\\' || *value == '"')
-            fputc('\\', f);
-        if (*value == '\n')
-            fputs("\\n", f);
-        else
-            fputc(*value, f);
-    }
-    fputc('"', f);
+    return strcmp(unit, "rank") == 0 || strcmp(unit, "0pass1warn2fail") == 0;
 }
 
-static int cmp_series(const void *a, const void *b)
+static const struct unit_map *unit_of(const char *unit)
+{
+    static const struct unit_map none = {"", "", 1};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (strcmp(units[i].unit, unit) == 0)
+            return &units[i];
+    return &none;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), k = strlen(tail);
+    return n >= k && strcmp(s + n - k, tail) == 0;
+}
+
+/* Append text to buf (of len) at *at as a metric-name part: anything outside
+ * [a-zA-Z0-9_] becomes '_'. */
+static void put_name(char *buf, size_t len, size_t *at, const char *text)
+{
+    for (; *text && *at + 1 < len; text++) {
+        char c = *text;
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        buf[(*at)++] = ok ? c : '_';
+    }
+    buf[*at] = 0;
+}
+
+/* Append name="value" to the label list in buf, escaping backslash, double
+ * quote and newline as the exposition format requires. */
+static void put_label(char *buf, size_t len, size_t *at, const char *name, const char *value)
+{
+    int n = snprintf(buf + *at, len - *at, "%s%s=\"", *at ? "," : "", name);
+    *at = n < 0 ? *at : *at + (size_t)n < len ? *at + (size_t)n : len - 1;
+    for (; *value && *at + 3 < len; value++) {
+        if (*value == '\\' || *value == '"')
+            buf[(*at)++] = '\\';
+        if (*value == '\n') {
+            buf[(*at)++] = '\\';
+            buf[(*at)++] = 'n';
+        } else {
+            buf[(*at)++] = *value;
+        }
+    }
+    if (*at + 1 < len)
+        buf[(*at)++] = '"';
+    buf[*at] = 0;
+}
+
+/* The labels dcgm-exporter gives a GPU (Hostname, gpu, UUID where the run
+ * knows it), a node (Hostname), a rank (Hostname, rank), a link (both ends,
+ * the second as peer_Hostname, peer_gpu), a group (group). */
+static void entity_labels(char *buf, size_t len, size_t *at, const fp_run *run,
+                          const fp_entity *e)
+{
+    char num[16];
+    if (e->kind == FP_ENT_GROUP) {
+        put_label(buf, len, at, "group", e->node);
+        return;
+    }
+    put_label(buf, len, at, "Hostname", e->node);
+    if ((e->kind == FP_ENT_GPU || e->kind == FP_ENT_LINK) && e->dev >= 0) {
+        snprintf(num, sizeof num, "%d", e->dev);
+        put_label(buf, len, at, "gpu", num);
+    }
+    if (e->kind == FP_ENT_GPU) {
+        int node = fp_run_node_index(run, e->node);
+        for (int r = 0; node >= 0 && r < run->nranks; r++)
+            if (run->ranks[r].node == node && run->ranks[r].dev == e->dev &&
+                run->ranks[r].uuid[0]) {
+                put_label(buf, len, at, "UUID", run->ranks[r].uuid);
+                break;
+            }
+    }
+    if (e->kind == FP_ENT_RANK) {
+        snprintf(num, sizeof num, "%d", e->rank);
+        put_label(buf, len, at, "rank", num);
+    }
+    if (e->kind == FP_ENT_LINK) {
+        put_label(buf, len, at, "peer_Hostname", e->peer);
+        if (e->peer_dev >= 0) {
+            snprintf(num, sizeof num, "%d", e->peer_dev);
+            put_label(buf, len, at, "peer_gpu", num);
+        }
+    }
+}
+
+/* ---- measurements ---------------------------------------------------------------- */
+
+typedef struct series {
+    char family[96];
+    char help[160];
+    char labels[640];
+    double value; /* in the family's base unit */
+} series;
+
+/* Name s's family into out (help text included) and start its label list with
+ * the family's own label, if any. */
+static void name_series(const fp_sample *s, series *out, size_t *at)
+{
+    const struct unit_map *u = unit_of(s->unit);
+    size_t n = 0;
+    *at = 0;
+    out->labels[0] = 0;
+    const struct family_rule *rule = NULL;
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0] && !rule; i++) {
+        const struct family_rule *r = &rules[i];
+        if (strcmp(r->suite, s->suite) != 0 || strcmp(r->test, s->test) != 0)
+            continue;
+        if (r->metric[0] == '*' ? ends_with(s->metric, r->metric + 1) &&
+                                      strlen(s->metric) > strlen(r->metric) - 1
+                                : strcmp(r->metric, s->metric) == 0)
+            rule = r;
+    }
+    out->family[0] = 0;
+    put_name(out->family, sizeof out->family, &n, "fleetprint_");
+    if (rule) {
+        put_name(out->family, sizeof out->family, &n, rule->stem);
+        if (rule->label && rule->value) {
+            put_label(out->labels, sizeof out->labels, at, rule->label, rule->value);
+        } else if (rule->label) {
+            char variant[FP_NAME_MAX];
+            snprintf(variant, sizeof variant, "%.*s",
+                     (int)(strlen(s->metric) - (strlen(rule->metric) - 1)), s->metric);
+            put_label(out->labels, sizeof out->labels, at, rule->label, variant);
+        }
+        snprintf(out->help, sizeof out->help, "fleetprint %s/%s %s, in base units (measured in %s)",
+                 s->suite, s->test, rule->metric, s->unit);
+    } else {
+        /* a collective is a label of one family per quantity; other tests
+         * name their family test_metric, unit tokens turned into words */
+        bool collective = strcmp(s->suite, "collectives") == 0 && strcmp(s->test, "links") != 0;
+        char metric[FP_NAME_MAX];
+        snprintf(metric, sizeof metric, "%s", s->metric);
+        /* a collective's variant, FIGURE_TYPE_REDOP_ip|oop, becomes labels */
+        char *w[3] = {NULL, NULL, NULL};
+        for (int k = 2; collective && k >= 0; k--) {
+            w[k] = strrchr(metric, '_');
+            if (!w[k])
+                break;
+            *w[k]++ = 0;
+        }
+        if (collective && (!w[0] || (strcmp(w[2], "ip") != 0 && strcmp(w[2], "oop") != 0))) {
+            snprintf(metric, sizeof metric, "%s", s->metric); /* not a variant: as it is */
+            w[0] = NULL;
+        }
+        size_t m = strlen(metric);
+        if (ends_with(metric, "_us") || ends_with(metric, "_ms"))
+            metric[m - 3] = 0;
+        put_name(out->family, sizeof out->family, &n, collective ? "collective" : s->test);
+        put_name(out->family, sizeof out->family, &n, "_");
+        if (strcmp(metric, "algbw") == 0 || strcmp(metric, "busbw") == 0) {
+            put_name(out->family, sizeof out->family, &n,
+                     metric[0] == 'a' ? "algorithm_bandwidth" : "bus_bandwidth");
+        } else if (ends_with(metric, "_bw")) {
+            metric[strlen(metric) - 2] = 0;
+            put_name(out->family, sizeof out->family, &n, metric);
+            put_name(out->family, sizeof out->family, &n, "bandwidth");
+        } else {
+            put_name(out->family, sizeof out->family, &n, metric);
+            if (strcmp(metric, "wrong") == 0 || ends_with(metric, "_wrong"))
+                put_name(out->family, sizeof out->family, &n, "_elements");
+        }
+        if (collective)
+            put_label(out->labels, sizeof out->labels, at, "collective", s->test);
+        if (collective && w[0]) {
+            put_label(out->labels, sizeof out->labels, at, "type", w[0]);
+            put_label(out->labels, sizeof out->labels, at, "redop", w[1]);
+            put_label(out->labels, sizeof out->labels, at, "in_place",
+                      strcmp(w[2], "ip") == 0 ? "true" : "false");
+        }
+        snprintf(out->help, sizeof out->help, "fleetprint %s/%s %s, in base units (measured in %s)",
+                 s->suite, collective ? "<collective>" : s->test, s->metric, s->unit);
+    }
+    put_name(out->family, sizeof out->family, &n, u->suffix);
+}
+
+static int cmp_samples(const void *a, const void *b)
 {
     const fp_sample *x = *(const fp_sample *const *)a, *y = *(const fp_sample *const *)b;
     char kx[128], ky[128];
@@ -39,34 +245,46 @@ static int cmp_series(const void *a, const void *b)
     return c;
 }
 
-/* One value per (metric key, entity): the summary sample (iter -1) when
- * there is one, else the median over its windows. */
-static void values(FILE *f, const fp_run *run)
+static int cmp_series(const void *a, const void *b)
 {
-    size_t n = run->nsamples;
-    const fp_sample **idx = malloc((n ? n : 1) * sizeof *idx);
-    if (!idx)
-        return;
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        /* a rank number (late_rank) names who, it is not a quantity to plot */
-        if (strcmp(run->samples[i].unit, "rank") != 0)
-            idx[m++] = &run->samples[i];
-    n = m;
-    qsort(idx, n, sizeof *idx, cmp_series);
-    fputs("# HELP fleetprint_value A fleetprint measurement: the run's summary value, or the "
-          "median over windows.\n# TYPE fleetprint_value gauge\n", f);
+    const series *x = a, *y = b;
+    int c = strcmp(x->family, y->family);
+    return c ? c : strcmp(x->labels, y->labels);
+}
+
+static bool same_series(const fp_sample *a, const fp_sample *b)
+{
+    return a->size == b->size && strcmp(a->metric, b->metric) == 0 &&
+           strcmp(a->test, b->test) == 0 && strcmp(a->suite, b->suite) == 0 &&
+           memcmp(&a->entity, &b->entity, sizeof a->entity) == 0;
+}
+
+/* One value per (metric key, entity): the summary sample (iter -1) when
+ * there is one, else the median over its windows; grouped into families,
+ * each family's lines together as the exposition format requires. */
+static fp_status values(FILE *f, const fp_run *run)
+{
+    size_t n = 0, m = 0;
+    const fp_sample **idx = malloc((run->nsamples ? run->nsamples : 1) * sizeof *idx);
+    series *out = calloc(run->nsamples ? run->nsamples : 1, sizeof *out);
+    if (!idx || !out) {
+        free(idx);
+        free(out);
+        fp_error("Prometheus textfile: out of memory");
+        return FP_ENOMEM;
+    }
+    for (size_t i = 0; i < run->nsamples; i++)
+        if (!skipped_unit(run->samples[i].unit))
+            idx[n++] = &run->samples[i];
+    qsort(idx, n, sizeof *idx, cmp_samples);
     for (size_t i = 0; i < n;) {
         size_t j = i, windows = 0;
         const fp_sample *summary = NULL;
-        while (j < n && idx[j]->size == idx[i]->size && strcmp(idx[j]->metric, idx[i]->metric) == 0 &&
-               strcmp(idx[j]->test, idx[i]->test) == 0 && strcmp(idx[j]->suite, idx[i]->suite) == 0 &&
-               memcmp(&idx[j]->entity, &idx[i]->entity, sizeof idx[i]->entity) == 0) {
+        for (; j < n && same_series(idx[j], idx[i]); j++) {
             if (idx[j]->iter < 0)
                 summary = idx[j];
             else
                 windows++;
-            j++;
         }
         double v = NAN;
         if (summary) {
@@ -77,66 +295,73 @@ static void values(FILE *f, const fp_run *run)
                 if (idx[q]->iter >= 0 && k++ == mid)
                     v = idx[q]->value;
         }
-        const fp_sample *s = idx[i];
         if (isfinite(v)) {
-            char ent[2 * FP_NAME_MAX + 32], size[24];
-            snprintf(size, sizeof size, "%llu", (unsigned long long)s->size);
-            fputs("fleetprint_value{", f);
-            label(f, "suite", s->suite, true);
-            label(f, "test", s->test, false);
-            label(f, "metric", s->metric, false);
-            label(f, "size", size, false);
-            label(f, "unit", s->unit, false);
-            label(f, "better", s->better == FP_BETTER_LOWER ? "lower" : "higher", false);
-            label(f, "entity", fp_entity_format(&s->entity, ent, sizeof ent), false);
-            fprintf(f, "} %.17g\n", v);
+            const fp_sample *s = idx[i];
+            series *o = &out[m++];
+            size_t at;
+            name_series(s, o, &at);
+            entity_labels(o->labels, sizeof o->labels, &at, run, &s->entity);
+            if (s->size) {
+                char size[24];
+                snprintf(size, sizeof size, "%llu", (unsigned long long)s->size);
+                put_label(o->labels, sizeof o->labels, &at, "size", size);
+            }
+            o->value = v * unit_of(s->unit)->scale;
         }
         i = j;
     }
+    qsort(out, m, sizeof *out, cmp_series);
+    for (size_t i = 0; i < m; i++) {
+        if (i == 0 || strcmp(out[i].family, out[i - 1].family) != 0)
+            fprintf(f, "# HELP %s %s.\n# TYPE %s gauge\n", out[i].family, out[i].help,
+                    out[i].family);
+        fprintf(f, "%s{%s} %.17g\n", out[i].family, out[i].labels, out[i].value);
+    }
     free(idx);
+    free(out);
+    return FP_OK;
 }
 
-static void verdicts(FILE *f, const fp_verdicts *v)
+/* ---- verdicts -------------------------------------------------------------------- */
+
+static void verdicts(FILE *f, const fp_run *run, const fp_verdicts *v)
 {
-    fputs("# HELP fleetprint_verdict The detector's verdict per entity: 0 pass, 1 warn, 2 fail, "
-          "3 unknown.\n# TYPE fleetprint_verdict gauge\n", f);
+    static const fp_verdict states[] = {FP_PASS, FP_WARN, FP_FAIL, FP_UNKNOWN};
+    fputs("# HELP fleetprint_verdict The detector's verdict per entity as a state set: 1 on "
+          "the entity's state (pass, warn, fail, unknown), 0 on the others.\n"
+          "# TYPE fleetprint_verdict gauge\n",
+          f);
     for (size_t i = 0; i < fp_verdicts_count(v); i++) {
         const fp_entity_verdict *ev = fp_verdicts_get(v, i);
-        char ent[2 * FP_NAME_MAX + 32];
-        fputs("fleetprint_verdict{", f);
-        label(f, "entity", fp_entity_format(&ev->entity, ent, sizeof ent), true);
-        label(f, "kind", fp_entity_kind_name(ev->entity.kind), false);
-        fprintf(f, "} %d\n", (int)ev->verdict);
+        char labels[640];
+        size_t at = 0;
+        labels[0] = 0;
+        put_label(labels, sizeof labels, &at, "kind", fp_entity_kind_name(ev->entity.kind));
+        entity_labels(labels, sizeof labels, &at, run, &ev->entity);
+        for (size_t k = 0; k < sizeof states / sizeof states[0]; k++)
+            fprintf(f, "fleetprint_verdict{%s,state=\"%s\"} %d\n", labels,
+                    fp_verdict_name(states[k]), ev->verdict == states[k]);
     }
 }
 
 fp_status fp_report_prometheus(const fp_run *run, const fp_verdicts *v, const char *path)
 {
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
-        fp_error("%s: path too long", path);
-        return FP_EUSAGE;
-    }
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        fp_error("%s: cannot write: %s", tmp, strerror(errno));
-        return FP_EIO;
-    }
-    fputs("# HELP fleetprint_run_timestamp_seconds When the run started (Unix time).\n"
-          "# TYPE fleetprint_run_timestamp_seconds gauge\nfleetprint_run_timestamp_seconds{", f);
-    label(f, "run", run->id, true);
-    label(f, "tag", run->tag, false);
-    label(f, "status", run->status, false);
-    fprintf(f, "} %.3f\n", run->time);
-    values(f, run);
+    fp_status st;
+    FILE *f = fp_outfile_open(path, &st);
+    if (!f)
+        return st;
+    char labels[640];
+    size_t at = 0;
+    labels[0] = 0;
+    put_label(labels, sizeof labels, &at, "run", run->id);
+    put_label(labels, sizeof labels, &at, "tag", run->tag);
+    put_label(labels, sizeof labels, &at, "status", run->status);
+    fprintf(f, "# HELP fleetprint_run_timestamp_seconds When the run started (Unix time).\n"
+               "# TYPE fleetprint_run_timestamp_seconds gauge\n"
+               "fleetprint_run_timestamp_seconds{%s} %.3f\n",
+            labels, run->time);
+    st = values(f, run);
     if (v)
-        verdicts(f, v);
-    bool ok = !ferror(f);
-    ok &= fclose(f) == 0;
-    if (!ok || rename(tmp, path) != 0) {
-        fp_error("%s: cannot write: %s", path, strerror(errno));
-        remove(tmp);
-        return FP_EIO;
-    }
-    return FP_OK;
+        verdicts(f, run, v);
+    return fp_status_worst(st, fp_outfile_close(f, path, st == FP_OK));
 }

@@ -7,6 +7,7 @@
 
 #include "fleetprint/log.h"
 #include "fleetprint/whatif.h"
+#include "fleetprint/outfile.h"
 
 #define VMIN 1.0
 #define VMAX 1.5
@@ -62,11 +63,10 @@ static void xml_text(FILE *f, const char *s)
 fp_status fp_wi_write_heatmap_svg(const fp_wi_result *r, const char *path)
 {
     const int dp = r->meta.dp_size, pp = r->meta.pp_size;
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fp_error("%s: cannot write: %s", path, strerror(errno));
-        return FP_EIO;
-    }
+    fp_status st;
+    FILE *f = fp_outfile_open(path, &st);
+    if (!f)
+        return st;
     double cw = 900.0 / dp, ch = 600.0 / pp;
     cw = cw > 64 ? 64 : cw < 6 ? 6 : cw;
     ch = ch > 40 ? 40 : ch < 6 ? 6 : ch;
@@ -144,10 +144,5 @@ fp_status fp_wi_write_heatmap_svg(const fp_wi_result *r, const char *path)
     fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">%.1f+</text>\n", bx + 20, topm + 10, VMAX);
     fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">%.1f</text>\n", bx + 20, topm + bh, VMIN);
     fprintf(f, "</svg>\n");
-    bool bad = ferror(f) != 0;
-    if (fclose(f) != 0 || bad) {
-        fp_error("%s: write failed", path);
-        return FP_EIO;
-    }
-    return FP_OK;
+    return fp_outfile_close(f, path, true);
 }

@@ -7,6 +7,7 @@
 
 #include "fleetprint/log.h"
 #include "fleetprint/whatif.h"
+#include "fleetprint/outfile.h"
 
 enum { CLS_COMPUTE, CLS_PP, CLS_DP, CLS_N };
 static const char *const cls_name[CLS_N] = {"compute", "pp-comm", "dp-comm"};
@@ -52,11 +53,11 @@ fp_status fp_wi_write_timeline(const fp_wi_result *r, const char *path)
         offset[s] = at;
         at += 1.1 * hi;
     }
-    FILE *f = fopen(path, "w");
+    fp_status open_st;
+    FILE *f = fp_outfile_open(path, &open_st);
     if (!f) {
         free(offset);
-        fp_error("%s: cannot write: %s", path, strerror(errno));
-        return FP_EIO;
+        return open_st;
     }
     fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
     bool first = true;
@@ -102,10 +103,5 @@ fp_status fp_wi_write_timeline(const fp_wi_result *r, const char *path)
     }
     fprintf(f, "\n]}\n");
     free(offset);
-    bool bad = ferror(f) != 0;
-    if (fclose(f) != 0 || bad) {
-        fp_error("%s: write failed", path);
-        return FP_EIO;
-    }
-    return FP_OK;
+    return fp_outfile_close(f, path, true);
 }

@@ -89,10 +89,14 @@ typedef struct fp_verdicts fp_verdicts; /* fleetprint/detect.h */
  * SVG, and the metric summary. FP_EIO naming the path. */
 fp_status fp_report_html(const fp_run *run, const fp_verdicts *v, const char *path);
 
-/* A Prometheus textfile (text exposition format): fleetprint_value per
- * (metric key, entity), fleetprint_verdict per entity (v may be NULL),
+/* A Prometheus textfile (text exposition format): one gauge family per
+ * measurement kind with its base unit in the name (fleetprint_gemm_flops,
+ * fleetprint_memory_bandwidth_bytes_per_second, ...), one value per (metric
+ * key, entity) labelled as dcgm-exporter labels GPUs (Hostname, gpu, UUID);
+ * fleetprint_verdict per entity as a state set (v may be NULL);
  * fleetprint_run_timestamp_seconds. Written to PATH.tmp and renamed over
- * path, as node_exporter's textfile collector needs. FP_EIO naming the path. */
+ * path, as node_exporter's textfile collector needs. FP_EIO naming the path;
+ * the list of families is docs/prometheus.md. */
 fp_status fp_report_prometheus(const fp_run *run, const fp_verdicts *v, const char *path);
 
 /* ---- JUnit XML ------------------------------------------------------------------ */

@@ -3,6 +3,8 @@
 /* One status type for every fallible function, generated from one list
  * (libuv's UV_ERRNO_MAP), and the exit code each status ends a command with. */
 
+#include <errno.h>
+
 /* X(name, exit code, message) */
 #define FP_STATUS_MAP(X)                                                                   \
     X(OK, 0, "ok")                                                                         \
@@ -48,9 +50,17 @@ int fp_status_exit_code(fp_status st);
 fp_status fp_status_worst(fp_status a, fp_status b);
 
 /* Record an error with its context (expression, file:line) and a formatted
- * detail, log it on this rank, and return st. Used by the FP_CHECK macros. */
+ * detail, log it on this rank, and return st. Used by the FP_CHECK macros.
+ * A usage or input error (exit code 2) and an I/O error (FP_EIO) log the detail
+ * alone: it must name the flag, file, line or field (and the cause), and our
+ * source location would be noise. */
 fp_status fp__fail(fp_status st, const char *expr, const char *file, int line, const char *fmt,
                    ...) __attribute__((format(printf, 5, 6)));
+
+/* ": No space left on device" when errno says the storage failed (ENOSPC,
+ * EDQUOT, EIO, EROFS, EFBIG), else "": appended to the message of a write
+ * that failed inside a library (HDF5) so a full disk is named as one. */
+const char *fp__io_cause(void);
 
 #ifdef __cplusplus
 }
@@ -98,8 +108,10 @@ const char *fp__mpi_errstr(int rc, char *buf, int len);
  * in verbose mode. */
 #define FP_CHECK_H5(expr)                                                                  \
     do {                                                                                   \
+        errno = 0;                                                                         \
         if ((long long)(expr) < 0) {                                                       \
-            st = fp__fail(FP_EH5, #expr, __FILE__, __LINE__, "HDF5 call failed");          \
+            st = fp__fail(FP_EH5, #expr, __FILE__, __LINE__, "HDF5 call failed%s",          \
+                          fp__io_cause());                                                 \
             goto cleanup;                                                                  \
         }                                                                                  \
     } while (0)

@@ -33,6 +33,12 @@ typedef enum fp_store_mode {
     FP_STORE_APPEND, /* takes the writer lock; FILE is created on the first commit */
 } fp_store_mode;
 
+/* Once per process, before any other store call (main does it): keep HDF5
+ * from closing still-open files at exit. A close that failed on a full disk
+ * leaves HDF5 a file it would retry, and crash in, at exit; the store closes
+ * every file it commits itself, and an abandoned working copy is unlinked. */
+void fp_store_process_init(void);
+
 /* Open the store at path. FP_STORE_APPEND first takes the writer lock, waiting
  * up to lock_timeout_s seconds (0: do not wait) and saying once that it waits
  * and for whom; the lock is held until fp_store_close. On success *out is a new

@@ -43,7 +43,7 @@ typedef struct fp_config {
 /* Option rows shared by run, preflight and burnin. */
 #define FP_SUITE_OPTS                                                                      \
     {"suite", 's', FP_OPT_STRING, offsetof(fp_config, suite), "kernels",                   \
-     "suite to run: kernels, collectives, burnin or all"},                                 \
+     "suite to run: kernels, collectives or all (burn-in: fleetprint burnin)"},                                 \
         {"test", 't', FP_OPT_LIST, offsetof(fp_config, tests), NULL,                       \
          "run only this test (repeatable)"},                                               \
         {"device", 0, FP_OPT_STRING, offsetof(fp_config, device), "auto",                  \

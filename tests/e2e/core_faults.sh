@@ -37,6 +37,11 @@ done
 expect_rc 2 mpi 2 "$FLEETPRINT" "${run[@]}" --inject slow:rank=5,factor=2
 expect_out 'rank 5 out of range \(2 ranks\)'
 expect_rc 2 "$FLEETPRINT" run --suite nosuch
-expect_out "unknown suite 'nosuch'"
+expect_out "unknown suite 'nosuch' \(kernels, collectives, or all; "
+# burn-in is a command, not a suite: refused, and never offered as one
+expect_rc 2 "$FLEETPRINT" run --suite burnin
+expect_out "unknown suite 'burnin'"
+! grep -Eq '(\(|, )burnin(,| or)' "$WORK/out" || fail "the refusal offers the refused suite"
+expect_out 'fleetprint burnin'
 expect_rc 2 "$FLEETPRINT" whatif-not-a-command
 echo ok

@@ -20,12 +20,12 @@ cells = [r for r in xml.dom.minidom.parseString(svg).getElementsByTagName("rect"
 assert len(cells) == 12 * 12, len(cells)
 assert "failing link: " + truth["bad_links"][0] in html, truth
 assert truth["faulty_nodes"][0] in html
-line = re.compile(r'^[a-z_]+\{([a-z_]+="([^"\\]|\\.)*",?)*\} -?[0-9.e+-]+(nan)?$|^# (HELP|TYPE) .*$')
+line = re.compile(r'^[a-z_]+\{([A-Za-z_]+="([^"\\]|\\.)*",?)*\} -?[0-9.e+-]+(nan)?$|^# (HELP|TYPE) .*$')
 lines = open("r.prom").read().splitlines()
 bad = [l for l in lines if not line.match(l)]
 assert not bad, bad[:3]
-assert any(l.startswith("fleetprint_verdict{") and l.endswith(" 2") for l in lines)
-assert any(l.startswith("fleetprint_value{suite=\"kernels\"") for l in lines)
+assert any(l.startswith("fleetprint_verdict{") and l.endswith('state="fail"} 1') for l in lines)
+assert any(l.startswith("fleetprint_memory_bandwidth_bytes_per_second{op=\"triad\",Hostname=") for l in lines)
 print("ok: %d cells, %d textfile lines" % (len(cells), len(lines)))
 PY
 expect_rc 2 "$FLEETPRINT" report --input sim.jsonl
