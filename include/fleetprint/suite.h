@@ -162,9 +162,11 @@ fp_status fp_coll_wait(fp_ctx *ctx, fp_coll_op *op, const char *what);
  * (either may be NULL) get this rank's arrival, after any injected delay, and
  * completion on the common clock (fp_world_now). An injected corrupt rank
  * (corrupt:rank=R) has one element of its result perturbed after completion
- * (after *exit), so the caller's check must find it. Waits like a blocking
- * MPI call: spins on the backend's test for up to 1 s or a quarter of the
- * deadline, then the backend's wait with the deadline.
+ * (after *exit), so the caller's check must find it. Injections happen
+ * outside the stamped call. With a backend that has a blocking run (MPI) the
+ * call between the stamps is that one blocking call, its deadline kept by
+ * the world's watchdog; otherwise it spins on the backend's test for up to
+ * 1 s or a quarter of the deadline, then the backend's wait with the deadline.
  * Returns the status of the wait, or of the corruption's device copy. */
 fp_status fp_collective_timed(fp_ctx *ctx, const fp_coll_args *a, const char *what, double typical,
                               double *enter, double *exit);
