@@ -46,6 +46,15 @@ fp_status fp_ctx_barrier(fp_ctx *ctx, const char *what)
     return fp_world_barrier(ctx->world, what);
 }
 
+fp_status fp_ctx_sync(fp_ctx *ctx, const char *what)
+{
+    if (!ctx->comm || !ctx->comm_ops->run)
+        return fp_ctx_barrier(ctx, what);
+    fp_inject_point(ctx->inject, ctx->rank, fp_world_now(ctx->world));
+    fp_coll_args a = {.coll = FP_BARRIER, .dtype = FP_F32, .op = FP_SUM};
+    return ctx->comm_ops->run(ctx->comm, &a, what);
+}
+
 /* Every collective starts here: an injection point, and an injected slow
  * rank arrives late by (factor - 1) x typical (the caller's shortest call so
  * far, or 1 ms when it has none). */

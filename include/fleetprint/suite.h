@@ -174,6 +174,13 @@ fp_status fp_collective_timed(fp_ctx *ctx, const fp_coll_args *a, const char *wh
 /* Barrier with the deadline; an injection point. */
 fp_status fp_ctx_barrier(fp_ctx *ctx, const char *what);
 
+/* The barrier right before a timed loop: as fp_ctx_barrier, but through the
+ * comm backend's blocking run where it has one, so every rank leaves it as
+ * soon as the last one arrives (fp_ctx_barrier's polling wait may sleep past
+ * that, and the skew would count in the first timed call). Spins while it
+ * waits: for ranks that arrive together, not to wait out long compute. */
+fp_status fp_ctx_sync(fp_ctx *ctx, const char *what);
+
 /* Set up a context: parse injections, choose and open the backends. All
  * ranks return the same status. On error logs one line (rank 0 for usage). */
 fp_status fp_ctx_open(fp_ctx *ctx, const fp_config *cfg, fp_world *w, fp_inject_set *inject,
