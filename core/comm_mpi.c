@@ -4,7 +4,8 @@
  * watchdog keeps the deadline of every call (fp_world_step_begin). Started
  * collectives (start/test/wait: compute-communication overlap) run on a comm
  * thread that issues the same blocking calls in start order, so they progress
- * while the caller computes. Open MPI here is not CUDA-aware, so this backend
+ * while the caller computes; a caller that waits runs them itself when the
+ * comm thread has not taken them yet. Open MPI here is not CUDA-aware, so this backend
  * never sees device buffers. */
 #include <pthread.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@ struct fp_comm {
     pthread_mutex_t lock;
     pthread_cond_t work, finished;
     fp_comm_req *head, *tail; /* started, not yet done, in start order */
+    bool busy;                /* the head is running */
     bool running, stop;
 };
 
@@ -113,28 +115,39 @@ static fp_status mpi_run(fp_comm *c, const fp_coll_args *a, const char *what)
 
 /* ---- the comm thread -------------------------------------------------------------- */
 
+/* Run the oldest started collective, unless one is running already (they
+ * must run in start order, one at a time): called with lock held, by the
+ * comm thread or by a waiting caller that helps (a start followed at once
+ * by its wait then costs no hand-over between threads). */
+static void run_head(fp_comm *c)
+{
+    fp_comm_req *q = c->head;
+    c->busy = true;
+    pthread_mutex_unlock(&c->lock);
+    char what[64];
+    snprintf(what, sizeof what, "%s (started, running beside compute)", fp_coll_name(q->a.coll));
+    fp_status st = mpi_run(c, &q->a, what);
+    pthread_mutex_lock(&c->lock);
+    q->st = st;
+    q->done = true;
+    c->busy = false;
+    c->head = q->next;
+    if (!c->head)
+        c->tail = NULL;
+    pthread_cond_broadcast(&c->finished);
+    pthread_cond_signal(&c->work);
+}
+
 static void *comm_thread(void *arg)
 {
     fp_comm *c = arg;
     pthread_mutex_lock(&c->lock);
     for (;;) {
-        while (!c->head && !c->stop)
+        while (!c->stop && (!c->head || c->busy))
             pthread_cond_wait(&c->work, &c->lock);
-        if (!c->head)
+        if (!c->head || c->busy)
             break;
-        fp_comm_req *q = c->head;
-        pthread_mutex_unlock(&c->lock);
-        char what[64];
-        snprintf(what, sizeof what, "%s (started, running beside compute)",
-                 fp_coll_name(q->a.coll));
-        fp_status st = mpi_run(c, &q->a, what);
-        pthread_mutex_lock(&c->lock);
-        q->st = st;
-        q->done = true;
-        c->head = q->next;
-        if (!c->head)
-            c->tail = NULL;
-        pthread_cond_broadcast(&c->finished);
+        run_head(c);
     }
     pthread_mutex_unlock(&c->lock);
     return NULL;
@@ -179,12 +192,18 @@ static fp_status mpi_test(fp_comm *c, fp_comm_req *q, bool *done)
     return FP_OK;
 }
 
-/* No deadline of its own: the comm thread's blocking call has the watchdog's. */
+/* Runs the collectives started before q and q itself where the comm thread
+ * has not taken them yet; else sleeps until they are done. No deadline of its
+ * own: every blocking call has the watchdog's. */
 static fp_status mpi_wait(fp_comm *c, fp_comm_req *q, const char *what)
 {
     pthread_mutex_lock(&c->lock);
-    while (!q->done)
-        pthread_cond_wait(&c->finished, &c->lock);
+    while (!q->done) {
+        if (!c->busy)
+            run_head(c); /* q or one started before it: help */
+        else
+            pthread_cond_wait(&c->finished, &c->lock);
+    }
     fp_status st = q->st;
     pthread_mutex_unlock(&c->lock);
     if (st != FP_OK && st != FP_EUNSUPPORTED)

@@ -11,6 +11,23 @@ took=$(( $(date +%s) - start ))
 [ "$took" -le 15 ] || fail "hang run took ${took}s (limit 15)"
 expect_out 'timeout after 10.0 s .*waiting for rank 2 \(node n2\)'
 
+# the same inside blocking MPI calls, where the watchdog keeps the deadline:
+# the timed allreduce loop (rank 2 stops at a call's entry, its peers are
+# blocked in MPI_Allreduce), and fused, whose chunks' collectives block on a
+# comm thread (rank 2 stops where it is after 3 s: at a chunk's start, so the
+# others block on the comm thread, or at a variant's end or barrier)
+for spec in "run --test allreduce -b 1M -e 1M -n 1000000 -c 0|in allreduce float sum out-of-place" \
+            "run --test fused --threads 1 --fused-m 256 --fused-nk 256,256 --chunks 8 -n 100000|in "; do
+  args=${spec%%|*}
+  start=$(date +%s)
+  # shellcheck disable=SC2086
+  expect_rc 4 mpi 4 "$FLEETPRINT" $args --inject hang:rank=2,after=3s --timeout 5s
+  took=$(( $(date +%s) - start ))
+  [ "$took" -le 14 ] || fail "hang in '$args' took ${took}s (limit 14)"
+  expect_out "timeout after 5.0 s ${spec#*|}.*waiting for rank 2 \(node n2\), which never arrived"
+  grep -m1 'timeout after' "$WORK/out"
+done
+
 expect_rc 134 mpi 4 "$FLEETPRINT" "${run[@]}" -n 50 --inject crash:rank=1
 expect_out 'injected crash of rank 1'
 expect_out 'process rank 1 .*exited on signal'
