@@ -1,8 +1,8 @@
 /* coll_overhead: does the harness cost anything? In one run and one process
  * count, times bare blocking MPI collective loops and fleetprint's collective
- * tests (float, sum where the collective reduces, out of place: the same
- * call through the comm backend with per-call stamps, injection points and
- * the watchdog's deadline) at the same sizes and iterations, and prints
+ * tests (float, sum where the collective reduces, out of place but broadcast:
+ * the same call through the comm backend with per-call stamps, injection
+ * points and the watchdog's deadline) at the same sizes and iterations, and prints
  * bare time / fleetprint time (= fleetprint busbw / bare busbw) per size.
  *
  *   mpirun -np <cores> build/bench/coll_overhead -b 1M -e 16M [-n 20 -w 5] [--reps 25]
@@ -48,16 +48,20 @@ static const fp_opt opts[] = {
     {0},
 };
 
-/* The collectives of table 2, in its order; table 1 and 3 use the first. */
+/* The collectives of table 2, in its order; table 1 and 3 use the first.
+ * Broadcast runs in place: MPI_Bcast has no out-of-place form (fleetprint's
+ * out-of-place broadcast on MPI also copies the root's send into its recv). */
 static const struct {
     fp_coll coll;
     const fp_test *test;
-    bool reduces;
+    bool reduces, in_place;
 } colls[NCOLLS] = {
-    {FP_ALLREDUCE, &fp_test_allreduce, true},   {FP_ALLGATHER, &fp_test_allgather, false},
-    {FP_REDUCE_SCATTER, &fp_test_reduce_scatter, true},
-    {FP_ALLTOALL, &fp_test_alltoall, false},    {FP_BROADCAST, &fp_test_broadcast, false},
-    {FP_REDUCE, &fp_test_reduce, true},
+    {FP_ALLREDUCE, &fp_test_allreduce, true, false},
+    {FP_ALLGATHER, &fp_test_allgather, false, false},
+    {FP_REDUCE_SCATTER, &fp_test_reduce_scatter, true, false},
+    {FP_ALLTOALL, &fp_test_alltoall, false, false},
+    {FP_BROADCAST, &fp_test_broadcast, false, true},
+    {FP_REDUCE, &fp_test_reduce, true, false},
 };
 
 static int cmp_double(const void *a, const void *b)
@@ -114,7 +118,8 @@ static fp_status fleetprint_loop(fp_ctx *ctx, const fp_config *base, int k, uint
     one.min_bytes = one.max_bytes = size;
     ctx->cfg = &one;
     ctx->local->nsamples = 0;
-    fp_coll_variant only = {FP_F32, colls[k].reduces ? FP_SUM : FP_REDOP_COUNT, false};
+    fp_coll_variant only = {FP_F32, colls[k].reduces ? FP_SUM : FP_REDOP_COUNT,
+                            colls[k].in_place};
     char want[32];
     fp_coll_metric_name(want, sizeof want, "time_max", &only);
     fp_status st = fp_coll_sweep(ctx, colls[k].test, &only);
@@ -144,7 +149,8 @@ static fp_status measure(fp_ctx *ctx, const fp_config *base, int reps, table *ta
     size_t most = 1;
     for (int s = 0; s < tab->nsizes; s++)
         for (int i = 0; i < tab->nk; i++) {
-            fp_coll_geom g = fp_coll_geometry(colls[tab->ks[i]].coll, tab->sizes[s], sizeof(float), n);
+            fp_coll_geom g =
+                fp_coll_geometry(colls[tab->ks[i]].coll, tab->sizes[s], sizeof(float), n);
             most = g.send_elems > most ? g.send_elems : most;
             most = g.recv_elems > most ? g.recv_elems : most;
         }
@@ -159,12 +165,13 @@ static fp_status measure(fp_ctx *ctx, const fp_config *base, int reps, table *ta
             for (int s = 0; s < tab->nsizes; s++) {
                 int k = tab->ks[i];
                 fp_coll_geom g = fp_coll_geometry(colls[k].coll, tab->sizes[s], sizeof(float), n);
+                double *bare = &tab->bare[i][s][rep], *mine = &tab->mine[i][s][rep];
                 for (int order = 0; order < 2; order++) {
                     if ((order + rep) % 2 == 0)
-                        tab->bare[i][s][rep] = bare_loop(colls[k].coll, comm, send, recv, g.count,
-                                                         base->warmup, base->iters);
+                        *bare = bare_loop(colls[k].coll, comm, send, recv, g.count, base->warmup,
+                                          base->iters);
                     else
-                        FP_CHECK(fleetprint_loop(ctx, base, k, tab->sizes[s], &tab->mine[i][s][rep]));
+                        FP_CHECK(fleetprint_loop(ctx, base, k, tab->sizes[s], mine));
                 }
             }
         fp_info("%s: repetition %d of %d done", tab->title, rep + 1, reps);
@@ -179,9 +186,9 @@ cleanup:
 static double print_table(const table *tab, int n, int cores, int iters, int reps)
 {
     double worst = 1e30;
-    printf("\n# %s: %d ranks on %d cores, float, sum where it reduces, out of place, %d "
-           "iterations, %d repetitions\n# ratio: median over repetitions of the back-to-back "
-           "pair's bare time / fleetprint time (= fleetprint busbw / bare busbw)\n",
+    printf("\n# %s: %d ranks on %d cores, float, sum where it reduces, out of place (broadcast "
+           "in place), %d iterations, %d repetitions\n# ratio: median over repetitions of the "
+           "back-to-back pair's bare time / fleetprint time (= fleetprint busbw / bare busbw)\n",
            tab->title, n, cores, iters, reps);
     printf("# %-14s %10s %12s %12s %12s %8s %8s %8s\n", "collective", "size (B)", "bare GB/s",
            "fleetprint", "bare time us", "ratio", "min", "max");
