@@ -96,7 +96,9 @@ const char *fp_world_describe(const fp_world *w, int rank, char *buf, size_t len
 
 void fp_world_configure(fp_world *w, double timeout_s, bool verbose, bool quiet)
 {
+    pthread_mutex_lock(&w->dog.lock); /* the watchdog reads it */
     w->timeout = timeout_s > 0 ? timeout_s : 60;
+    pthread_mutex_unlock(&w->dog.lock);
     fp_log_identity(w->node_names ? fp_world_my_node(w) : "?", w->rank, verbose, quiet);
 }
 
@@ -224,8 +226,9 @@ static void expire(fp_world *w, const char *what, long seq)
 }
 
 /* Wakes every tick (a twentieth of the deadline, at most 0.1 s) and checks
- * the armed step's deadline; sleeps on a condition variable otherwise, so it
- * costs the timed path nothing but fp_world_step_begin/end's stores. */
+ * the armed step's deadline; sleeps on a condition variable in between, so
+ * the timed path pays only fp_world_step_begin/end (an uncontended mutex and
+ * a clock read). */
 static void *watchdog_main(void *arg)
 {
     fp_world *w = arg;
