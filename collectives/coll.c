@@ -397,7 +397,7 @@ static fp_status row(sweep *s, const fp_coll_variant *v, uint64_t size)
         FP_CHECK(fp_collective_timed(ctx, &a, what, typical, &enter, &exit));
         typical = shortest(typical, exit - enter);
     }
-    FP_CHECK(fp_ctx_barrier(ctx, what));
+    FP_CHECK(fp_ctx_sync(ctx, what));
     for (int it = 0; it < cfg->iters; it++) {
         double *t = s->times + 2 * it;
         FP_CHECK(fp_collective_timed(ctx, &a, what, typical, &t[0], &t[1]));

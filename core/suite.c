@@ -46,6 +46,15 @@ fp_status fp_ctx_barrier(fp_ctx *ctx, const char *what)
     return fp_world_barrier(ctx->world, what);
 }
 
+fp_status fp_ctx_sync(fp_ctx *ctx, const char *what)
+{
+    if (!ctx->comm || !ctx->comm_ops->run)
+        return fp_ctx_barrier(ctx, what);
+    fp_inject_point(ctx->inject, ctx->rank, fp_world_now(ctx->world));
+    fp_coll_args a = {.coll = FP_BARRIER, .dtype = FP_F32, .op = FP_SUM};
+    return ctx->comm_ops->run(ctx->comm, &a, what);
+}
+
 /* Every collective starts here: an injection point, and an injected slow
  * rank arrives late by (factor - 1) x typical (the caller's shortest call so
  * far, or 1 ms when it has none). */
@@ -160,12 +169,14 @@ static fp_status corrupt_result(fp_ctx *ctx, const fp_coll_args *a)
     return st;
 }
 
-/* Start and wait for one collective: the backend's test spins like a
- * blocking MPI call (MPI's progress engine yields the core itself when
- * oversubscribed) for a while; its wait, which polls less often as it goes,
- * then takes over with the deadline. */
+/* Run one collective to completion: the backend's blocking run where it has
+ * one (MPI: the blocking collective, the deadline kept by the watchdog);
+ * else its test spins like a blocking MPI call for a while, then its wait,
+ * which polls less often as it goes, takes over with the deadline. */
 static fp_status start_wait(fp_ctx *ctx, const fp_coll_args *a, const char *what)
 {
+    if (ctx->comm_ops->run)
+        return ctx->comm_ops->run(ctx->comm, a, what);
     double spin_end = fp_clock() + fmin(1.0, 0.25 * fp_world_timeout(ctx->world));
     fp_comm_req *req = NULL;
     fp_status st = ctx->comm_ops->start(ctx->comm, a, &req);

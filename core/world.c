@@ -1,5 +1,6 @@
 #include "fleetprint/world.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,19 @@
 #include "fleetprint/timer.h"
 
 enum { TAG_DIAG = 7001, TAG_CLOCK = 7002 };
+
+/* Deadline of the blocking step in progress (fp_world_step_begin/end), kept
+ * by a watchdog thread; lock guards every field but thread. */
+typedef struct watchdog {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    bool running, stop;
+    bool armed;
+    long seq;            /* the armed step's number (fp_world.seq) */
+    double deadline;     /* fp_clock() */
+    char what[160];
+} watchdog;
 
 struct fp_world {
     int rank, size;
@@ -22,6 +36,9 @@ struct fp_world {
     long seq;                   /* blocking steps entered so far */
     MPI_Comm comm, ctrl;
     bool mpi_up;
+    bool owns_mpi;              /* opened MPI: closing finalizes it */
+    bool multiple;              /* MPI_THREAD_MULTIPLE: the watchdog may diagnose */
+    watchdog dog;
     bool peer_lost;             /* a deadline expired: Finalize would hang */
     char command[1024];
 };
@@ -79,7 +96,9 @@ const char *fp_world_describe(const fp_world *w, int rank, char *buf, size_t len
 
 void fp_world_configure(fp_world *w, double timeout_s, bool verbose, bool quiet)
 {
+    pthread_mutex_lock(&w->dog.lock); /* the watchdog reads it */
     w->timeout = timeout_s > 0 ? timeout_s : 60;
+    pthread_mutex_unlock(&w->dog.lock);
     fp_log_identity(w->node_names ? fp_world_my_node(w) : "?", w->rank, verbose, quiet);
 }
 
@@ -88,9 +107,8 @@ void fp_world_configure(fp_world *w, double timeout_s, bool verbose, bool quiet)
 /* After a deadline expired: every rank that got here reports to rank 0;
  * rank 0 waits a short grace period and names the ranks that never reported
  * (they never arrived, or are gone). */
-static void diagnose_timeout(fp_world *w, const char *what)
+static void diagnose_timeout(fp_world *w, const char *what, long mine)
 {
-    long mine = w->seq;
     double grace = w->timeout / 4 < 2.0 ? w->timeout / 4 : 2.0;
     w->peer_lost = true;
     if (w->rank != 0) {
@@ -154,7 +172,9 @@ done:
 
 fp_status fp_world_wait(fp_world *w, MPI_Request *reqs, int n, const char *what)
 {
+    pthread_mutex_lock(&w->dog.lock);
     w->seq++;
+    pthread_mutex_unlock(&w->dog.lock);
     double start = fp_clock(), deadline = start + w->timeout;
     int done = 0;
     for (long spin = 0;; spin++) {
@@ -176,9 +196,121 @@ fp_status fp_world_wait(fp_world *w, MPI_Request *reqs, int n, const char *what)
     return fp_world_timed_out(w, what);
 }
 
+/* After a timeout, a rank other than 0 gives rank 0 time to print its
+ * diagnosis and end the job; when it has not (it may be the stuck one), the
+ * caller ends the job from here. */
+static void wait_for_rank0(const fp_world *w)
+{
+    if (w->rank == 0)
+        return;
+    fp_sleep(w->timeout / 4 < 3.0 ? w->timeout / 4 + 1.0 : 4.0);
+    fp_error("rank 0 (node %s) did not end the job after the timeout; aborting",
+             w->node_names ? w->node_names[0] : "?");
+}
+
+/* The watchdog's end of an expired step: the main thread (or the comm
+ * thread) is inside a blocking MPI call that nothing can interrupt, so the
+ * watchdog names the missing ranks (the same diagnosis as fp_world_wait's,
+ * through MPI on the control communicator: MPI_THREAD_MULTIPLE) and ends the
+ * job itself with the timeout's exit code. The one place outside main that
+ * calls MPI_Abort: there is no caller left to return to. */
+static void expire(fp_world *w, const char *what, long seq)
+{
+    if (w->multiple)
+        diagnose_timeout(w, what, seq);
+    else
+        fp_error("timeout after %.1f s in %s (MPI gives no MPI_THREAD_MULTIPLE here: the ranks "
+                 "that never arrived cannot be named)", w->timeout, what);
+    wait_for_rank0(w);
+    MPI_Abort(MPI_COMM_WORLD, fp_status_exit_code(FP_ETIMEOUT));
+}
+
+/* Wakes every tick (a twentieth of the deadline, at most 0.1 s) and checks
+ * the armed step's deadline; sleeps on a condition variable in between, so
+ * the timed path pays only fp_world_step_begin/end (an uncontended mutex and
+ * a clock read). */
+static void *watchdog_main(void *arg)
+{
+    fp_world *w = arg;
+    watchdog *d = &w->dog;
+    pthread_mutex_lock(&d->lock);
+    while (!d->stop) {
+        double now = fp_clock();
+        if (d->armed && now > d->deadline) {
+            char what[sizeof d->what];
+            long seq = d->seq;
+            memcpy(what, d->what, sizeof what);
+            pthread_mutex_unlock(&d->lock);
+            expire(w, what, seq); /* does not return */
+            return NULL;
+        }
+        double tick = w->timeout / 20 < 0.1 ? w->timeout / 20 : 0.1;
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        long ns = ts.tv_nsec + (long)(tick * 1e9);
+        ts.tv_sec += ns / 1000000000L;
+        ts.tv_nsec = ns % 1000000000L;
+        pthread_cond_timedwait(&d->wake, &d->lock, &ts);
+    }
+    pthread_mutex_unlock(&d->lock);
+    return NULL;
+}
+
+static fp_status watchdog_start(fp_world *w)
+{
+    watchdog *d = &w->dog;
+    pthread_condattr_t attr;
+    if (pthread_condattr_init(&attr) != 0)
+        return FP_ENOMEM;
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    int rc = pthread_cond_init(&d->wake, &attr);
+    pthread_condattr_destroy(&attr);
+    if (rc != 0)
+        return FP_ENOMEM;
+    if (pthread_create(&d->thread, NULL, watchdog_main, w) != 0) {
+        fp_error("cannot start the deadline watchdog thread");
+        pthread_cond_destroy(&d->wake);
+        return FP_EINTERNAL;
+    }
+    d->running = true;
+    return FP_OK;
+}
+
+static void watchdog_stop(fp_world *w)
+{
+    watchdog *d = &w->dog;
+    if (!d->running)
+        return;
+    pthread_mutex_lock(&d->lock);
+    d->stop = true;
+    pthread_cond_signal(&d->wake);
+    pthread_mutex_unlock(&d->lock);
+    pthread_join(d->thread, NULL);
+    pthread_cond_destroy(&d->wake);
+    d->running = false;
+}
+
+void fp_world_step_begin(fp_world *w, const char *what)
+{
+    watchdog *d = &w->dog;
+    pthread_mutex_lock(&d->lock);
+    d->seq = ++w->seq;
+    d->deadline = fp_clock() + w->timeout;
+    d->armed = true;
+    snprintf(d->what, sizeof d->what, "%s", what);
+    pthread_mutex_unlock(&d->lock);
+}
+
+void fp_world_step_end(fp_world *w)
+{
+    pthread_mutex_lock(&w->dog.lock);
+    w->dog.armed = false;
+    pthread_mutex_unlock(&w->dog.lock);
+}
+
 fp_status fp_world_timed_out(fp_world *w, const char *what)
 {
-    diagnose_timeout(w, what);
+    diagnose_timeout(w, what, w->seq);
     return FP_ETIMEOUT;
 }
 
@@ -307,29 +439,77 @@ cleanup:
     return st;
 }
 
-fp_status fp_world_open(fp_world **out, int *argc, char ***argv)
+static void record_command(fp_world *w, int argc, char **argv)
+{
+    for (int i = 0, n = 0; i < argc && n < (int)sizeof w->command - 1; i++)
+        n += snprintf(w->command + n, sizeof w->command - (size_t)n, "%s%s", i ? " " : "",
+                      argv[i]);
+}
+
+/* Everything after MPI is up: the communicators over base, the watchdog,
+ * node identity and the clocks. */
+static fp_status world_start(fp_world *w, MPI_Comm base, int provided)
 {
     fp_status st = FP_OK;
-    fp_world *w = calloc(1, sizeof *w);
-    *out = w;
-    if (!w)
-        return FP_ENOMEM;
-    w->timeout = 60;
-    for (int i = 0, n = 0; i < *argc && n < (int)sizeof w->command - 1; i++)
-        n += snprintf(w->command + n, sizeof w->command - (size_t)n, "%s%s", i ? " " : "",
-                      (*argv)[i]);
-    int provided;
-    FP_CHECK_MPI(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
-    w->mpi_up = true;
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    FP_CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &w->rank));
-    FP_CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &w->size));
-    FP_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &w->comm));
-    FP_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &w->ctrl));
+    w->multiple = provided >= MPI_THREAD_MULTIPLE;
+    FP_CHECK_MPI(MPI_Comm_rank(base, &w->rank));
+    FP_CHECK_MPI(MPI_Comm_size(base, &w->size));
+    FP_CHECK_MPI(MPI_Comm_dup(base, &w->comm));
+    FP_CHECK_MPI(MPI_Comm_dup(base, &w->ctrl));
+    MPI_Comm_set_errhandler(w->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(w->ctrl, MPI_ERRORS_RETURN);
     fp_log_identity("?", w->rank, false, false);
+    FP_CHECK(watchdog_start(w));
     FP_CHECK(build_node_map(w));
     fp_log_identity(fp_world_my_node(w), w->rank, false, false);
     FP_CHECK(sync_clocks(w));
+cleanup:
+    return st;
+}
+
+static fp_world *world_new(void)
+{
+    fp_world *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->timeout = 60;
+    w->comm = w->ctrl = MPI_COMM_NULL;
+    pthread_mutex_init(&w->dog.lock, NULL);
+    return w;
+}
+
+fp_status fp_world_open(fp_world **out, int *argc, char ***argv)
+{
+    fp_status st = FP_OK;
+    fp_world *w = world_new();
+    *out = w;
+    if (!w)
+        return FP_ENOMEM;
+    record_command(w, *argc, *argv);
+    /* MULTIPLE: the watchdog diagnoses a timeout through MPI while the main
+     * thread is blocked inside a collective (docs/collectives.md) */
+    int provided = MPI_THREAD_SINGLE;
+    FP_CHECK_MPI(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided));
+    w->mpi_up = true;
+    w->owns_mpi = true;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    FP_CHECK(world_start(w, MPI_COMM_WORLD, provided));
+cleanup:
+    return st;
+}
+
+fp_status fp_world_open_comm(fp_world **out, MPI_Comm base)
+{
+    fp_status st = FP_OK;
+    fp_world *w = world_new();
+    *out = w;
+    if (!w)
+        return FP_ENOMEM;
+    record_command(w, 0, NULL);
+    int provided = MPI_THREAD_SINGLE;
+    FP_CHECK_MPI(MPI_Query_thread(&provided));
+    w->mpi_up = true;
+    FP_CHECK(world_start(w, base, provided));
 cleanup:
     return st;
 }
@@ -339,18 +519,18 @@ bool fp_world_close(fp_world *w, fp_status st)
     if (!w)
         return false;
     bool must_abort = w->mpi_up && (w->peer_lost || st == FP_ETIMEOUT || st == FP_EPEER);
-    if (must_abort && w->rank != 0) {
-        /* give rank 0 time to print its diagnosis and abort the job; if it
-         * does not (it may be the stuck one), abort from here */
-        fp_sleep(w->timeout / 4 < 3.0 ? w->timeout / 4 + 1.0 : 4.0);
-        fp_error("rank 0 (node %s) did not end the job after the timeout; aborting",
-                 w->node_names ? w->node_names[0] : "?");
-    }
+    if (must_abort)
+        wait_for_rank0(w);
+    watchdog_stop(w);
     if (w->mpi_up && !must_abort) {
-        MPI_Comm_free(&w->comm);
-        MPI_Comm_free(&w->ctrl);
-        MPI_Finalize();
+        if (w->comm != MPI_COMM_NULL)
+            MPI_Comm_free(&w->comm);
+        if (w->ctrl != MPI_COMM_NULL)
+            MPI_Comm_free(&w->ctrl);
+        if (w->owns_mpi)
+            MPI_Finalize();
     }
+    pthread_mutex_destroy(&w->dog.lock);
     free(w->node_of);
     free(w->node_names);
     free(w->offset);

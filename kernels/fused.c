@@ -12,10 +12,13 @@
  * ECT = time - best non-split GEMM time; E = 1 - ECT_overlap / ECT_seq with
  * ECT_seq that of the non-split sequential run.
  *
- * Progress: the host backend's CBLAS call cannot poll MPI, so each chunk's
- * GEMM runs in slices with the in-flight collectives polled between them;
- * on cuda the GEMM and NCCL streams progress by themselves (NCCL orders each
- * collective after the compute stream's earlier work with an event).
+ * Progress: on the host the MPI backend's comm thread runs the started
+ * collectives with blocking calls beside the CBLAS GEMM (comm_mpi.c); each
+ * chunk's GEMM runs in slices with the in-flight collectives tested between
+ * them, so a completion (and an injected slow link's stretch of it) is seen
+ * within a slice; on cuda the GEMM and NCCL streams progress by themselves
+ * (NCCL orders each collective after the compute stream's earlier work with
+ * an event).
  * C is row-major tokens x n, computed as the column-major n x tokens product
  * W (n x k) . X^T, so a chunk of tokens is one contiguous slab. */
 #include <math.h>

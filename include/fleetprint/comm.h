@@ -1,8 +1,8 @@
 #ifndef FLEETPRINT_COMM_H
 #define FLEETPRINT_COMM_H
 /* Communication backends (mpi, nccl): one start/test/wait interface over all
- * collectives, so one driver loop serves every test. Every wait has the
- * world's deadline. */
+ * collectives, so one driver loop serves every test, and an optional blocking
+ * run. Every wait and run has the world's deadline. */
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -60,6 +60,12 @@ typedef struct fp_comm_ops {
     /* Wait until complete or the deadline; frees req either way. On timeout,
      * names the ranks that never arrived and returns FP_ETIMEOUT. */
     fp_status (*wait)(fp_comm *c, fp_comm_req *req, const char *what);
+    /* Optional (NULL: callers use start + wait). Run a collective to
+     * completion on the calling thread with one blocking call, the deadline
+     * kept by the world's watchdog (fp_world_step_begin: on expiry the job
+     * ends, exit 4, naming the ranks that never arrived); what names it.
+     * Not while started collectives are still unwaited. */
+    fp_status (*run)(fp_comm *c, const fp_coll_args *a, const char *what);
 } fp_comm_ops;
 
 extern const fp_comm_ops fp_comm_mpi, fp_comm_nccl;

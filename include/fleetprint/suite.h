@@ -162,15 +162,24 @@ fp_status fp_coll_wait(fp_ctx *ctx, fp_coll_op *op, const char *what);
  * (either may be NULL) get this rank's arrival, after any injected delay, and
  * completion on the common clock (fp_world_now). An injected corrupt rank
  * (corrupt:rank=R) has one element of its result perturbed after completion
- * (after *exit), so the caller's check must find it. Waits like a blocking
- * MPI call: spins on the backend's test for up to 1 s or a quarter of the
- * deadline, then the backend's wait with the deadline.
+ * (after *exit), so the caller's check must find it. Injections happen
+ * outside the stamped call. With a backend that has a blocking run (MPI) the
+ * call between the stamps is that one blocking call, its deadline kept by
+ * the world's watchdog; otherwise it spins on the backend's test for up to
+ * 1 s or a quarter of the deadline, then the backend's wait with the deadline.
  * Returns the status of the wait, or of the corruption's device copy. */
 fp_status fp_collective_timed(fp_ctx *ctx, const fp_coll_args *a, const char *what, double typical,
                               double *enter, double *exit);
 
 /* Barrier with the deadline; an injection point. */
 fp_status fp_ctx_barrier(fp_ctx *ctx, const char *what);
+
+/* The barrier right before a timed loop: as fp_ctx_barrier, but through the
+ * comm backend's blocking run where it has one, so every rank leaves it as
+ * soon as the last one arrives (fp_ctx_barrier's polling wait may sleep past
+ * that, and the skew would count in the first timed call). Spins while it
+ * waits: for ranks that arrive together, not to wait out long compute. */
+fp_status fp_ctx_sync(fp_ctx *ctx, const char *what);
 
 /* Set up a context: parse injections, choose and open the backends. All
  * ranks return the same status. On error logs one line (rank 0 for usage). */

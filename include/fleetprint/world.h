@@ -19,6 +19,12 @@ typedef struct fp_world fp_world;
  * deadline. On error *out is still a world that fp_world_close can end. */
 fp_status fp_world_open(fp_world **out, int *argc, char ***argv);
 
+/* A second world over base, a communicator of an MPI already started (the
+ * overhead bench's oversubscribed table: its own ranks merged with spawned
+ * ones). As fp_world_open otherwise; fp_world_close frees the world's
+ * communicators but leaves MPI running. */
+fp_status fp_world_open_comm(fp_world **out, MPI_Comm base);
+
 /* Set the deadline of every later blocking step and the logging mode. */
 void fp_world_configure(fp_world *w, double timeout_s, bool verbose, bool quiet);
 
@@ -53,6 +59,17 @@ double fp_world_clock_error_max(const fp_world *w);
  * and returns FP_ETIMEOUT. Polls, so injected hangs and slow peers never
  * block it beyond the deadline. */
 fp_status fp_world_wait(fp_world *w, MPI_Request *reqs, int n, const char *what);
+
+/* A blocking step (a blocking MPI call, e.g. a timed collective) keeps the
+ * deadline without polling: begin arms the world's watchdog thread with
+ * now + timeout, end disarms it; between them the caller may block in MPI.
+ * When the deadline passes first, the watchdog names the ranks that never
+ * arrived (rank 0 logs it, as fp_world_wait does) and ends the job with
+ * MPI_Abort and exit code 4: a blocked MPI call cannot be returned from.
+ * One blocking step at a time per world; what is copied. Cost: one
+ * uncontended mutex and a clock read each. */
+void fp_world_step_begin(fp_world *w, const char *what);
+void fp_world_step_end(fp_world *w);
 
 /* For backends with their own waits (NCCL): after their deadline expired,
  * name the ranks that never arrived, as fp_world_wait does; returns FP_ETIMEOUT. */

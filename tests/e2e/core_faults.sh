@@ -5,11 +5,45 @@
 . "$FP_TESTS/lib.sh"
 run=(run --suite kernels --test membw --array-size 2M -w 1)
 
+# stamped CMD...: CMD's output, each line prefixed with the wall time it came
+stamped() {
+  "$@" 2>&1 | while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done
+  return "${PIPESTATUS[0]}"
+}
+# named_within LIMIT: rank 0 named the hung rank within LIMIT s of the hang
+# (start-up and teardown of 4 ranks on a loaded machine do not count)
+named_within() {
+  local t0 t1
+  t0=$(grep -m1 'injected hang' "$WORK/out" | cut -d' ' -f1)
+  t1=$(grep -m1 'timeout after' "$WORK/out" | cut -d' ' -f1)
+  awk -v a="$t0" -v b="$t1" -v l="$1" 'BEGIN { printf "hung rank named %.1f s after the hang\n", b - a; exit !(b - a <= l) }' ||
+    fail "hung rank not named within $1 s of the hang"
+}
+
 start=$(date +%s)
-expect_rc 4 mpi 4 "$FLEETPRINT" "${run[@]}" -n 200 --inject hang:rank=2,after=1s --timeout 10s
+expect_rc 4 stamped mpi 4 "$FLEETPRINT" "${run[@]}" -n 200 --inject hang:rank=2,after=1s --timeout 10s
 took=$(( $(date +%s) - start ))
-[ "$took" -le 15 ] || fail "hang run took ${took}s (limit 15)"
+[ "$took" -le 60 ] || fail "hang run took ${took}s (limit 60)"
 expect_out 'timeout after 10.0 s .*waiting for rank 2 \(node n2\)'
+named_within 15
+
+# the same inside blocking MPI calls, where the watchdog keeps the deadline:
+# the timed allreduce loop (rank 2 stops at a call's entry, its peers are
+# blocked in MPI_Allreduce), and fused, whose chunks' collectives block on a
+# comm thread (rank 2 stops where it is after 3 s: at a chunk's start, so the
+# others block on the comm thread, or at a variant's end or barrier)
+for spec in "run --test allreduce -b 1M -e 1M -n 1000000 -c 0|in allreduce float sum out-of-place" \
+            "run --test fused --threads 1 --fused-m 256 --fused-nk 256,256 --chunks 8 -n 100000|in "; do
+  args=${spec%%|*}
+  start=$(date +%s)
+  # shellcheck disable=SC2086
+  expect_rc 4 stamped mpi 4 "$FLEETPRINT" $args --inject hang:rank=2,after=3s --timeout 5s
+  took=$(( $(date +%s) - start ))
+  [ "$took" -le 60 ] || fail "hang in '$args' took ${took}s (limit 60)"
+  expect_out "timeout after 5.0 s ${spec#*|}.*waiting for rank 2 \(node n2\), which never arrived"
+  grep -m1 'timeout after' "$WORK/out"
+  named_within 10
+done
 
 expect_rc 134 mpi 4 "$FLEETPRINT" "${run[@]}" -n 50 --inject crash:rank=1
 expect_out 'injected crash of rank 1'
