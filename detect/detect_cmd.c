@@ -320,7 +320,8 @@ cleanup:
 }
 
 /* `report` is detect's loading and outputs for people and dashboards: it
- * renders a run whatever its verdict, so a failing verdict is not its error. */
+ * renders a run whatever its verdict, then exits as detect does (1 when the
+ * verdict it printed is fail), so its exit code never contradicts its output. */
 static fp_status report_main(const void *config, fp_world *w)
 {
     const detect_cfg *c = config;
@@ -328,8 +329,7 @@ static fp_status report_main(const void *config, fp_world *w)
         fp_error("report: nothing to write: give --html FILE, --prometheus FILE, --json or --junit");
         return FP_EUSAGE;
     }
-    fp_status st = detect_main(config, w);
-    return st == FP_EFAIL ? FP_OK : st;
+    return detect_main(config, w);
 }
 
 const fp_command fp_cmd_report = {

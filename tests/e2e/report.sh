@@ -2,12 +2,14 @@
 # fleetprint report: a simulated fleet with a bad link and a slow node
 # renders as HTML whose link matrix has one cell per node pair and names the
 # failing link, and as a Prometheus textfile in the exposition format; the
-# verdict does not set report's exit code; nothing to write is a usage error.
+# exit code matches the printed verdict (fail: 1, files still written);
+# nothing to write is a usage error.
 . "$FP_TESTS/lib.sh"
 cd "$WORK"
 expect_rc 0 "$FLEETPRINT" simulate --nodes 12 --gpus-per-node 2 --seed 7 --runs 1 \
   --faults bad-link=1,slow-node=1 --out sim.jsonl --truth truth.json
-expect_rc 0 "$FLEETPRINT" report --input sim.jsonl --html r.html --prometheus r.prom
+expect_rc 1 "$FLEETPRINT" report --input sim.jsonl --html r.html --prometheus r.prom --json v.json
+expect_out "detect: FAIL"
 [ ! -e r.prom.tmp ] || fail "the textfile's temporary was left behind"
 py - <<'PY'
 import json, re
