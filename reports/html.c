@@ -157,8 +157,9 @@ static void link_matrix(FILE *f, const fp_run *run, const fp_verdicts *v)
                 fprintf(f, ": %.3g GB/s (%.2f x median)", x, x / med);
             fputs("</title></rect>\n", f);
             if (isfinite(x) && cell >= 40)
-                fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%.3g</text>\n",
-                        left + b * cell + cell / 2, top + a * cell + cell / 2 + 4, x);
+                fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\">%.3g</text>\n",
+                        left + b * cell + cell / 2, top + a * cell + cell / 2 + 4,
+                        x / med < 0.7 ? "white" : "black", x);
         }
     fprintf(f, "<text x=\"%d\" y=\"%d\">cells: bandwidth in GB/s; colour: bandwidth / median %.3g GB/s "
                "(white 1.0, red 0.4 or less; grey: not measured)</text>\n</svg>\n",
@@ -266,7 +267,10 @@ static const char *eng(double x, const char *unit, char *buf, size_t len)
             y /= 1000;
             k++;
         }
-        snprintf(buf, len, "%.4g %s", y, ladders[i].rung[k]);
+        if (x == 0)
+            snprintf(buf, len, "0");
+        else
+            snprintf(buf, len, "%.4g %s", y, ladders[i].rung[k]);
         return buf;
     }
     snprintf(buf, len, "%.4g%s%s", x, unit[0] ? " " : "", unit);
@@ -378,7 +382,7 @@ static void summary(FILE *f, const fp_verdicts *v)
     const char *const *drain;
     size_t ndrain = fp_verdicts_nodes_at(v, FP_FAIL, &drain);
     char *list = fp_hostlist_compress(drain, ndrain);
-    fprintf(f, "<div class=\"summary %s\"><h2>Verdict: <span class=\"%s\">%s</span></h2>\n<p class=\"counts\">",
+    fprintf(f, "<div class=\"summary s-%s\"><h2>Verdict: <span class=\"%s\">%s</span></h2>\n<p class=\"counts\">",
             fp_verdict_name(all), fp_verdict_name(all), fp_verdict_name(all));
     if (nodes[FP_FAIL]) {
         fprintf(f, "%zu of %zu %s %s: ", nodes[FP_FAIL], total, plural(total, "node", "nodes"),
@@ -390,7 +394,8 @@ static void summary(FILE *f, const fp_verdicts *v)
                 total == 1 ? "s" : "");
     }
     if (nodes[FP_WARN])
-        fprintf(f, "; %zu %s", nodes[FP_WARN], plural(nodes[FP_WARN], "warns", "warn"));
+        fprintf(f, "; %zu of %zu %s %s", nodes[FP_WARN], total, plural(total, "node", "nodes"),
+                plural(nodes[FP_WARN], "warns", "warn"));
     if (nodes[FP_UNKNOWN])
         fprintf(f, "; %zu unknown", nodes[FP_UNKNOWN]);
     if (others[FP_FAIL] || others[FP_WARN])
@@ -444,6 +449,8 @@ static void verdict_table(FILE *f, const fp_verdicts *v)
             fprintf(f, "</td><td class=\"%s\">%s</td><td><ul class=\"reasons\">\n",
                     fp_verdict_name(ev->verdict), fp_verdict_name(ev->verdict));
             size_t n = group_reasons(v, ev, groups);
+            if (n == 0)
+                fputs("<li>no reason of its own: see its devices, ranks and links</li>\n", f);
             for (size_t g = 0; g < n && g < REASONS_SHOWN; g++)
                 reason_line(f, &groups[g]);
             if (n > REASONS_SHOWN)
@@ -471,7 +478,7 @@ fp_status fp_report_html(const fp_run *run, const fp_verdicts *v, const char *pa
           "td,th{border:1px solid #ccc;padding:2px 6px;vertical-align:top;font-size:13px}"
           ".fail{color:#b00;font-weight:bold}.warn{color:#a60}.pass{color:#070}"
           "pre{font-size:12px}.summary{border:2px solid #ccc;padding:0 1em;margin-bottom:1em}"
-          ".summary.fail{border-color:#b00}.summary.warn{border-color:#a60}.summary.pass{border-color:#070}"
+          ".s-fail{border-color:#b00}.s-warn{border-color:#a60}.s-pass{border-color:#070}"
           ".counts{font-size:20px}ul.reasons{margin:0;padding-left:1em}li.more{color:#555}</style></head><body>\n<h1>fleetprint run ", f);
     esc(f, run->id);
     fputs("</h1>\n", f);

@@ -22,6 +22,28 @@ cells = [r for r in xml.dom.minidom.parseString(svg).getElementsByTagName("rect"
 assert len(cells) == 12 * 12, len(cells)
 assert "failing link: " + truth["bad_links"][0] in html, truth
 assert truth["faulty_nodes"][0] in html
+# the first screen: verdict, node counts and the drain list, before any table
+top = html[:html.index("<table")]
+node = truth["faulty_nodes"][0]
+assert re.search(r'Verdict: <span class="fail">fail</span>', top), top
+assert "1 of 12 nodes fails: %s \u2192 drained" % node in top, top
+assert '<code class="drain">%s</code>' % node in top, top
+# one reason line per (entity, metric) however many evidence kinds agree, at
+# most 10 per entity, then "+N more"
+v = json.load(open("v.json"))
+rows = re.findall(r'<tr class="entity"><td>([^<]*)</td>.*?</ul>', html, re.S)
+assert rows, "no entity rows"
+for row in re.finditer(r'<tr class="entity"><td>([^<]*)</td>(.*?)</ul>', html, re.S):
+    ent, body = row.group(1), row.group(2)
+    keys = {r["metric"] for e in v["entities"] if e["entity"] == ent for r in e["reasons"]}
+    lines = body.count('<li class="fail"') + body.count('<li class="warn"')
+    assert lines == min(len(keys), 10), (ent, lines, keys)
+    assert ("+%d more" % (len(keys) - 10) in body) == (len(keys) > 10), ent
+    fails = [m.start() for m in re.finditer('<li class="fail"', body)]
+    warns = [m.start() for m in re.finditer('<li class="warn"', body)]
+    assert not fails or not warns or max(fails) < min(warns), ("fails before warns", ent)
+reasons = html[html.index("<table"):html.index("<h2>Link matrix</h2>")]
+assert not re.search(r"[0-9]e[+-][0-9]", reasons), "values in engineering units, not 1e+05"
 line = re.compile(r'^[a-z_]+\{([a-z_]+="([^"\\]|\\.)*",?)*\} -?[0-9.e+-]+(nan)?$|^# (HELP|TYPE) .*$')
 lines = open("r.prom").read().splitlines()
 bad = [l for l in lines if not line.match(l)]
