@@ -695,7 +695,7 @@ static fp_status burnin_main(const void *config, fp_world *w)
             st = fp_report_burnin_json(&run, all, ctx.nranks, b.interrupted, b.done, b.nwin,
                                        cfg->base.json);
         if (st == FP_OK && cfg->base.junit)
-            st = fp_report_burnin_junit(all, ctx.nranks, cfg->base.junit);
+            st = fp_report_burnin_junit(&run, all, ctx.nranks, cfg->base.junit);
         /* an interrupted run is stored too, marked so: baselines skip it */
         if (st == FP_OK && cfg->base.store)
             st = fp_store_append_file(cfg->base.store, &run, cfg->base.timeout);

@@ -27,7 +27,7 @@ static fp_status write_junit(const fp_run *run, const char *path)
     size_t n = 0;
     fp_status st = fp_junit_from_checks(run, &cases, &n);
     if (st == FP_OK)
-        st = fp_report_junit(path, "fleetprint run", cases, n);
+        st = fp_report_junit(path, "fleetprint run", run, cases, n);
     free(cases);
     return st;
 }

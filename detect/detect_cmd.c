@@ -53,7 +53,7 @@ static fp_status detect_and_report(const fp_run *run, const fp_rules *rules,
     if (o->exclude)
         st = fp_status_worst(st, fp_verdicts_write_hostlist(v, o->exclude));
     if (o->junit)
-        st = fp_status_worst(st, fp_verdicts_write_junit(v, o->junit));
+        st = fp_status_worst(st, fp_verdicts_write_junit(v, run, o->junit));
     if (o->html)
         st = fp_status_worst(st, fp_report_html(run, v, o->html));
     if (o->prometheus)

@@ -178,7 +178,8 @@ fp_status fp_report_burnin_json(const fp_run *run, const fp_burnin_verdict *v, i
     return fp_json_write(root, path);
 }
 
-fp_status fp_report_burnin_junit(const fp_burnin_verdict *v, int nranks, const char *path)
+fp_status fp_report_burnin_junit(const fp_run *run, const fp_burnin_verdict *v, int nranks,
+                                const char *path)
 {
     fp_junit_case *cases = calloc(nranks > 0 ? (size_t)nranks : 1, sizeof *cases);
     if (!cases)
@@ -190,10 +191,13 @@ fp_status fp_report_burnin_junit(const fp_burnin_verdict *v, int nranks, const c
         snprintf(c->name, sizeof c->name, "rank %d %s", v[r].rank,
                  fp_entity_format(&v[r].entity, ent, sizeof ent));
         c->failed = v[r].outcome == FP_BURNIN_FAIL;
+        c->type = "burnin";
         if (c->failed)
-            snprintf(c->message, sizeof c->message, "%s", v[r].reasons);
+            c->details = v[r].reasons;
+        else if (v[r].outcome == FP_BURNIN_WARN)
+            c->out = v[r].reasons;
     }
-    fp_status st = fp_report_junit(path, "fleetprint burnin", cases, (size_t)nranks);
+    fp_status st = fp_report_junit(path, "fleetprint burnin", run, cases, (size_t)nranks);
     free(cases);
     return st;
 }

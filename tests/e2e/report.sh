@@ -8,8 +8,11 @@
 cd "$WORK"
 expect_rc 0 "$FLEETPRINT" simulate --nodes 12 --gpus-per-node 2 --seed 7 --runs 1 \
   --faults bad-link=1,slow-node=1 --out sim.jsonl --truth truth.json
-expect_rc 1 "$FLEETPRINT" report --input sim.jsonl --html r.html --prometheus r.prom --json v.json
+expect_rc 1 "$FLEETPRINT" report --input sim.jsonl --html r.html --prometheus r.prom --json v.json \
+  --junit j.xml
 expect_out "detect: FAIL"
+# JUnit: valid against a Jenkins-style schema, with a fail, a warn and an unknown
+xmllint --noout --schema "$FP_TESTS/junit.xsd" j.xml || fail "JUnit does not validate against tests/junit.xsd"
 [ ! -e r.prom.tmp ] || fail "the textfile's temporary was left behind"
 py - <<'PY'
 import json, re
@@ -50,7 +53,29 @@ bad = [l for l in lines if not line.match(l)]
 assert not bad, bad[:3]
 assert any(l.startswith("fleetprint_verdict{") and l.endswith(" 2") for l in lines)
 assert any(l.startswith("fleetprint_value{suite=\"kernels\"") for l in lines)
-print("ok: %d cells, %d textfile lines" % (len(cells), len(lines)))
+import xml.etree.ElementTree as ET
+suite = ET.parse("j.xml").getroot().find("testsuite")
+assert suite.get("hostname") and suite.get("timestamp"), suite.attrib
+assert float(suite.get("time")) > 0 and int(suite.get("skipped")) >= 1, suite.attrib
+cases = {c.get("name"): c for c in suite.iter("testcase")}
+assert all(float(c.get("time")) > 0 for c in cases.values()), "every case has a duration"
+verdict = {e["entity"]: e for e in v["entities"]}
+kinds = set()
+for name, c in cases.items():
+    e = verdict.get(name, {"verdict": "pass", "reasons": []})
+    kinds.add(e["verdict"])
+    f, sk, out = c.find("failure"), c.find("skipped"), c.find("system-out")
+    assert (f is not None) == (e["verdict"] == "fail"), name
+    assert (sk is not None) == (e["verdict"] == "unknown"), name
+    if e["verdict"] == "warn":
+        assert out is not None and "warn" in out.text, name
+    if f is not None and e["reasons"]:
+        body = [l for l in f.text.splitlines() if l.strip()]
+        want = [r for r in e["reasons"] if r["verdict"] == "fail"]
+        assert len(body) == len(want), (name, body, want)  # one reason a line, none cut
+        assert f.get("type") == want[0]["rule"] and f.get("message") == body[0].strip(), name
+assert {"fail", "warn", "unknown"} <= kinds, kinds
+print("ok: %d cells, %d textfile lines, %d JUnit cases" % (len(cells), len(lines), len(cases)))
 PY
 expect_rc 2 "$FLEETPRINT" report --input sim.jsonl
 expect_out "nothing to write"
