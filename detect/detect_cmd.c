@@ -509,8 +509,9 @@ static fp_status preflight_main(const void *config, fp_world *w)
     if (st == FP_OK)
         st = fp_ctx_gather(&ctx, &run);
     if (st == FP_OK && rank == 0) {
-        fp_info("preflight: %zu samples from %d ranks on %d nodes in %.1f s", run.nsamples,
-                run.nranks, run.nnodes, fp_clock() - t0);
+        fp_info("preflight: %zu samples from %d %s on %d %s in %.1f s", run.nsamples, run.nranks,
+                fp_plural(run.nranks, "rank", "ranks"), run.nnodes,
+                fp_plural(run.nnodes, "node", "nodes"), fp_clock() - t0);
         if (pc->run_json)
             st = fp_report_json(&run, pc->run_json);
         if (st == FP_OK)
@@ -619,8 +620,10 @@ static fp_status simulate_main(const void *config, fp_world *w)
         FP_CHECK(fp_sim_write_truth(sim, c->truth));
     const fp_sim_fault *faults;
     size_t nf = fp_sim_faults(sim, &faults);
-    fp_info("simulate: %d runs, %zu samples of %d nodes x %d devices, %zu faults in the last run",
-            fp_sim_runs(sim), total, c->nodes, c->gpus, nf);
+    fp_info("simulate: %d %s, %zu samples of %d %s x %d %s, %zu %s in the last run",
+            fp_sim_runs(sim), fp_plural(fp_sim_runs(sim), "run", "runs"), total, c->nodes,
+            fp_plural(c->nodes, "node", "nodes"), c->gpus, fp_plural(c->gpus, "device", "devices"),
+            nf, fp_plural((long long)nf, "fault", "faults"));
 cleanup:
     if (f && f != stdout && fclose(f) != 0 && st == FP_OK)
         st = FP_EIO;

@@ -173,8 +173,8 @@ fp_status fp_verdicts_write_junit(const fp_verdicts *v, const fp_run *run, const
         else if (texts[i][0])
             c->details = texts[i];
         else
-            snprintf(c->message, sizeof c->message, "%s", c->skipped ? "no evidence to judge it"
-                                                                       : "fails with its parts");
+            snprintf(c->message, sizeof c->message, "%s",
+                     c->skipped ? "no evidence to judge it" : "fails with its parts");
     }
     st = fp_report_junit(path, "fleetprint detect", run, cases, v->nents);
 cleanup:

@@ -88,8 +88,9 @@ void fp_report_burnin_console(FILE *out, const fp_run *run, const fp_burnin_verd
         fprintf(out, "note: %d rank%s slowed down over time together with their peers (shared "
                      "load or fleet-wide throttling; not blamed on a device)\n",
                 slowed, slowed == 1 ? "" : "s");
-    fprintf(out, "burn-in: %s (%d fail, %d warn, %d ranks)%s\n", fp_burnin_outcome_name(worst),
-            nfail, nwarn, nranks, interrupted ? ", interrupted by a signal" : "");
+    fprintf(out, "burn-in: %s (%d fail, %d warn, %d %s)%s\n", fp_burnin_outcome_name(worst), nfail,
+            nwarn, nranks, fp_plural(nranks, "rank", "ranks"),
+            interrupted ? ", interrupted by a signal" : "");
 }
 
 static json_t *reading_json(const fp_tel_reading *r)
@@ -179,7 +180,7 @@ fp_status fp_report_burnin_json(const fp_run *run, const fp_burnin_verdict *v, i
 }
 
 fp_status fp_report_burnin_junit(const fp_run *run, const fp_burnin_verdict *v, int nranks,
-                                const char *path)
+                                 const char *path)
 {
     fp_junit_case *cases = calloc(nranks > 0 ? (size_t)nranks : 1, sizeof *cases);
     if (!cases)

@@ -157,13 +157,16 @@ static void link_matrix(FILE *f, const fp_run *run, const fp_verdicts *v)
                 fprintf(f, ": %.3g GB/s (%.2f x median)", x, x / med);
             fputs("</title></rect>\n", f);
             if (isfinite(x) && cell >= 40)
-                fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\">%.3g</text>\n",
+                fprintf(f,
+                        "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\">%.3g</text>\n",
                         left + b * cell + cell / 2, top + a * cell + cell / 2 + 4,
                         x / med < 0.7 ? "white" : "black", x);
         }
-    fprintf(f, "<text x=\"%d\" y=\"%d\">cells: bandwidth in GB/s; colour: bandwidth / median %.3g GB/s "
-               "(white 1.0, red 0.4 or less; grey: not measured)</text>\n</svg>\n",
-            left, h - 12, med);
+    fprintf(
+        f,
+        "<text x=\"%d\" y=\"%d\">cells: bandwidth in GB/s; colour: bandwidth / median %.3g GB/s "
+        "(white 1.0, red 0.4 or less; grey: not measured)</text>\n</svg>\n",
+        left, h - 12, med);
     /* the failing links, by name */
     for (size_t i = 0; v && i < fp_verdicts_count(v); i++) {
         const fp_entity_verdict *ev = fp_verdicts_get(v, i);
@@ -288,10 +291,12 @@ typedef struct reason_group {
 
 static bool worse_reason(const fp_reason *a, const fp_reason *b)
 {
-    int sa = a->verdict == FP_FAIL ? 2 : a->verdict == FP_WARN, sb = b->verdict == FP_FAIL ? 2 : b->verdict == FP_WARN;
+    int sa = a->verdict == FP_FAIL ? 2 : a->verdict == FP_WARN,
+        sb = b->verdict == FP_FAIL ? 2 : b->verdict == FP_WARN;
     if (sa != sb)
         return sa > sb;
-    double da = isfinite(a->deviation) ? a->deviation : 0, db = isfinite(b->deviation) ? b->deviation : 0;
+    double da = isfinite(a->deviation) ? a->deviation : 0,
+           db = isfinite(b->deviation) ? b->deviation : 0;
     return da > db;
 }
 
@@ -332,21 +337,27 @@ static void reason_line(FILE *f, const reason_group *g)
                                   "%s%s", m ? ", " : "", fp_evidence_name((fp_evidence)e));
     if (isnan(r->value) || r->evidence == FP_EV_MISSING)
         snprintf(line, sizeof line, "%s: %s", r->key[0] ? r->key : "-",
-                 r->note[0] ? r->note : r->evidence == FP_EV_MISSING ? "missing" : "");
+                 r->note[0]                     ? r->note
+                 : r->evidence == FP_EV_MISSING ? "missing"
+                                                : "");
     else if (r->evidence == FP_EV_VALUE)
-        snprintf(line, sizeof line, "%s = %s (limit %s)", r->key, eng(r->value, r->unit, val, sizeof val),
+        snprintf(line, sizeof line, "%s = %s (limit %s)", r->key,
+                 eng(r->value, r->unit, val, sizeof val),
                  eng(r->expected, r->unit, exp, sizeof exp));
     else if (r->expected != 0 && strcmp(r->rule, "straggler") != 0)
         snprintf(line, sizeof line, "%s = %s, expected %s (%.0f%% worse)", r->key,
-                 eng(r->value, r->unit, val, sizeof val), eng(r->expected, r->unit, exp, sizeof exp),
-                 100 * r->deviation);
+                 eng(r->value, r->unit, val, sizeof val),
+                 eng(r->expected, r->unit, exp, sizeof exp), 100 * r->deviation);
     else /* no percentage of an expected 0; lateness deviations are in the unit */
-        snprintf(line, sizeof line, "%s = %s, expected %s (%s worse)", r->key,
-                 eng(r->value, r->unit, val, sizeof val), eng(r->expected, r->unit, exp, sizeof exp),
-                 eng(strcmp(r->rule, "straggler") == 0 ? r->deviation : fabs(r->value - r->expected),
-                     r->unit, diff, sizeof diff));
+        snprintf(
+            line, sizeof line, "%s = %s, expected %s (%s worse)", r->key,
+            eng(r->value, r->unit, val, sizeof val), eng(r->expected, r->unit, exp, sizeof exp),
+            eng(strcmp(r->rule, "straggler") == 0 ? r->deviation : fabs(r->value - r->expected),
+                r->unit, diff, sizeof diff));
     fprintf(f, "<li class=\"%s\"><b>%s</b> ", fp_verdict_name(r->verdict),
-            r->verdict == FP_FAIL ? "\u2716 FAIL" : r->verdict == FP_WARN ? "\u26a0 warn" : "? unknown");
+            r->verdict == FP_FAIL   ? "\u2716 FAIL"
+            : r->verdict == FP_WARN ? "\u26a0 warn"
+                                    : "? unknown");
     esc(f, line);
     fputs(" <small>[", f);
     esc(f, kinds);
@@ -357,11 +368,6 @@ static void reason_line(FILE *f, const reason_group *g)
         esc(f, r->note);
     }
     fputs("]</small></li>\n", f);
-}
-
-static const char *plural(size_t n, const char *one, const char *many)
-{
-    return n == 1 ? one : many;
 }
 
 /* The first screen: the verdict, the node counts, the drain/exclude list and
@@ -382,20 +388,24 @@ static void summary(FILE *f, const fp_verdicts *v)
     const char *const *drain;
     size_t ndrain = fp_verdicts_nodes_at(v, FP_FAIL, &drain);
     char *list = fp_hostlist_compress(drain, ndrain);
-    fprintf(f, "<div class=\"summary s-%s\"><h2>Verdict: <span class=\"%s\">%s</span></h2>\n<p class=\"counts\">",
+    fprintf(f,
+            "<div class=\"summary s-%s\"><h2>Verdict: <span class=\"%s\">%s</span></h2>\n"
+            "<p class=\"counts\">",
             fp_verdict_name(all), fp_verdict_name(all), fp_verdict_name(all));
     if (nodes[FP_FAIL]) {
-        fprintf(f, "%zu of %zu %s %s: ", nodes[FP_FAIL], total, plural(total, "node", "nodes"),
-                plural(nodes[FP_FAIL], "fails", "fail"));
+        fprintf(f, "%zu of %zu %s %s: ", nodes[FP_FAIL], total,
+                fp_plural((long long)total, "node", "nodes"),
+                fp_plural((long long)nodes[FP_FAIL], "fails", "fail"));
         esc(f, list ? list : "?");
         fputs(" \u2192 drained", f);
     } else {
-        fprintf(f, "0 of %zu %s fail%s", total, plural(total, "node", "nodes"),
+        fprintf(f, "0 of %zu %s fail%s", total, fp_plural((long long)total, "node", "nodes"),
                 total == 1 ? "s" : "");
     }
     if (nodes[FP_WARN])
-        fprintf(f, "; %zu of %zu %s %s", nodes[FP_WARN], total, plural(total, "node", "nodes"),
-                plural(nodes[FP_WARN], "warns", "warn"));
+        fprintf(f, "; %zu of %zu %s %s", nodes[FP_WARN], total,
+                fp_plural((long long)total, "node", "nodes"),
+                fp_plural((long long)nodes[FP_WARN], "warns", "warn"));
     if (nodes[FP_UNKNOWN])
         fprintf(f, "; %zu unknown", nodes[FP_UNKNOWN]);
     if (others[FP_FAIL] || others[FP_WARN])
@@ -435,7 +445,8 @@ static void verdict_table(FILE *f, const fp_verdicts *v)
         return;
     }
     fputs("<h2>Entities that do not pass</h2>\n<table><tr><th>entity</th><th>verdict</th>"
-          "<th>reasons (one line per metric; its evidence kinds in brackets)</th></tr>\n", f);
+          "<th>reasons (one line per metric; its evidence kinds in brackets)</th></tr>\n",
+          f);
     size_t shown = 0;
     for (int rank = 0; rank < 3; rank++)
         for (size_t i = 0; i < fp_verdicts_count(v); i++) {
@@ -479,7 +490,9 @@ fp_status fp_report_html(const fp_run *run, const fp_verdicts *v, const char *pa
           ".fail{color:#b00;font-weight:bold}.warn{color:#a60}.pass{color:#070}"
           "pre{font-size:12px}.summary{border:2px solid #ccc;padding:0 1em;margin-bottom:1em}"
           ".s-fail{border-color:#b00}.s-warn{border-color:#a60}.s-pass{border-color:#070}"
-          ".counts{font-size:20px}ul.reasons{margin:0;padding-left:1em}li.more{color:#555}</style></head><body>\n<h1>fleetprint run ", f);
+          ".counts{font-size:20px}ul.reasons{margin:0;padding-left:1em}li.more{color:#555}"
+          "</style></head><body>\n<h1>fleetprint run ",
+          f);
     esc(f, run->id);
     fputs("</h1>\n", f);
     if (v)
@@ -494,7 +507,8 @@ fp_status fp_report_html(const fp_run *run, const fp_verdicts *v, const char *pa
     esc(f, run->tag);
     fprintf(f, ", status ");
     esc(f, run->status);
-    fprintf(f, "; %d ranks on %d nodes; device ", run->nranks, run->nnodes);
+    fprintf(f, "; %d %s on %d %s; device ", run->nranks, fp_plural(run->nranks, "rank", "ranks"),
+            run->nnodes, fp_plural(run->nnodes, "node", "nodes"));
     esc(f, run->device_backend);
     fputs(", comm ", f);
     esc(f, run->comm_backend);

@@ -59,8 +59,10 @@ fp_status fp_report_junit(const char *path, const char *suite, const fp_run *run
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n");
     fprintf(f, "  <testsuite name=\"");
     put_escaped(f, suite);
-    fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\" time=\"%.3f\" "
-               "timestamp=\"%s\" hostname=\"", n, failures, skipped, run ? run->duration : total, when);
+    fprintf(f,
+            "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\" time=\"%.3f\" "
+            "timestamp=\"%s\" hostname=\"",
+            n, failures, skipped, run ? run->duration : total, when);
     put_escaped(f, host);
     fprintf(f, "\">\n");
     for (size_t i = 0; i < n; i++) {

@@ -268,7 +268,7 @@ void fp_report_burnin_console(FILE *out, const fp_run *run, const fp_burnin_verd
  * case per rank (its device), failing with the rank's reasons when its
  * outcome is fail, passing with them in <system-out> when it warns. FP_EIO. */
 fp_status fp_report_burnin_junit(const fp_run *run, const fp_burnin_verdict *v, int nranks,
-                                const char *path);
+                                 const char *path);
 
 /* Write {"run": context, "burnin": {verdicts}, "samples": [...]} to path
  * ("-" for stdout). FP_EIO when it cannot be written. */
