@@ -77,6 +77,28 @@ for name, c in cases.items():
 assert {"fail", "warn", "unknown"} <= kinds, kinds
 print("ok: %d cells, %d textfile lines, %d JUnit cases" % (len(cells), len(lines), len(cases)))
 PY
+# an entity with 13 failing metrics shows 10 lines, then "+3 more"
+py - <<'PY'
+import json
+ranks = [{"node": n, "local_rank": 0, "dev": 0, "clock_offset": 0.0, "clock_error": 0.0,
+          "model": "host"} for n in ("n0", "n1")]
+run = {"id": "many", "tag": "t", "status": "complete", "command": "fleetprint run",
+       "device_backend": "host", "comm_backend": "mpi", "fleetprint_version": "0.1.0",
+       "mpi_version": "", "cuda_version": "", "driver_version": "", "nccl_version": "",
+       "injections": "", "time": 1.7e9, "duration": 10.0, "nodes": ["n0", "n1"], "ranks": ranks}
+samples = [{"suite": "kernels", "test": "gemm", "metric": "m%02d_wrong" % k, "unit": "count",
+            "better": "lower", "entity": "gpu:%s/0" % n, "size": 64, "iter": -1,
+            "value": float(n == "n1"), "t": 1.0} for k in range(13) for n in ("n0", "n1")]
+json.dump({"run": run, "samples": samples}, open("many.json", "w"))
+PY
+expect_rc 1 "$FLEETPRINT" report --input many.json --html many.html
+py - <<'PY'
+import re
+html = open("many.html").read()
+assert "1 of 2 nodes fails: n1 \u2192 drained" in html
+row = re.search(r'<tr class="entity"><td>gpu:n1/0</td>(.*?)</ul>', html, re.S).group(1)
+assert row.count('<li class="fail"') == 10 and "+3 more" in row, row
+PY
 expect_rc 2 "$FLEETPRINT" report --input sim.jsonl
 expect_out "nothing to write"
 echo ok
