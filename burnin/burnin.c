@@ -747,12 +747,13 @@ static fp_status burnin_main(const void *config, fp_world *w)
             st = fp_report_burnin_json(&run, all, ctx.nranks, b.interrupted, b.done, b.nwin,
                                        cfg->base.json);
         if (st == FP_OK && cfg->base.junit)
-            st = fp_report_burnin_junit(all, ctx.nranks, cfg->base.junit);
+            st = fp_report_burnin_junit(&run, all, ctx.nranks, cfg->base.junit);
         /* an interrupted run is stored too, marked so: baselines skip it */
         if (st == FP_OK && cfg->base.store)
             st = fp_store_append_file(cfg->base.store, &run, cfg->base.timeout);
-        fp_info("burn-in %s: %zu samples from %d ranks: %s%s", run.id, run.nsamples, run.nranks,
-                failed ? "FAIL" : "pass", b.interrupted ? " (interrupted)" : "");
+        fp_info("burn-in %s: %zu samples from %d %s: %s%s", run.id, run.nsamples, run.nranks,
+                fp_plural(run.nranks, "rank", "ranks"), failed ? "FAIL" : "pass",
+                b.interrupted ? " (interrupted)" : "");
     }
     /* a failure found is definitive even in a partial run */
     if (st == FP_OK && failed)

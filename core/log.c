@@ -11,6 +11,11 @@ static struct {
     bool quiet;
 } ident = {"", -1, false, false};
 
+const char *fp_plural(long long n, const char *one, const char *many)
+{
+    return n == 1 ? one : many;
+}
+
 void fp_log_identity(const char *node, int rank, bool verbose, bool quiet)
 {
     snprintf(ident.node, sizeof ident.node, "%s", node ? node : "");

@@ -68,6 +68,10 @@ int main(int argc, char **argv)
         return err[0] ? fp_status_exit_code(st) : 0;
     }
     fp_world *world = NULL;
+    if (cmd->check && cmd->check(cfg, speak) != FP_OK) {
+        free(cfg);
+        return fp_status_exit_code(FP_EUSAGE);
+    }
     if (cmd->needs_world)
         st = fp_world_open(&world, &argc, &argv);
     if (st == FP_OK)

@@ -130,6 +130,20 @@ static const char *kind_word(fp_opt_type t)
     }
 }
 
+/* The argument an option takes, as help shows it ("" for a flag). */
+static const char *placeholder(fp_opt_type t)
+{
+    switch (t) {
+    case FP_OPT_FLAG: return "";
+    case FP_OPT_INT: return "N";
+    case FP_OPT_DOUBLE: return "X";
+    case FP_OPT_BYTES: return "SIZE";
+    case FP_OPT_SECONDS: return "TIME";
+    case FP_OPT_LIST: return "A,B,..";
+    default: return "VALUE";
+    }
+}
+
 fp_status fp_opts_parse(const fp_opt *opts, int argc, char **argv, void *cfg, char *err,
                         size_t errlen)
 {
@@ -199,19 +213,28 @@ void fp_opts_usage(FILE *out, const char *cmd, const char *summary, const fp_opt
     for (const fp_opt *o = opts; o->name; o++)
         if (o->type == FP_OPT_POSITIONAL)
             fprintf(out, " [%s]", o->name);
-    fprintf(out, " [options]\n\n%s\n\noptions:\n", summary);
+    fprintf(out, " [options]\n\n%s\n", summary);
+    bool args = false;
+    for (const fp_opt *o = opts; o->name; o++)
+        if (o->type == FP_OPT_POSITIONAL && o->help) {
+            fprintf(out, "%s  %-30s %s\n", args ? "" : "\narguments:\n", o->name, o->help);
+            args = true;
+        }
+    fputs("\noptions:\n", out);
     for (const fp_opt *o = opts; o->name; o++) {
         if (o->type == FP_OPT_POSITIONAL)
             continue;
         char left[64];
+        const char *arg = placeholder(o->type);
         if (o->short_name)
-            snprintf(left, sizeof left, "-%c, --%s", o->short_name, o->name);
+            snprintf(left, sizeof left, "-%c, --%s%s%s", o->short_name, o->name, arg[0] ? " " : "",
+                     arg);
         else
-            snprintf(left, sizeof left, "    --%s", o->name);
-        fprintf(out, "  %-26s %s", left, o->help);
+            snprintf(left, sizeof left, "    --%s%s%s", o->name, arg[0] ? " " : "", arg);
+        fprintf(out, "  %-30s %s", left, o->help);
         if (o->defval)
             fprintf(out, " (default %s)", o->defval);
         fputc('\n', out);
     }
-    fprintf(out, "  %-26s %s\n", "-h, --help", "show this help");
+    fprintf(out, "  %-30s %s\n", "-h, --help", "show this help");
 }

@@ -27,7 +27,7 @@ static fp_status write_junit(const fp_run *run, const char *path)
     size_t n = 0;
     fp_status st = fp_junit_from_checks(run, &cases, &n);
     if (st == FP_OK)
-        st = fp_report_junit(path, "fleetprint run", cases, n);
+        st = fp_report_junit(path, "fleetprint run", run, cases, n);
     free(cases);
     return st;
 }
@@ -61,8 +61,9 @@ static fp_status run_main(const void *config, fp_world *w)
             st = write_junit(&run, cfg->junit);
         if (st == FP_OK && cfg->store)
             st = fp_store_append_file(cfg->store, &run, cfg->timeout);
-        fp_info("run %s: %zu samples from %d ranks on %d nodes: %s", run.id, run.nsamples,
-                run.nranks, run.nnodes, wrong ? "FAIL" : "pass");
+        fp_info("run %s: %zu samples from %d %s on %d %s: %s", run.id, run.nsamples, run.nranks,
+                fp_plural(run.nranks, "rank", "ranks"), run.nnodes,
+                fp_plural(run.nnodes, "node", "nodes"), wrong ? "FAIL" : "pass");
         if (wrong)
             fp_error("%lld wrong results: see the rows with wrong > 0", wrong);
     }
@@ -78,6 +79,11 @@ static fp_status run_main(const void *config, fp_world *w)
 
 static const fp_opt run_opts[] = {FP_SUITE_OPTS, {0}};
 
+static fp_status run_check(const void *config, bool speak)
+{
+    return fp_selection_check(config, speak);
+}
+
 const fp_command fp_cmd_run = {
     .name = "run",
     .summary = "run test suites on every rank and record their samples",
@@ -85,4 +91,5 @@ const fp_command fp_cmd_run = {
     .config_size = sizeof(fp_config),
     .needs_world = true,
     .run = run_main,
+    .check = run_check,
 };

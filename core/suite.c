@@ -309,10 +309,11 @@ fp_status fp_ctx_open(fp_ctx *ctx, const fp_config *cfg, fp_world *w, fp_inject_
         st = ctx->comm_ops->open(&ctx->comm, w, ctx->dev);
     st = fp_world_agree(w, st);
     if (st == FP_OK)
-        fp_info("%d ranks on %d nodes; device %s (%s), comm %s, %d thread%s per rank; clock "
+        fp_info("%d %s on %d %s; device %s (%s), comm %s, %d thread%s per rank; clock "
                 "offsets within %.1f us",
-                ctx->nranks, fp_world_nnodes(w), ctx->dev_ops->name, ctx->dev_info.model,
-                ctx->comm_ops->name, threads, threads == 1 ? "" : "s",
+                ctx->nranks, fp_plural(ctx->nranks, "rank", "ranks"), fp_world_nnodes(w),
+                fp_plural(fp_world_nnodes(w), "node", "nodes"), ctx->dev_ops->name,
+                ctx->dev_info.model, ctx->comm_ops->name, threads, threads == 1 ? "" : "s",
                 fp_world_clock_error_max(w) * 1e6);
     return st;
 }
@@ -340,16 +341,14 @@ static bool selected(const fp_config *cfg, const fp_test *t)
     return strcmp(cfg->suite, "all") == 0 || strcmp(cfg->suite, t->suite) == 0;
 }
 
-fp_status fp_run_selected(fp_ctx *ctx)
+fp_status fp_selection_check(const fp_config *cfg, bool speak)
 {
-    const fp_config *cfg = ctx->cfg;
-    /* every name given must exist, in the chosen suite */
     for (int i = 0; i < cfg->tests.n; i++) {
         bool known = false;
         for (int k = 0; fp_tests[k]; k++)
             known |= strcmp(fp_tests[k]->name, cfg->tests.item[i]) == 0;
         if (!known) {
-            if (ctx->rank == 0)
+            if (speak)
                 fp_error("unknown test '%s' (see fleetprint run --help)", cfg->tests.item[i]);
             return FP_EUSAGE;
         }
@@ -358,7 +357,7 @@ fp_status fp_run_selected(fp_ctx *ctx)
     for (int k = 0; fp_tests[k]; k++)
         suite_known |= strcmp(fp_tests[k]->suite, cfg->suite) == 0;
     if (!suite_known) {
-        if (ctx->rank == 0) {
+        if (speak) {
             /* the names offered are the registry's, so none of them is refused;
              * burn-in is its own command (its windows, SDC votes and telemetry) */
             char names[256] = "";
@@ -372,6 +371,14 @@ fp_status fp_run_selected(fp_ctx *ctx)
         }
         return FP_EUSAGE;
     }
+    return FP_OK;
+}
+
+fp_status fp_run_selected(fp_ctx *ctx)
+{
+    const fp_config *cfg = ctx->cfg;
+    if (fp_selection_check(cfg, ctx->rank == 0) != FP_OK)
+        return FP_EUSAGE;
     fp_status st = FP_OK;
     int ran = 0;
     for (int k = 0; fp_tests[k] && st == FP_OK; k++) {

@@ -54,7 +54,7 @@ static fp_status detect_and_report(const fp_run *run, const fp_rules *rules,
     if (o->exclude)
         st = fp_status_worst(st, fp_verdicts_write_hostlist(v, o->exclude));
     if (o->junit)
-        st = fp_status_worst(st, fp_verdicts_write_junit(v, o->junit));
+        st = fp_status_worst(st, fp_verdicts_write_junit(v, run, o->junit));
     if (o->html)
         st = fp_status_worst(st, fp_report_html(run, v, o->html));
     if (o->prometheus)
@@ -321,7 +321,8 @@ cleanup:
 }
 
 /* `report` is detect's loading and outputs for people and dashboards: it
- * renders a run whatever its verdict, so a failing verdict is not its error. */
+ * renders a run whatever its verdict, then exits as detect does (1 when the
+ * verdict it printed is fail), so its exit code never contradicts its output. */
 static fp_status report_main(const void *config, fp_world *w)
 {
     const detect_cfg *c = config;
@@ -329,8 +330,7 @@ static fp_status report_main(const void *config, fp_world *w)
         fp_error("report: nothing to write: give --html FILE, --prometheus FILE, --json or --junit");
         return FP_EUSAGE;
     }
-    fp_status st = detect_main(config, w);
-    return st == FP_EFAIL ? FP_OK : st;
+    return detect_main(config, w);
 }
 
 const fp_command fp_cmd_report = {
@@ -510,8 +510,9 @@ static fp_status preflight_main(const void *config, fp_world *w)
     if (st == FP_OK)
         st = fp_ctx_gather(&ctx, &run);
     if (st == FP_OK && rank == 0) {
-        fp_info("preflight: %zu samples from %d ranks on %d nodes in %.1f s", run.nsamples,
-                run.nranks, run.nnodes, fp_clock() - t0);
+        fp_info("preflight: %zu samples from %d %s on %d %s in %.1f s", run.nsamples, run.nranks,
+                fp_plural(run.nranks, "rank", "ranks"), run.nnodes,
+                fp_plural(run.nnodes, "node", "nodes"), fp_clock() - t0);
         if (pc->run_json)
             st = fp_report_json(&run, pc->run_json);
         if (st == FP_OK)
@@ -624,8 +625,10 @@ static fp_status simulate_main(const void *config, fp_world *w)
         FP_CHECK(fp_sim_write_truth(sim, c->truth));
     const fp_sim_fault *faults;
     size_t nf = fp_sim_faults(sim, &faults);
-    fp_info("simulate: %d runs, %zu samples of %d nodes x %d devices, %zu faults in the last run",
-            fp_sim_runs(sim), total, c->nodes, c->gpus, nf);
+    fp_info("simulate: %d %s, %zu samples of %d %s x %d %s, %zu %s in the last run",
+            fp_sim_runs(sim), fp_plural(fp_sim_runs(sim), "run", "runs"), total, c->nodes,
+            fp_plural(c->nodes, "node", "nodes"), c->gpus, fp_plural(c->gpus, "device", "devices"),
+            nf, fp_plural((long long)nf, "fault", "faults"));
 cleanup:
     if (f)
         fp_outfile_close(f, c->out, false);

@@ -126,22 +126,34 @@ fp_status fp_verdicts_write_json(const fp_verdicts *v, const fp_run *run, const 
 
 /* ---- JUnit ---------------------------------------------------------------------------------- */
 
-/* "key = value unit, expected E (X% worse; rule, evidence)" */
-static int reason_text(const fp_reason *r, char *buf, size_t len)
+/* The reasons of ev at verdict want (FP_UNKNOWN: all of them), one a line as
+ * the console prints them, in a new string (NULL when out of memory). */
+static char *reason_lines(const fp_verdicts *v, const fp_entity_verdict *ev, fp_verdict want)
 {
-    if (isnan(r->value))
-        return snprintf(buf, len, "%s: %s (%s, %s)", r->key, r->note, r->rule,
-                        fp_evidence_name(r->evidence));
-    return snprintf(buf, len, "%s = %.4g %s, expected %.4g (%.0f%% worse; %s, %s)", r->key,
-                    r->value, r->unit, r->expected, 100 * r->deviation, r->rule,
-                    fp_evidence_name(r->evidence));
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem)
+        return NULL;
+    for (size_t k = 0; k < ev->nreasons; k++) {
+        const fp_reason *r = &v->reasons[ev->first_reason + k];
+        if (want == FP_UNKNOWN || r->verdict == want)
+            print_reason(mem, r);
+    }
+    if (fclose(mem) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
 }
 
-fp_status fp_verdicts_write_junit(const fp_verdicts *v, const char *path)
+fp_status fp_verdicts_write_junit(const fp_verdicts *v, const fp_run *run, const char *path)
 {
+    fp_status st = FP_OK;
     fp_junit_case *cases = calloc(v->nents ? v->nents : 1, sizeof *cases);
-    if (!cases)
-        return FP_ENOMEM;
+    char **texts = calloc(v->nents ? v->nents : 1, sizeof *texts);
+    FP_CHECK_ALLOC(cases);
+    FP_CHECK_ALLOC(texts);
     for (size_t i = 0; i < v->nents; i++) {
         const fp_entity_verdict *ev = &v->ents[i];
         fp_junit_case *c = &cases[i];
@@ -149,18 +161,27 @@ fp_status fp_verdicts_write_junit(const fp_verdicts *v, const char *path)
                  fp_entity_kind_name(ev->entity.kind));
         fp_entity_format(&ev->entity, c->name, sizeof c->name);
         c->failed = ev->verdict == FP_FAIL;
-        size_t n = 0;
-        for (size_t k = 0; c->failed && k < ev->nreasons && n + 2 < sizeof c->message; k++) {
-            const fp_reason *r = &v->reasons[ev->first_reason + k];
-            if (r->verdict != FP_FAIL)
-                continue;
-            if (n)
-                n += (size_t)snprintf(c->message + n, sizeof c->message - n, "; ");
-            if (n < sizeof c->message)
-                n += (size_t)reason_text(r, c->message + n, sizeof c->message - n);
-        }
+        c->skipped = ev->verdict == FP_UNKNOWN;
+        if (ev->verdict == FP_PASS)
+            continue;
+        texts[i] = reason_lines(v, ev, ev->verdict);
+        FP_CHECK_ALLOC(texts[i]);
+        for (size_t k = 0; c->failed && k < ev->nreasons && !c->type; k++)
+            if (v->reasons[ev->first_reason + k].verdict == FP_FAIL)
+                c->type = v->reasons[ev->first_reason + k].rule;
+        if (ev->verdict == FP_WARN)
+            c->out = texts[i]; /* a warn passes, with its reasons as a note */
+        else if (texts[i][0])
+            c->details = texts[i];
+        else
+            snprintf(c->message, sizeof c->message, "%s",
+                     c->skipped ? "no evidence to judge it" : "fails with its parts");
     }
-    fp_status st = fp_report_junit(path, "fleetprint detect", cases, v->nents);
+    st = fp_report_junit(path, "fleetprint detect", run, cases, v->nents);
+cleanup:
+    for (size_t i = 0; texts && i < v->nents; i++)
+        free(texts[i]);
+    free(texts);
     free(cases);
     return st;
 }

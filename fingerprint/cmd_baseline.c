@@ -18,7 +18,8 @@ typedef struct baseline_cfg {
 } baseline_cfg;
 
 static const fp_opt baseline_opts[] = {
-    {"ACTION", 0, FP_OPT_POSITIONAL, offsetof(baseline_cfg, action), NULL, "build"},
+    {"ACTION", 0, FP_OPT_POSITIONAL, offsetof(baseline_cfg, action), NULL,
+     "build (the only action: baselines from the store's runs)"},
     {"store", 's', FP_OPT_STRING, offsetof(baseline_cfg, store), NULL, "the store file (HDF5)"},
     {"tag", 't', FP_OPT_STRING, offsetof(baseline_cfg, tag), NULL, "only runs with this tag"},
     {"last", 'n', FP_OPT_INT, offsetof(baseline_cfg, last), NULL, "only the newest N runs"},
@@ -71,8 +72,11 @@ static fp_status baseline_run(const void *config, fp_world *world)
     fp_status st = FP_OK;
     fp_store *s = NULL;
     fp_baseline_opts o = {.tag = c->tag, .last = c->last, .reject = c->reject};
-    if (!c->action || strcmp(c->action, "build") != 0)
-        FP_FAIL(FP_EUSAGE, "baseline: unknown action '%s' (build)", c->action ? c->action : "");
+    if (!c->action)
+        FP_FAIL(FP_EUSAGE, "baseline: which action? (actions: build; usage: fleetprint baseline "
+                           "build --store FILE)");
+    if (strcmp(c->action, "build") != 0)
+        FP_FAIL(FP_EUSAGE, "baseline: unknown action '%s' (actions: build)", c->action);
     if (!c->store)
         FP_FAIL(FP_EUSAGE, "baseline build: which store? (--store FILE)");
     if (c->last < 0)

@@ -106,8 +106,9 @@ void fp_report_burnin_console(FILE *out, const fp_run *run, const fp_burnin_verd
         fprintf(out, "note: %d rank%s slowed down over time together with their peers (shared "
                      "load or fleet-wide throttling; not blamed on a device)\n",
                 slowed, slowed == 1 ? "" : "s");
-    fprintf(out, "burn-in: %s (%d fail, %d warn, %d ranks)%s\n", fp_burnin_outcome_name(worst),
-            nfail, nwarn, nranks, interrupted ? ", interrupted by a signal" : "");
+    fprintf(out, "burn-in: %s (%d fail, %d warn, %d %s)%s\n", fp_burnin_outcome_name(worst), nfail,
+            nwarn, nranks, fp_plural(nranks, "rank", "ranks"),
+            interrupted ? ", interrupted by a signal" : "");
 }
 
 static json_t *reading_json(const fp_tel_reading *r)
@@ -196,7 +197,8 @@ fp_status fp_report_burnin_json(const fp_run *run, const fp_burnin_verdict *v, i
     return fp_json_write(root, path);
 }
 
-fp_status fp_report_burnin_junit(const fp_burnin_verdict *v, int nranks, const char *path)
+fp_status fp_report_burnin_junit(const fp_run *run, const fp_burnin_verdict *v, int nranks,
+                                 const char *path)
 {
     fp_junit_case *cases = calloc(nranks > 0 ? (size_t)nranks : 1, sizeof *cases);
     if (!cases)
@@ -208,10 +210,13 @@ fp_status fp_report_burnin_junit(const fp_burnin_verdict *v, int nranks, const c
         snprintf(c->name, sizeof c->name, "rank %d %s", v[r].rank,
                  fp_entity_format(&v[r].entity, ent, sizeof ent));
         c->failed = v[r].outcome == FP_BURNIN_FAIL;
+        c->type = "burnin";
         if (c->failed)
-            snprintf(c->message, sizeof c->message, "%s", v[r].reasons);
+            c->details = v[r].reasons;
+        else if (v[r].outcome == FP_BURNIN_WARN)
+            c->out = v[r].reasons;
     }
-    fp_status st = fp_report_junit(path, "fleetprint burnin", cases, (size_t)nranks);
+    fp_status st = fp_report_junit(path, "fleetprint burnin", run, cases, (size_t)nranks);
     free(cases);
     return st;
 }

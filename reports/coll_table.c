@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fleetprint/collectives.h"
+#include "fleetprint/log.h"
 #include "fleetprint/report.h"
 
 enum { MAX_TESTS = 16 };
@@ -146,9 +147,11 @@ static void print_place(FILE *out, const place_cols *p, int nranks)
 static void print_test(FILE *out, const tables *t, int test, size_t from, size_t to)
 {
     int n = t->run->nranks;
-    fprintf(out, "#\n# collectives/%s on %d ranks (%d nodes); time: max over ranks; late: the "
-                 "rank last to arrive most often, share of calls\n",
-            t->tests[test], n, t->run->nnodes);
+    fprintf(out,
+            "#\n# collectives/%s on %d %s (%d %s); time: max over ranks; late: the "
+            "rank last to arrive most often, share of calls\n",
+            t->tests[test], n, fp_plural(n, "rank", "ranks"), t->run->nnodes,
+            fp_plural(t->run->nnodes, "node", "nodes"));
     fprintf(out, "# %41s %-45s %s\n", "", "out-of-place", "in-place");
     fprintf(out, "# %10s %12s %8s %6s %9s %8s %8s %7s %9s %9s %8s %8s %7s %9s\n", "size", "count",
             "type", "redop", "time", "algbw", "busbw", "#wrong", "late", "time", "algbw", "busbw",

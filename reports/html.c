@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "fleetprint/detect.h"
+#include "fleetprint/hostlist.h"
 #include "fleetprint/log.h"
 #include "fleetprint/report.h"
 #include "fleetprint/outfile.h"
@@ -128,7 +129,8 @@ static void link_matrix(FILE *f, const fp_run *run, const fp_verdicts *v)
     double med = median_of(vals, m);
     if (run->nnodes > n)
         fprintf(f, "<p>%d nodes: the matrix shows the first %d.</p>\n", run->nnodes, n);
-    const int cell = n <= 16 ? 28 : n <= 32 ? 16 : 9, left = 70, top = 70;
+    /* about 600..900 px whatever the node count; values in cells of 40 px or more */
+    const int cell = n <= 8 ? 72 : n <= 16 ? 48 : n <= 32 ? 26 : 13, left = 70, top = 70;
     int w = left + n * cell + 20 > 620 ? left + n * cell + 20 : 620, h = top + n * cell + 40;
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
                "font-family=\"sans-serif\" font-size=\"11\">\n", w, h);
@@ -155,10 +157,17 @@ static void link_matrix(FILE *f, const fp_run *run, const fp_verdicts *v)
             if (isfinite(x))
                 fprintf(f, ": %.3g GB/s (%.2f x median)", x, x / med);
             fputs("</title></rect>\n", f);
+            if (isfinite(x) && cell >= 40)
+                fprintf(f,
+                        "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\">%.3g</text>\n",
+                        left + b * cell + cell / 2, top + a * cell + cell / 2 + 4,
+                        x / med < 0.7 ? "white" : "black", x);
         }
-    fprintf(f, "<text x=\"%d\" y=\"%d\">cell colour: bandwidth / median %.3g GB/s "
-               "(white 1.0, red 0.4 or less; grey: not measured)</text>\n</svg>\n",
-            left, h - 12, med);
+    fprintf(
+        f,
+        "<text x=\"%d\" y=\"%d\">cells: bandwidth in GB/s; colour: bandwidth / median %.3g GB/s "
+        "(white 1.0, red 0.4 or less; grey: not measured)</text>\n</svg>\n",
+        left, h - 12, med);
     /* the failing links, by name */
     for (size_t i = 0; v && i < fp_verdicts_count(v); i++) {
         const fp_entity_verdict *ev = fp_verdicts_get(v, i);
@@ -238,40 +247,234 @@ static void timeline(FILE *f, const fp_run *run)
 
 /* ---- the page ------------------------------------------------------------------------------ */
 
-static void verdict_table(FILE *f, const fp_verdicts *v)
+/* A value in engineering units: 1.006e6 GFLOP/s is "1006 TFLOP/s", 0.0123 s
+ * is "12.3 ms". Units without a known ladder are printed as they are. */
+static const char *eng(double x, const char *unit, char *buf, size_t len)
 {
-    fprintf(f, "<h2>Verdict: <span class=\"%s\">%s</span></h2>\n",
-            fp_verdict_name(fp_verdicts_overall(v)), fp_verdict_name(fp_verdicts_overall(v)));
-    fputs("<table><tr><th>entity</th><th>verdict</th><th>reasons</th></tr>\n", f);
-    size_t shown = 0;
+    static const struct {
+        const char *unit;
+        double scale;        /* x * scale is in the first rung */
+        const char *rung[4]; /* each 1000 times the one before */
+    } ladders[] = {
+        {"GFLOP/s", 1, {"GFLOP/s", "TFLOP/s", "PFLOP/s", NULL}},
+        {"GB/s", 1, {"GB/s", "TB/s", NULL, NULL}},
+        {"s", 1e9, {"ns", "\u00b5s", "ms", "s"}},
+        {"ms", 1e6, {"ns", "\u00b5s", "ms", "s"}},
+        {"us", 1e3, {"ns", "\u00b5s", "ms", "s"}},
+    };
+    for (size_t i = 0; i < sizeof ladders / sizeof ladders[0]; i++) {
+        if (strcmp(unit, ladders[i].unit) != 0 || !isfinite(x))
+            continue;
+        double y = x * ladders[i].scale;
+        int k = 0;
+        while (k < 3 && ladders[i].rung[k + 1] && fabs(y) >= 1000) {
+            y /= 1000;
+            k++;
+        }
+        if (x == 0)
+            snprintf(buf, len, "0");
+        else
+            snprintf(buf, len, "%.4g %s", y, ladders[i].rung[k]);
+        return buf;
+    }
+    snprintf(buf, len, "%.4g%s%s", x, unit[0] ? " " : "", unit);
+    return buf;
+}
+
+enum { REASONS_SHOWN = 10, SUMMARY_NAMES = 8 };
+
+/* Reasons of one entity about the same metric, whatever their evidence: one
+ * line on the page. */
+typedef struct reason_group {
+    const fp_reason *worst; /* the most severe, then the largest deviation */
+    unsigned evidence;      /* bit per fp_evidence */
+} reason_group;
+
+static bool worse_reason(const fp_reason *a, const fp_reason *b)
+{
+    int sa = a->verdict == FP_FAIL ? 2 : a->verdict == FP_WARN,
+        sb = b->verdict == FP_FAIL ? 2 : b->verdict == FP_WARN;
+    if (sa != sb)
+        return sa > sb;
+    double da = isfinite(a->deviation) ? a->deviation : 0,
+           db = isfinite(b->deviation) ? b->deviation : 0;
+    return da > db;
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+    const reason_group *x = a, *y = b;
+    return worse_reason(x->worst, y->worst) ? -1 : worse_reason(y->worst, x->worst) ? 1 : 0;
+}
+
+/* The reasons of ev grouped by metric key, most severe first, into groups
+ * (room for ev->nreasons). Returns the number of groups. */
+static size_t group_reasons(const fp_verdicts *v, const fp_entity_verdict *ev, reason_group *groups)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < ev->nreasons; k++) {
+        const fp_reason *r = fp_verdicts_reason(v, ev->first_reason + k);
+        size_t g = 0;
+        while (g < n && strcmp(groups[g].worst->key, r->key) != 0)
+            g++;
+        if (g == n)
+            groups[n++] = (reason_group){r, 0};
+        else if (worse_reason(r, groups[g].worst))
+            groups[g].worst = r;
+        groups[g].evidence |= 1u << r->evidence;
+    }
+    qsort(groups, n, sizeof *groups, cmp_group);
+    return n;
+}
+
+static void reason_line(FILE *f, const reason_group *g)
+{
+    const fp_reason *r = g->worst;
+    char line[512], val[48], exp[48], diff[48], kinds[96] = "";
+    size_t m = 0;
+    for (int e = 0; e < FP_EV_COUNT; e++)
+        if (g->evidence & (1u << e))
+            m += (size_t)snprintf(kinds + m, sizeof kinds - (m < sizeof kinds ? m : sizeof kinds),
+                                  "%s%s", m ? ", " : "", fp_evidence_name((fp_evidence)e));
+    if (isnan(r->value) || r->evidence == FP_EV_MISSING)
+        snprintf(line, sizeof line, "%s: %s", r->key[0] ? r->key : "-",
+                 r->note[0]                     ? r->note
+                 : r->evidence == FP_EV_MISSING ? "missing"
+                                                : "");
+    else if (r->evidence == FP_EV_VALUE)
+        snprintf(line, sizeof line, "%s = %s (limit %s)", r->key,
+                 eng(r->value, r->unit, val, sizeof val),
+                 eng(r->expected, r->unit, exp, sizeof exp));
+    else if (r->expected != 0 && strcmp(r->rule, "straggler") != 0)
+        snprintf(line, sizeof line, "%s = %s, expected %s (%.0f%% worse)", r->key,
+                 eng(r->value, r->unit, val, sizeof val),
+                 eng(r->expected, r->unit, exp, sizeof exp), 100 * r->deviation);
+    else /* no percentage of an expected 0; lateness deviations are in the unit */
+        snprintf(
+            line, sizeof line, "%s = %s, expected %s (%s worse)", r->key,
+            eng(r->value, r->unit, val, sizeof val), eng(r->expected, r->unit, exp, sizeof exp),
+            eng(strcmp(r->rule, "straggler") == 0 ? r->deviation : fabs(r->value - r->expected),
+                r->unit, diff, sizeof diff));
+    fprintf(f, "<li class=\"%s\"><b>%s</b> ", fp_verdict_name(r->verdict),
+            r->verdict == FP_FAIL   ? "\u2716 FAIL"
+            : r->verdict == FP_WARN ? "\u26a0 warn"
+                                    : "? unknown");
+    esc(f, line);
+    fputs(" <small>[", f);
+    esc(f, kinds);
+    fputs("; ", f);
+    esc(f, r->rule);
+    if (r->note[0] && !(isnan(r->value) || r->evidence == FP_EV_MISSING)) {
+        fputs("; ", f);
+        esc(f, r->note);
+    }
+    fputs("]</small></li>\n", f);
+}
+
+/* The first screen: the verdict, the node counts, the drain/exclude list and
+ * the other failing entities by name. */
+static void summary(FILE *f, const fp_verdicts *v)
+{
+    fp_verdict all = fp_verdicts_overall(v);
+    size_t nodes[4] = {0}, others[4] = {0}, total = 0;
     for (size_t i = 0; i < fp_verdicts_count(v); i++) {
         const fp_entity_verdict *ev = fp_verdicts_get(v, i);
-        if (ev->verdict == FP_PASS)
+        if (ev->entity.kind == FP_ENT_NODE) {
+            nodes[ev->verdict]++;
+            total++;
+        } else {
+            others[ev->verdict]++;
+        }
+    }
+    const char *const *drain;
+    size_t ndrain = fp_verdicts_nodes_at(v, FP_FAIL, &drain);
+    char *list = fp_hostlist_compress(drain, ndrain);
+    fprintf(f,
+            "<div class=\"summary s-%s\"><h2>Verdict: <span class=\"%s\">%s</span></h2>\n"
+            "<p class=\"counts\">",
+            fp_verdict_name(all), fp_verdict_name(all), fp_verdict_name(all));
+    if (nodes[FP_FAIL]) {
+        fprintf(f, "%zu of %zu %s %s: ", nodes[FP_FAIL], total,
+                fp_plural((long long)total, "node", "nodes"),
+                fp_plural((long long)nodes[FP_FAIL], "fails", "fail"));
+        esc(f, list ? list : "?");
+        fputs(" \u2192 drained", f);
+    } else {
+        fprintf(f, "0 of %zu %s fail%s", total, fp_plural((long long)total, "node", "nodes"),
+                total == 1 ? "s" : "");
+    }
+    if (nodes[FP_WARN])
+        fprintf(f, "; %zu of %zu %s %s", nodes[FP_WARN], total,
+                fp_plural((long long)total, "node", "nodes"),
+                fp_plural((long long)nodes[FP_WARN], "warns", "warn"));
+    if (nodes[FP_UNKNOWN])
+        fprintf(f, "; %zu unknown", nodes[FP_UNKNOWN]);
+    if (others[FP_FAIL] || others[FP_WARN])
+        fprintf(f, "; other entities: %zu failing, %zu warning", others[FP_FAIL], others[FP_WARN]);
+    fputs("</p>\n<p>Drain / exclude list: <code class=\"drain\">", f);
+    esc(f, ndrain && list ? list : "(none)");
+    fputs("</code></p>\n", f);
+    free(list);
+    size_t named = 0;
+    for (size_t i = 0; i < fp_verdicts_count(v); i++) {
+        const fp_entity_verdict *ev = fp_verdicts_get(v, i);
+        if (ev->entity.kind == FP_ENT_NODE || ev->verdict != FP_FAIL || named++ >= SUMMARY_NAMES)
             continue;
         char ent[2 * FP_NAME_MAX + 32];
-        fputs("<tr><td>", f);
+        fputs(named == 1 ? "<p>Failing: <span class=\"fail\">" : ", ", f);
         esc(f, fp_entity_format(&ev->entity, ent, sizeof ent));
-        fprintf(f, "</td><td class=\"%s\">%s</td><td>", fp_verdict_name(ev->verdict),
-                fp_verdict_name(ev->verdict));
-        for (size_t k = 0; k < ev->nreasons; k++) {
-            const fp_reason *r = fp_verdicts_reason(v, ev->first_reason + k);
-            char line[512];
-            if (isnan(r->value))
-                snprintf(line, sizeof line, "%s %s: %s (%s)", fp_evidence_name(r->evidence),
-                         r->key, r->note, r->rule);
-            else
-                snprintf(line, sizeof line, "%s %s = %.4g %s, expected %.4g (%.0f%% worse; %s) %s",
-                         fp_evidence_name(r->evidence), r->key, r->value, r->unit, r->expected,
-                         100 * r->deviation, r->rule, r->note);
-            esc(f, line);
-            fputs("<br>", f);
-        }
-        fputs("</td></tr>\n", f);
-        shown++;
     }
+    if (named > SUMMARY_NAMES)
+        fprintf(f, " +%zu more", named - SUMMARY_NAMES);
+    fputs(named ? "</span></p>\n</div>\n" : "</div>\n", f);
+}
+
+static int entity_rank(fp_verdict v)
+{
+    return v == FP_FAIL ? 0 : v == FP_WARN ? 1 : 2;
+}
+
+/* Non-passing entities, fails first, each with at most REASONS_SHOWN lines. */
+static void verdict_table(FILE *f, const fp_verdicts *v)
+{
+    size_t nmax = 1;
+    for (size_t i = 0; i < fp_verdicts_count(v); i++)
+        nmax = fp_verdicts_get(v, i)->nreasons > nmax ? fp_verdicts_get(v, i)->nreasons : nmax;
+    reason_group *groups = malloc(nmax * sizeof *groups);
+    if (!groups) {
+        fputs("<p>out of memory listing the reasons</p>\n", f);
+        return;
+    }
+    fputs("<h2>Entities that do not pass</h2>\n<table><tr><th>entity</th><th>verdict</th>"
+          "<th>reasons (one line per metric; its evidence kinds in brackets)</th></tr>\n",
+          f);
+    size_t shown = 0;
+    for (int rank = 0; rank < 3; rank++)
+        for (size_t i = 0; i < fp_verdicts_count(v); i++) {
+            const fp_entity_verdict *ev = fp_verdicts_get(v, i);
+            if (ev->verdict == FP_PASS || entity_rank(ev->verdict) != rank ||
+                (ev->verdict == FP_UNKNOWN && ev->nreasons == 0))
+                continue;
+            char ent[2 * FP_NAME_MAX + 32];
+            fputs("<tr class=\"entity\"><td>", f);
+            esc(f, fp_entity_format(&ev->entity, ent, sizeof ent));
+            fprintf(f, "</td><td class=\"%s\">%s</td><td><ul class=\"reasons\">\n",
+                    fp_verdict_name(ev->verdict), fp_verdict_name(ev->verdict));
+            size_t n = group_reasons(v, ev, groups);
+            if (n == 0)
+                fputs("<li>no reason of its own: see its devices, ranks and links</li>\n", f);
+            for (size_t g = 0; g < n && g < REASONS_SHOWN; g++)
+                reason_line(f, &groups[g]);
+            if (n > REASONS_SHOWN)
+                fprintf(f, "<li class=\"more\">+%zu more (all of them: <code>--json</code>)</li>\n",
+                        n - REASONS_SHOWN);
+            fputs("</ul></td></tr>\n", f);
+            shown++;
+        }
     if (!shown)
         fputs("<tr><td colspan=\"3\">every entity passes</td></tr>\n", f);
     fputs("</table>\n", f);
+    free(groups);
 }
 
 fp_status fp_report_html(const fp_run *run, const fp_verdicts *v, const char *path)
@@ -285,9 +488,16 @@ fp_status fp_report_html(const fp_run *run, const fp_verdicts *v, const char *pa
     fputs("</title><style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
           "td,th{border:1px solid #ccc;padding:2px 6px;vertical-align:top;font-size:13px}"
           ".fail{color:#b00;font-weight:bold}.warn{color:#a60}.pass{color:#070}"
-          "pre{font-size:12px}</style></head><body>\n<h1>fleetprint run ", f);
+          "pre{font-size:12px}.summary{border:2px solid #ccc;padding:0 1em;margin-bottom:1em}"
+          ".s-fail{border-color:#b00}.s-warn{border-color:#a60}.s-pass{border-color:#070}"
+          ".counts{font-size:20px}ul.reasons{margin:0;padding-left:1em}li.more{color:#555}"
+          "</style></head><body>\n<h1>fleetprint run ",
+          f);
     esc(f, run->id);
-    fputs("</h1>\n<p>", f);
+    fputs("</h1>\n", f);
+    if (v)
+        summary(f, v);
+    fputs("<p>", f);
     char when[64] = "";
     time_t t = (time_t)run->time;
     struct tm tm;
@@ -297,7 +507,8 @@ fp_status fp_report_html(const fp_run *run, const fp_verdicts *v, const char *pa
     esc(f, run->tag);
     fprintf(f, ", status ");
     esc(f, run->status);
-    fprintf(f, "; %d ranks on %d nodes; device ", run->nranks, run->nnodes);
+    fprintf(f, "; %d %s on %d %s; device ", run->nranks, fp_plural(run->nranks, "rank", "ranks"),
+            run->nnodes, fp_plural(run->nnodes, "node", "nodes"));
     esc(f, run->device_backend);
     fputs(", comm ", f);
     esc(f, run->comm_backend);

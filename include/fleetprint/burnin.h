@@ -236,9 +236,11 @@ typedef struct fp_burnin_verdict {
 void fp_report_burnin_console(FILE *out, const fp_run *run, const fp_burnin_verdict *v, int nranks,
                               bool interrupted, int windows, int planned);
 
-/* Write the verdicts as JUnit XML: one test case per rank (its device),
- * failing with the rank's reasons when its outcome is fail. FP_EIO. */
-fp_status fp_report_burnin_junit(const fp_burnin_verdict *v, int nranks, const char *path);
+/* Write the verdicts as JUnit XML (timestamp and duration from run): one test
+ * case per rank (its device), failing with the rank's reasons when its
+ * outcome is fail, passing with them in <system-out> when it warns. FP_EIO. */
+fp_status fp_report_burnin_junit(const fp_run *run, const fp_burnin_verdict *v, int nranks,
+                                 const char *path);
 
 /* Write {"run": context, "burnin": {verdicts}, "samples": [...]} to path
  * ("-" for stdout). FP_EIO when it cannot be written. */

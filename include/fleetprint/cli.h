@@ -19,6 +19,9 @@ typedef struct fp_command {
     /* Runs the command with its parsed, read-only config. world is NULL unless
      * needs_world. Returns the status the process exits with. */
     fp_status (*run)(const void *config, fp_world *world);
+    /* NULL, or checks the parsed config before MPI and devices start (names
+     * that must exist): FP_EUSAGE, with a one-line error when speak. */
+    fp_status (*check)(const void *config, bool speak);
 } fp_command;
 
 /* The command table, terminated by a row with name NULL. */

@@ -139,10 +139,13 @@ fp_status fp_verdicts_write_json(const fp_verdicts *v, const fp_run *run, const 
  * mpirun --host filtering. FP_EIO naming the path on error. */
 fp_status fp_verdicts_write_hostlist(const fp_verdicts *v, const char *path);
 
-/* Write the verdicts as JUnit XML for CI: one test case per judged entity,
- * a failure for each failing one whose message names every failing reason's
- * metric, value, expected value, deviation, rule and evidence. FP_EIO. */
-fp_status fp_verdicts_write_junit(const fp_verdicts *v, const char *path);
+/* Write the verdicts as JUnit XML for CI (timestamp, duration from run): one
+ * test case per judged entity. A failing one has a failure typed by its first
+ * failing rule, one line per failing reason (metric, value, expected value,
+ * deviation, evidence, rule) as fp_verdicts_print shows it; a warning one
+ * passes with its reasons in <system-out>; an unknown one is <skipped>.
+ * FP_EIO; FP_ENOMEM. */
+fp_status fp_verdicts_write_junit(const fp_verdicts *v, const fp_run *run, const char *path);
 
 /* ---- fleet simulation --------------------------------------------------------------------- */
 

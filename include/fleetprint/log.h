@@ -11,6 +11,9 @@ typedef enum fp_log_level { FP_LOG_DEBUG, FP_LOG_INFO, FP_LOG_WARN, FP_LOG_ERROR
 /* Set this process's identity for log prefixes. Called once by the runtime
  * after MPI start-up, before any thread starts; rank -1 means "no MPI". This is
  * the one process-wide setting fleetprint keeps, read-only once set. */
+/* one when n is 1, else many: "%d %s", n, fp_plural(n, "rank", "ranks"). */
+const char *fp_plural(long long n, const char *one, const char *many);
+
 void fp_log_identity(const char *node, int rank, bool verbose, bool quiet);
 
 /* This process's rank as set by fp_log_identity, or -1. */

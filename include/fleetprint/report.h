@@ -101,19 +101,27 @@ fp_status fp_report_prometheus(const fp_run *run, const fp_verdicts *v, const ch
 
 /* ---- JUnit XML ------------------------------------------------------------------ */
 
-/* One test case of a JUnit report: a check that passed or failed. */
+/* One test case of a JUnit report: a check that passed, failed or could not
+ * be judged (skipped). */
 typedef struct fp_junit_case {
     char classname[64];  /* "fleetprint.kernels.membw" */
     char name[320];      /* "kernels.membw.wrong@1048576 gpu:n0/0" */
     bool failed;
-    char message[512];   /* on failure: metric, value, expected */
-    double seconds;
+    bool skipped;        /* nothing could be judged: <skipped> */
+    char message[512];   /* on failure or skip: metric, value, expected */
+    const char *type;    /* failure type ("compute", "wrong-results"); NULL: "fail" */
+    const char *details; /* NULL, or the full text (one reason a line): the failure's
+                            body, and its first line the message; owned by the caller */
+    const char *out;     /* NULL, or a note for <system-out> (a warn's reasons) */
+    double seconds;      /* <= 0: an equal share of run's duration */
 } fp_junit_case;
 
-/* Write cases as a JUnit XML file (one <testsuite> named suite). Text is
- * XML-escaped. FP_EIO when the file cannot be written. */
-fp_status fp_report_junit(const char *path, const char *suite, const fp_junit_case *cases,
-                          size_t n);
+/* Write cases as a JUnit XML file (one <testsuite> named suite, with run's
+ * start as its timestamp, run's duration as its time, and this host's name;
+ * run may be NULL: now, the cases' sum). Text is XML-escaped; control
+ * characters XML forbids are dropped. FP_EIO when the file cannot be written. */
+fp_status fp_report_junit(const char *path, const char *suite, const fp_run *run,
+                          const fp_junit_case *cases, size_t n);
 
 /* The verification cases of a run: one per summary sample counting wrong
  * results (a metric named *wrong*), failing when the count is not 0. *out is

@@ -187,6 +187,11 @@ fp_status fp_ctx_open(fp_ctx *ctx, const fp_config *cfg, fp_world *w, fp_inject_
                       fp_run *local);
 void fp_ctx_close(fp_ctx *ctx);
 
+/* Every --test name of cfg is a test of this build and its --suite is known:
+ * FP_OK, else FP_EUSAGE with a one-line error when speak. Needs no world, so
+ * commands check before MPI and devices start. */
+fp_status fp_selection_check(const fp_config *cfg, bool speak);
+
 /* Run the tests cfg selects (suite and --test), in registry order. */
 fp_status fp_run_selected(fp_ctx *ctx);
 

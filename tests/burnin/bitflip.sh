@@ -23,7 +23,7 @@ assert d['run']['status'] == 'failed' and 'bitflip:rank=2' in d['run']['injectio
 print('suspect: rank 2 on', bad['node'], 'first bad window', fb)
 "
 # CI and the store see it too: one failing JUnit case (rank 2), the run stored as failed
-xmllint --noout "$WORK/j.xml"
+xmllint --noout --schema "$FP_TESTS/junit.xsd" "$WORK/j.xml"
 [ "$(grep -c '<failure' "$WORK/j.xml")" -eq 1 ] || fail "JUnit: expected exactly 1 failure"
 grep -q 'name="rank 2 gpu:n2/0"' "$WORK/j.xml" || fail "JUnit: no case for rank 2"
 expect_rc 0 "$FLEETPRINT" store ls --store "$WORK/s.h5"

@@ -23,7 +23,7 @@ print("ok: %d samples from %d nodes" % (len(samples), n))
 PY
 if [ "$n" = 2 ]; then
   expect_rc 0 mpi 2 "$FLEETPRINT" run --test membw --array-size 1M -n 2 -w 0 --junit "$WORK/j.xml"
-  xmllint --noout "$WORK/j.xml"
+  xmllint --noout --schema "$FP_TESTS/junit.xsd" "$WORK/j.xml"
   [ "$(grep -c '<testcase ' "$WORK/j.xml")" -eq 2 ] || fail "JUnit: expected 2 test cases"
   grep -q 'failures="0"' "$WORK/j.xml" || fail "JUnit: expected no failures"
   # every verification count is a case (gemm's f64_wrong, f32_wrong too)

@@ -22,11 +22,12 @@ if grep -q "test 'links' is not in this build" "$WORK/out"; then
 fi
 
 expect_rc 1 mpi 8 "$F" preflight --inject slow:rank=5,factor=1.5 --drain-file drain.txt \
-  --junit j.xml --store s.h5
+  --junit j.xml --store s.h5 --html r.html
 expect_out "failing node.*n5"
+grep -q "1 of 8 nodes fails: n5 .* drained" r.html || fail "HTML: no summary naming the drained node"
 [ "$(cat drain.txt)" = "n5" ] || fail "drain file: '$(cat drain.txt)', want n5"
 # CI reads the JUnit file; the run (verdict fail) joined the store as 'preflight'
-xmllint --noout j.xml || fail "JUnit file is not XML"
+xmllint --noout --schema "$FP_TESTS/junit.xsd" j.xml || fail "JUnit file is not XML"
 grep -q '<testcase classname="fleetprint.detect.node" name="node:n5"[^/]*>' j.xml ||
   fail "JUnit has no failing test case for node:n5"
 expect_rc 0 "$F" store ls --store s.h5

@@ -16,7 +16,7 @@ FP_RUNS=3 FP_RECORD=1 expect_rc 0 bash "$FP_SRC/ci/gpu-regression.sh"
 sum=$(md5sum < baseline.h5)
 
 expect_rc 0 bash "$FP_SRC/ci/gpu-regression.sh"
-xmllint --noout reports/junit.xml
+xmllint --noout --schema "$FP_TESTS/junit.xsd" reports/junit.xml
 grep -q 'failures="0"' reports/junit.xml || fail "healthy run: JUnit has failures"
 
 FP_ARGS="$FP_ARGS --inject slow:rank=1,factor=5" expect_rc 1 bash "$FP_SRC/ci/gpu-regression.sh"
