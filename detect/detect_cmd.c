@@ -25,6 +25,7 @@ typedef struct detect_out {
     const char *junit;
     const char *html;
     const char *prometheus;
+    const char *explain;
     bool quiet;
 } detect_out;
 
@@ -36,7 +37,7 @@ static fp_status detect_and_report(const fp_run *run, const fp_rules *rules,
 {
     fp_verdicts *v = NULL;
     fp_detect_opts d = {.rules = rules, .baselines = base, .contended = contended != NULL,
-                        .contended_note = contended};
+                        .contended_note = contended, .explain = o->explain};
     double t0 = fp_clock();
     fp_status st = fp_detect(run, &d, &v);
     if (st != FP_OK)
@@ -44,6 +45,8 @@ static fp_status detect_and_report(const fp_run *run, const fp_rules *rules,
     double secs = fp_clock() - t0;
     if (!o->quiet)
         fp_verdicts_print(stdout, v, run);
+    if (o->explain)
+        st = fp_verdicts_explain(stdout, v, o->explain);
     fp_info("detect: %zu samples, %zu entities in %.3f s (%s evidence)", run->nsamples,
             fp_verdicts_count(v), secs, base ? "peer, drift and fleet" : "peer");
     if (o->json)
@@ -256,7 +259,9 @@ typedef struct detect_cfg {
         {"html", 0, FP_OPT_STRING, offsetof(type, member.html), NULL,                      \
          "write an HTML page with the verdicts, link matrix and timeline to FILE"},        \
         {"prometheus", 0, FP_OPT_STRING, offsetof(type, member.prometheus), NULL,          \
-         "write a Prometheus textfile (node_exporter textfile collector) to FILE"}
+         "write a Prometheus textfile (node_exporter textfile collector) to FILE"},         \
+        {"explain", 0, FP_OPT_STRING, offsetof(type, member.explain), NULL,                \
+         "print the evidence chain of ENTITY (node:n3 with its devices, links and ranks)"}
 
 static const fp_opt detect_opts[] = {
     {"store", 0, FP_OPT_STRING, offsetof(detect_cfg, store), NULL,

@@ -20,6 +20,7 @@ static const char default_rules[] =
     "  \"node_gpus\": {\"fraction\": 0.5},\n"
     "  \"missing\": \"fail\",\n"
     "  \"contended\": {\"warn\": 0.3, \"fail\": 0.6},\n"
+    "  \"baselines\": {\"min_runs\": 3, \"prior_runs\": 3, \"noisy\": 0.03},\n"
     "  \"classes\": [\n"
     "    {\"name\": \"late-rank\", \"match\": [\"collectives.*.late_rank*\"],\n"
     "     \"mode\": \"late\", \"warn\": 0.3, \"fail\": 0.5},\n"
@@ -30,7 +31,7 @@ static const char default_rules[] =
     "     \"mode\": \"absolute\", \"warn\": 300, \"fail\": 1000, \"z\": 5},\n"
     "    {\"name\": \"link\", \"match\": [\"collectives.links.bw_*\", \"*.p2p*\"],\n"
     "     \"warn\": 0.2, \"fail\": 0.35, \"z\": 4, \"summary\": true},\n"
-    "    {\"name\": \"latency\", \"match\": [\"*.lat_*\", \"*latency*\"],\n"
+    "    {\"name\": \"latency\", \"match\": [\"*.lat_*\", \"*latency*\", \"kernels.launch.*\"],\n"
     "     \"warn\": 0.25, \"fail\": 0.5, \"z\": 5},\n"
     "    {\"name\": \"collective\", \"match\": [\"collectives.*\"],\n"
     "     \"warn\": 0.1, \"fail\": 0.2, \"z\": 4},\n"
@@ -226,7 +227,7 @@ static fp_status parse_value_rule(const json_t *c, int i, const char *origin, fp
 static const char *const known_top[] = {"fleetprint_rules", "min_peers",  "persistence",
                                         "scale_floor",      "node_links", "node_gpus",
                                         "missing",          "classes",    "values",
-                                        "contended",
+                                        "contended",        "baselines",
                                         "comment",          NULL};
 
 static fp_status parse_rules(const json_t *root, const char *origin, fp_rules *r, char *err,
@@ -316,6 +317,20 @@ static fp_status parse_rules(const json_t *root, const char *origin, fp_rules *r
               r->contended_fail < r->contended_warn))
         return bad(err, errlen, origin, "contended",
                    "expected {\"warn\": W, \"fail\": F} with 0 <= W <= F <= 1");
+    r->base_min_runs = 3;
+    r->base_prior_runs = 3;
+    r->base_noisy = 0.03;
+    p = json_object_get(root, "baselines");
+    if (p) {
+        double mr = r->base_min_runs;
+        if (!json_is_object(p) || !get_number(p, "min_runs", &mr, 1, 1e6, NULL))
+            return bad(err, errlen, origin, "baselines.min_runs", "expected an integer >= 1");
+        r->base_min_runs = (int)mr;
+        if (!get_number(p, "prior_runs", &r->base_prior_runs, 0, 1e6, NULL))
+            return bad(err, errlen, origin, "baselines.prior_runs", "expected a number >= 0");
+        if (!get_number(p, "noisy", &r->base_noisy, 0, 1, NULL))
+            return bad(err, errlen, origin, "baselines.noisy", "expected a fraction in 0..1");
+    }
     const json_t *cls = json_object_get(root, "classes");
     if (!json_is_array(cls) || json_array_size(cls) == 0 ||
         json_array_size(cls) > FP_RULE_CLASSES)
