@@ -615,13 +615,14 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     /* out of bounds long enough: a fraction of the windows, min_windows in a
      * row; far out of bounds (strong_factor x fail): a smaller fraction */
     int streak = r->persist_min < present ? r->persist_min : present;
-    if (ref->noisy && streak < 2)
-        streak = 2; /* one window (or a summary alone) can warn, never fail */
+    if (ref->noisy && streak < 2 && n > 1)
+        streak = 2; /* one window never fails (a summary, an aggregate over the
+                       measurement's own iterations, is judged as it is) */
     int need = (int)ceil(r->persist_fraction * present - 1e-9);
     need = need < streak ? streak : need > present ? present : need;
     int need_s = (int)ceil(r->strong_fraction * present - 1e-9);
     need_s = need_s < streak ? streak : need_s > present ? present : need_s;
-    if (cls->absolute) /* per-call timings: persistence alone, no "far out once" */
+    if (cls->absolute || ref->noisy) /* per-call timings, noisy metrics: persistence alone */
         nstrong = 0;
     fp_verdict v = FP_PASS;
     if ((nfail >= need && best_f >= streak) || (nstrong >= need_s && best_s >= streak))
@@ -740,9 +741,11 @@ static fp_rule_class effective(const eng *g, const fp_rule_class *cls)
     if (g->contended && !c.absolute) {
         c.warn = c.warn > g->rules->contended_warn ? c.warn : g->rules->contended_warn;
         c.fail = c.fail > g->rules->contended_fail ? c.fail : g->rules->contended_fail;
-    } else if (g->contended) {
-        /* per-call timings on shared cores are mostly the scheduler's: they
-         * warn, and the scale-free late-rank count decides who fails */
+    }
+    if (g->contended && (c.absolute || c.noisy)) {
+        /* per-call timings and noisy metrics (small messages, launches) on
+         * shared cores are mostly the scheduler's: they warn, and the
+         * scale-free late-rank count and the bandwidths decide who fails */
         c.fail = INFINITY;
     }
     return c;
@@ -755,7 +758,8 @@ static fp_status judge_peers(eng *g, const key_info *k, const uint32_t *sers, si
     const fp_rule_class *cls = &eff;
     int W = k->windows;
     fp_better better = k->rep->better;
-    double *centre = buf + m, *scale = centre + W;
+    double *centre = buf + m, *scale = centre + W, *spread = scale + W;
+    size_t nsp = 0;
     bool any = false;
     for (int w = 0; w < W; w++) {
         size_t c = 0;
@@ -772,10 +776,14 @@ static fp_status judge_peers(eng *g, const key_info *k, const uint32_t *sers, si
         median_mad(buf, c, &med, &mad);
         centre[w] = med;
         scale[w] = 1.4826 * mad;
+        spread[nsp++] = scale[w];
         any = true;
     }
     if (!any)
         return FP_OK; /* too few peers: no evidence (unknown unless baselines speak) */
+    /* peers that spread more than the rules' noisy level per window: a noisy
+     * metric, judged on persistence only */
+    bool noisy = cls->noisy || (!cls->absolute && median(spread, nsp) > g->rules->base_noisy);
     for (size_t i = 0; i < m; i++) {
         const series *se = &g->ser[sers[i]];
         for (int w = 0; w < W; w++) {
@@ -787,7 +795,7 @@ static fp_status judge_peers(eng *g, const key_info *k, const uint32_t *sers, si
                   &ws[w]);
         }
         size_t before = g->nreasons;
-        reference ref = {.runs = 0, .windows = (int)m, .noisy = false};
+        reference ref = {.runs = 0, .windows = (int)m, .noisy = noisy};
         fp_status st = conclude(g, se, ws, W, FP_EV_PEERS, cls, &ref);
         if (st != FP_OK)
             return st;
@@ -807,6 +815,22 @@ static double combine(double a, double b)
     if (!isfinite(b))
         return a;
     return sqrt(a * a + b * b);
+}
+
+/* The Student-t quantile with dof degrees of freedom at the normal quantile
+ * z (the Cornish-Fisher expansion, Abramowitz & Stegun 26.7.5; within a few
+ * percent for dof >= 3 and z <= 6). A spread estimated from few values is
+ * itself uncertain: a threshold of z standard deviations becomes this many
+ * estimated ones, so that the false-alarm rate stays the rule's. */
+static double t_quantile(double z, double dof)
+{
+    if (!(dof < 1e4))
+        return z;
+    double n = dof < 3 ? 3 : dof, z2 = z * z, z3 = z2 * z, z5 = z3 * z2, z7 = z5 * z2,
+           z9 = z7 * z2;
+    return z + (z3 + z) / (4 * n) + (5 * z5 + 16 * z3 + 3 * z) / (96 * n * n) +
+           (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * n * n * n) +
+           (79 * z9 + 776 * z7 + 1482 * z5 - 1920 * z3 - 945 * z) / (92160 * n * n * n * n);
 }
 
 /* An entity's spread estimated from n runs, shrunk toward its SKU's: a
@@ -896,7 +920,13 @@ static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b,
         double cf = g->class_floor[k->cls - r->classes];
         floor_ = cf > floor_ ? cf : floor_;
         s = s > floor_ ? s : floor_;
-        ref.noisy = s > r->base_noisy;
+        ref.noisy = eff.noisy || s > r->base_noisy;
+        /* degrees of freedom of the spread: runs (and the SKU's prior runs)
+         * for drift, entity-runs for fleet */
+        double dof = ev == FP_EV_FLEET ? (double)b->count - 1
+                                       : (double)b->nruns - 1 +
+                                             (sku && isfinite(sku->run_spread) ? r->base_prior_runs : 0);
+        eff.z = t_quantile(eff.z, dof);
         vals = g->wvals + se->woff;
         n = k->raw_windows;
     }
@@ -1390,7 +1420,7 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     int maxw = 1;
     for (size_t k = 0; k < g.nkeys; k++)
         maxw = g.keys[k].raw_windows > maxw ? g.keys[k].raw_windows : maxw;
-    buf = malloc((g.nser + 2 * (size_t)maxw + 1) * sizeof *buf);
+    buf = malloc((g.nser + 3 * (size_t)maxw + 1) * sizeof *buf);
     ws = malloc((size_t)maxw * sizeof *ws);
     grp = malloc((g.nser + 1) * sizeof *grp);
     FP_CHECK_ALLOC(buf);

@@ -22,6 +22,8 @@ typedef struct fp_rule_class {
     bool absolute;     /* thresholds in the metric's unit instead of fractions */
     bool ignore;       /* keys of this class are not judged */
     bool summary;      /* judge the run's summary value (iter -1) when there is one */
+    bool noisy;        /* inherently noisy: persistence only, never one window; on
+                          contended runs it only warns */
     bool late;         /* late-rank records: warn/fail are fractions of all calls
                           in which an entity was the last to arrive */
     double warn, fail; /* how much worse than expected warns / fails */

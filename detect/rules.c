@@ -32,7 +32,9 @@ static const char default_rules[] =
     "    {\"name\": \"link\", \"match\": [\"collectives.links.bw_*\", \"*.p2p*\"],\n"
     "     \"warn\": 0.2, \"fail\": 0.35, \"z\": 4, \"summary\": true},\n"
     "    {\"name\": \"latency\", \"match\": [\"*.lat_*\", \"*latency*\", \"kernels.launch.*\"],\n"
-    "     \"warn\": 0.25, \"fail\": 0.5, \"z\": 5},\n"
+    "     \"warn\": 0.25, \"fail\": 0.5, \"z\": 5, \"noisy\": true},\n"
+    "    {\"name\": \"host-copy\", \"match\": [\"kernels.copy.*pageable*\"],\n"
+    "     \"warn\": 0.1, \"fail\": 0.2, \"z\": 4, \"noisy\": true},\n"
     "    {\"name\": \"collective\", \"match\": [\"collectives.*\"],\n"
     "     \"warn\": 0.1, \"fail\": 0.2, \"z\": 4},\n"
     "    {\"name\": \"compute\", \"match\": [\"kernels.gemm.*\", \"burnin.*flops*\"],\n"
@@ -184,11 +186,15 @@ static fp_status parse_class(const json_t *c, int i, const char *origin, fp_rule
     snprintf(field, sizeof field, "%s.z", where);
     if (!get_number(c, "z", &out->z, 0, 1e6, NULL))
         return bad(err, errlen, origin, field, "expected a number >= 0");
-    const json_t *sum = json_object_get(c, "summary");
-    snprintf(field, sizeof field, "%s.summary", where);
-    if (sum && !json_is_boolean(sum))
-        return bad(err, errlen, origin, field, "expected true or false");
-    out->summary = json_is_true(sum);
+    static const char *const flags[] = {"summary", "noisy"};
+    bool *dest[] = {&out->summary, &out->noisy};
+    for (int f = 0; f < 2; f++) {
+        const json_t *b = json_object_get(c, flags[f]);
+        snprintf(field, sizeof field, "%s.%s", where, flags[f]);
+        if (b && !json_is_boolean(b))
+            return bad(err, errlen, origin, field, "expected true or false");
+        *dest[f] = json_is_true(b);
+    }
     return FP_OK;
 }
 
