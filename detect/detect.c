@@ -902,9 +902,21 @@ static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b,
     const fp_rules *r = g->rules;
     /* no verdict rests on a baseline of fewer runs (drift) or fewer
      * entity-runs (fleet) than the rules' minimum */
-    if (!b || b->count == 0 || !(b->median > 0 || eff.absolute) ||
-        (ev == FP_EV_DRIFT ? b->nruns : b->count) < (uint32_t)r->base_min_runs)
+    if (!b || b->count == 0 || !(b->median > 0 || eff.absolute))
         return FP_OK;
+    uint32_t behind = ev == FP_EV_DRIFT ? b->nruns : b->count;
+    if (behind < (uint32_t)r->base_min_runs) {
+        if (!g->ents[se->ent].explain)
+            return FP_OK;
+        fp_reason *rs = series_reason(g, se, ev, FP_UNKNOWN, k->cls->name);
+        if (!rs)
+            return FP_ENOMEM;
+        rs->value = rs->expected = rs->deviation = rs->z = rs->band = NAN;
+        snprintf(rs->note, sizeof rs->note, "not judged: %s baseline of %u %s < min_runs %d",
+                 ev == FP_EV_DRIFT ? "drift: entity" : "fleet: SKU", behind,
+                 ev == FP_EV_DRIFT ? "runs" : "entity-runs", r->base_min_runs);
+        return FP_OK;
+    }
     double c, s, floor_ = r->scale_floor;
     reference ref = {.runs = (int)b->nruns, .windows = (int)(b->windows ? b->windows : 1)};
     const double *vals = g->vals + se->off;
@@ -912,6 +924,18 @@ static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b,
     if (eff.absolute) {
         c = b->median;
         s = 1.4826 * b->mad;
+    } else if (k->use_summary && !eff.noisy && b->summary > 0) {
+        /* summary classes (best of run, median over passes) judge the run's
+         * summary against the baseline runs' summaries: on shared cores
+         * the windows are the scheduler's, the best of them is the device's */
+        c = log(b->summary);
+        s = ev == FP_EV_FLEET ? b->summary_spread
+                              : shrink(b->summary_spread, sku ? sku->run_spread : NAN,
+                                       (int)b->nruns, r->base_prior_runs);
+        if (!isfinite(s))
+            s = r->scale_floor;
+        s = s > floor_ ? s : floor_;
+        ref.windows = 1;
     } else {
         c = log(b->median);
         s = window_spread_of(g, b, sku, ev);
@@ -920,6 +944,10 @@ static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b,
         double cf = g->class_floor[k->cls - r->classes];
         floor_ = cf > floor_ ? cf : floor_;
         s = s > floor_ ? s : floor_;
+        vals = g->wvals + se->woff; /* the windows as measured */
+        n = k->raw_windows;
+    }
+    if (!eff.absolute) {
         ref.noisy = eff.noisy || s > r->base_noisy;
         /* degrees of freedom of the spread: runs (and the SKU's prior runs)
          * for drift, entity-runs for fleet */
@@ -927,8 +955,6 @@ static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b,
                                        : (double)b->nruns - 1 +
                                              (sku && isfinite(sku->run_spread) ? r->base_prior_runs : 0);
         eff.z = t_quantile(eff.z, dof);
-        vals = g->wvals + se->woff;
-        n = k->raw_windows;
     }
     for (int w = 0; w < n; w++) {
         ws[w].level = -1;

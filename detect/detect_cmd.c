@@ -242,6 +242,7 @@ typedef struct detect_cfg {
     detect_out out;
     bool no_baselines;
     bool print_rules;
+    bool classify;
     bool contended;
 } detect_cfg;
 
@@ -275,6 +276,9 @@ static const fp_opt detect_opts[] = {
     FP_DETECT_OUT_OPTS(detect_cfg, out),
     {"contended", 0, FP_OPT_FLAG, offsetof(detect_cfg, contended), NULL,
      "the run's ranks shared CPU cores: use the rules' contended thresholds"},
+    {"classify", 0, FP_OPT_FLAG, offsetof(detect_cfg, classify), NULL,
+     "read metric keys (suite.test.metric@size), one a line, from stdin and print the rule "
+     "that judges each"},
     {"print-rules", 0, FP_OPT_FLAG, offsetof(detect_cfg, print_rules), NULL,
      "print the default rules file and exit"},
     {"quiet", 'q', FP_OPT_FLAG, offsetof(detect_cfg, out.quiet), NULL,
@@ -294,6 +298,17 @@ static fp_status detect_main(const void *config, fp_world *w)
     run.id[0] = 0;
     if (c->print_rules) {
         fputs(fp_rules_default_text(), stdout);
+        goto cleanup;
+    }
+    if (c->classify) {
+        char line[256];
+        FP_CHECK(load_rules(c->out.rules, &rules));
+        while (fgets(line, sizeof line, stdin)) {
+            line[strcspn(line, "\r\n")] = 0;
+            const char *rule = line[0] ? fp_rules_classify(rules, line) : NULL;
+            if (line[0])
+                printf("%s %s\n", line, rule ? rule : "-");
+        }
         goto cleanup;
     }
     if (!c->store == !c->input)

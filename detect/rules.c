@@ -25,8 +25,8 @@ static const char default_rules[] =
     "    {\"name\": \"late-rank\", \"match\": [\"collectives.*.late_rank*\"],\n"
     "     \"mode\": \"late\", \"warn\": 0.3, \"fail\": 0.5},\n"
     "    {\"name\": \"not-judged\", \"mode\": \"ignore\",\n"
-    "     \"match\": [\"collectives.*.time_*\", \"*.rounds\",\n"
-    "               \"*.pairs\", \"kernels.fused.*\"]},\n"
+    "     \"match\": [\"collectives.*.time_*\", \"*.rounds\", \"*.pairs\", \"kernels.fused.*\",\n"
+    "               \"burnin.telemetry.*\", \"burnin.verdict.*\"]},\n"
     "    {\"name\": \"straggler\", \"match\": [\"collectives.*.lateness*\"],\n"
     "     \"mode\": \"absolute\", \"warn\": 300, \"fail\": 1000, \"z\": 5},\n"
     "    {\"name\": \"link\", \"match\": [\"collectives.links.bw_*\", \"*.p2p*\"],\n"
@@ -39,17 +39,24 @@ static const char default_rules[] =
     "     \"warn\": 0.1, \"fail\": 0.2, \"z\": 4},\n"
     "    {\"name\": \"compute\", \"match\": [\"kernels.gemm.*\", \"burnin.*flops*\"],\n"
     "     \"warn\": 0.05, \"fail\": 0.07, \"z\": 3.5, \"summary\": true},\n"
-    "    {\"name\": \"memory\", \"match\": [\"kernels.membw.*\", \"kernels.copy*\"],\n"
+    "    {\"name\": \"memory\",\n"
+    "     \"match\": [\"kernels.membw.*\", \"kernels.copy*\", \"burnin.memtest.bandwidth*\"],\n"
     "     \"warn\": 0.05, \"fail\": 0.07, \"z\": 3.5, \"summary\": true},\n"
     "    {\"name\": \"default\", \"match\": [\"*\"], \"warn\": 0.1, \"fail\": 0.2, \"z\": 4}\n"
     "  ],\n"
     "  \"values\": [\n"
-    "    {\"name\": \"wrong-results\", \"match\": [\"*wrong*\", \"*mismatch*\", \"*.sdc*\"],\n"
-    "     \"max\": 0, \"verdict\": \"fail\"},\n"
+    "    {\"name\": \"wrong-results\", \"match\": [\"*wrong*\", \"*mismatch*\", \"*.sdc*\",\n"
+    "     \"*nonfinite*\", \"burnin.memtest.errors*\"], \"max\": 0, \"verdict\": \"fail\"},\n"
     "    {\"name\": \"ecc-uncorrected\",\n"
-    "     \"match\": [\"*ecc_uncorrected*\", \"*.xid*\", \"*remapped_failed*\"],\n"
+    "     \"match\": [\"*ecc_uncorrected*\", \"*.xid*\", \"*remapped_failed*\",\n"
+    "               \"*remapped_rows_uncorr*\", \"*remap_failure*\"],\n"
     "     \"max\": 0, \"verdict\": \"fail\"},\n"
-    "    {\"name\": \"ecc-corrected\", \"match\": [\"*ecc_corrected*\"], \"max\": 0,\n"
+    "    {\"name\": \"ecc-corrected\",\n"
+    "     \"match\": [\"*ecc_corrected*\", \"*remapped_rows_corr*\", \"*remap_pending*\",\n"
+    "               \"*nvlink_errors*\"], \"max\": 0, \"verdict\": \"warn\"},\n"
+    "    {\"name\": \"burnin-verdict\", \"match\": [\"burnin.verdict.outcome\"], \"max\": 1,\n"
+    "     \"verdict\": \"fail\"},\n"
+    "    {\"name\": \"burnin-degraded\", \"match\": [\"burnin.verdict.degraded\"], \"max\": 0,\n"
     "     \"verdict\": \"warn\"},\n"
     "    {\"name\": \"temperature\", \"match\": [\"*temperature*\", \"*temp_c*\"], \"max\": 85,\n"
     "     \"verdict\": \"warn\"}\n"
@@ -506,6 +513,13 @@ const fp_rule_class *fp__rules_class(const fp_rules *r, const char *key)
         if (list_matches(&r->classes[i].patterns, key, bare))
             return &r->classes[i];
     return NULL;
+}
+
+const char *fp_rules_classify(const fp_rules *r, const char *key)
+{
+    const fp_value_rule *v = fp__rules_value(r, key);
+    const fp_rule_class *c = v ? NULL : fp__rules_class(r, key);
+    return v ? v->name : c ? c->name : NULL;
 }
 
 bool fp__glob(const char *pattern, const char *text)

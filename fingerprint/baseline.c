@@ -328,7 +328,7 @@ static hid_t brow_type(bool file, const char *who)
 {
     hid_t u32 = file ? H5T_STD_U32LE : H5T_NATIVE_UINT32;
     hid_t f64 = file ? H5T_IEEE_F64LE : H5T_NATIVE_DOUBLE;
-    hid_t t = H5Tcreate(H5T_COMPOUND, file ? 7 * 4 + 8 * 8 : sizeof(brow));
+    hid_t t = H5Tcreate(H5T_COMPOUND, file ? 7 * 4 + 10 * 8 : sizeof(brow));
     size_t off = 0;
     bool ok = t >= 0;
 #define FIELD(name, type, memoff, size)                                                    \
@@ -351,6 +351,8 @@ static hid_t brow_type(bool file, const char *who)
     FIELD("max", f64, HOFFSET(brow, b.max), 8);
     FIELD("run_spread", f64, HOFFSET(brow, b.run_spread), 8);
     FIELD("window_spread", f64, HOFFSET(brow, b.window_spread), 8);
+    FIELD("summary", f64, HOFFSET(brow, b.summary), 8);
+    FIELD("summary_spread", f64, HOFFSET(brow, b.summary_spread), 8);
 #undef FIELD
     if (!ok && t >= 0) {
         H5Tclose(t);
@@ -492,10 +494,10 @@ cleanup:
  * level as group (key, the run's SKU), and a within-run spread. */
 static fp_status entity_spreads(builder *b, brow *r, uint32_t row, const uint32_t *run,
                                 const double *v, size_t n, double *seg, double *scratch,
-                                double *meds, double *wsp, uint32_t *wins)
+                                double *meds, double *wsp, uint32_t *wins, double *sums)
 {
     fp_status st = FP_OK;
-    size_t nr = 0, nw = 0;
+    size_t nr = 0, nw = 0, ns = 0;
     uint32_t sg = 0;
     for (size_t i = 0; i < n;) {
         uint32_t id = run[i] & ~SUMMARY_BIT;
@@ -505,6 +507,8 @@ static fp_status entity_spreads(builder *b, brow *r, uint32_t row, const uint32_
         for (size_t k = i; k < j; k++) /* windows first, the summary apart */
             if (!(run[k] & SUMMARY_BIT))
                 seg[m++] = v[k];
+            else
+                sums[ns++] = v[k];
         if (m == 0)
             for (size_t k = i; k < j; k++)
                 seg[ms++] = v[k];
@@ -529,16 +533,19 @@ static fp_status entity_spreads(builder *b, brow *r, uint32_t row, const uint32_
     }
     r->b.run_spread = rel_spread(meds, nr, 2, scratch);
     r->b.window_spread = nw ? median_of(wsp, nw) : NAN;
+    r->b.summary = ns ? median_of(sums, ns) : NAN;
+    r->b.summary_spread = rel_spread(sums, ns, 2, scratch);
 cleanup:
     return st;
 }
 
-/* A SKU row's spreads and windows: medians over the entity rows that fed it
- * (members[0..n) index erows). */
+/* A SKU row's spreads, windows and summary: medians over the entity rows
+ * that fed it (members[0..n) index erows); the summary's spread is the one
+ * between those entities. */
 static void sku_spreads(brow *r, const brow *erows, const uint32_t *members, size_t n,
-                        double *a, double *c, double *w)
+                        double *a, double *c, double *w, double *scratch)
 {
-    size_t na = 0, nc = 0;
+    size_t na = 0, nc = 0, ns = 0;
     for (size_t i = 0; i < n; i++) {
         const fp_baseline *e = &erows[members[i]].b;
         if (isfinite(e->run_spread))
@@ -550,6 +557,11 @@ static void sku_spreads(brow *r, const brow *erows, const uint32_t *members, siz
     r->b.run_spread = na ? median_of(a, na) : NAN;
     r->b.window_spread = nc ? median_of(c, nc) : NAN;
     r->b.windows = n ? (uint32_t)median_of(w, n) : 1;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(erows[members[i]].b.summary))
+            a[ns++] = erows[members[i]].b.summary;
+    r->b.summary = ns ? median_of(a, ns) : NAN;
+    r->b.summary_spread = rel_spread(a, ns, 3, scratch);
 }
 
 /* Statistics per group of o. At the entity level (erows NULL) also the
@@ -562,6 +574,7 @@ static fp_status reduce(builder *b, const obs *o, const groups *gs, double rejec
     size_t *start = NULL, *mstart = NULL;
     uint32_t *run = NULL, *mrow = NULL;
     double *v = NULL, *scratch = NULL, *seg = NULL, *meds = NULL, *wsp = NULL, *mv = NULL;
+    double *sums = NULL;
     uint32_t *wins = NULL;
     brow *rows = calloc(gs->n ? gs->n : 1, sizeof *rows);
     FP_CHECK_ALLOC(rows);
@@ -580,6 +593,8 @@ static fp_status reduce(builder *b, const obs *o, const groups *gs, double rejec
     meds = malloc(maxn * sizeof *meds);
     wsp = malloc(maxn * sizeof *wsp);
     wins = malloc(maxn * sizeof *wins);
+    sums = malloc(maxn * sizeof *sums);
+    FP_CHECK_ALLOC(sums);
     FP_CHECK_ALLOC(scratch);
     FP_CHECK_ALLOC(seg);
     FP_CHECK_ALLOC(meds);
@@ -594,9 +609,10 @@ static fp_status reduce(builder *b, const obs *o, const groups *gs, double rejec
         r->b.nruns = b->rs.off[r->b.runset + 1] - b->rs.off[r->b.runset];
         if (!erows)
             FP_CHECK(entity_spreads(b, r, (uint32_t)g, run + a, v + a, n, seg, scratch, meds,
-                                    wsp, wins));
+                                    wsp, wins, sums));
         else
-            sku_spreads(r, erows, mrow + mstart[g], mstart[g + 1] - mstart[g], meds, wsp, seg);
+            sku_spreads(r, erows, mrow + mstart[g], mstart[g + 1] - mstart[g], meds, wsp, seg,
+                        scratch);
         robust_stats(v + a, n, reject, scratch, &r->b);
         *rejected += r->b.rejected;
     }
@@ -615,6 +631,7 @@ cleanup:
     free(meds);
     free(wsp);
     free(wins);
+    free(sums);
     return st;
 }
 

@@ -38,6 +38,11 @@ fp_status fp_rules_load(const char *path, fp_rules **out, char *err, size_t errl
 
 void fp_rules_free(fp_rules *rules);
 
+/* The name of the rule that judges metric key ("suite.test.metric@size"):
+ * the first value rule that matches, else the first class; NULL when none
+ * matches. The string belongs to rules. */
+const char *fp_rules_classify(const fp_rules *rules, const char *key);
+
 /* ---- verdicts ------------------------------------------------------------------------ */
 
 typedef enum fp_verdict { FP_PASS, FP_WARN, FP_FAIL, FP_UNKNOWN } fp_verdict;

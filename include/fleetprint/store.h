@@ -141,6 +141,10 @@ fp_status fp_store_build_baselines(fp_store *store, const fp_baseline_opts *opts
  *                  SKU row: the median of its entities' run_spread.
  *   window_spread  within a run: of the windows of one run (needs 3), the
  *                  median over runs. For a SKU row: over its entities.
+ *   summary        the median over runs of each run's summary value (iteration
+ *                  -1: best of the run, median over passes), NaN when none;
+ *                  summary_spread its run-to-run spread. For a SKU row: the
+ *                  median over its entities, and the spread between them.
  * A SKU row's mad is the spread between entities (of their per-run medians). */
 typedef struct fp_baseline {
     uint32_t count;    /* values used */
@@ -150,6 +154,7 @@ typedef struct fp_baseline {
     uint32_t windows;  /* windows per run (median over runs; 1: summaries only) */
     double median, mad, p05, p95, min, max;
     double run_spread, window_spread;
+    double summary, summary_spread;
 } fp_baseline;
 
 typedef struct fp_baselines fp_baselines;
