@@ -1,16 +1,20 @@
-/* Detector accuracy and speed on simulated fleets.
+/* Detector accuracy and speed on simulated fleets, peers only and with
+ * baselines, side by side.
  *
- *   detect_sim [--smoke] [--explain] [--seeds N] [--nodes N ...]
+ *   detect_sim [--smoke] [--explain] [--seeds N] [--history R] [--nodes N ...]
  *
  * For each fleet size and seed: make the fleet (fleetprint simulate's model:
- * heavy-tailed noise, per-SKU bases, persistent node/device offsets, diurnal
- * drift; slow GPUs, slow nodes, bad links, SDC, throttling from a window on,
- * intermittent episodes), run the detector on the live run with the default
- * rules and peer evidence only (a first run on a new fleet: no baseline), and
- * score failing nodes against the truth. Prints per-seed and pooled node
- * precision, recall, F1, link precision/recall, and seconds per detect (one
- * core; the median over seeds). --smoke: one small fleet, checks only that the
- * detector runs and finds faults (a correctness check, no timing asserted). */
+ * per-SKU bases, persistent node/device offsets, per-run wander, per-class
+ * heavy-tailed noise, transient dips, noisy metrics no fault touches; slow
+ * GPUs, slow nodes, bad links, SDC, throttling from a window on, intermittent
+ * episodes), append its R clean history runs (default 5, nightly runs) to a
+ * store in $TMPDIR, build baselines, then run the detector on the live run
+ * twice -- peer evidence only, and with the baselines (drift and fleet
+ * evidence too) -- and score failing nodes against the truth. Prints per-seed
+ * and pooled node precision, recall, F1, link precision/recall and seconds
+ * per detect (one core) for both paths, and the seconds to build the history.
+ * --smoke: one small fleet with 3 history runs, checks only that both paths
+ * run and find faults (a correctness check, no timing asserted). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -732,6 +732,24 @@ cleanup:
 
 /* ==== loading ======================================================================== */
 
+/* Baselines written before the spreads existed lack those members, which
+ * the read leaves unset: mark them unknown (NaN spreads, one window). */
+static void mark_old_rows(hid_t g, const char *name, brow *rows, size_t n)
+{
+    hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
+    hid_t t = d >= 0 ? H5Dget_type(d) : H5I_INVALID_HID;
+    bool old = t >= 0 && H5Tget_member_index(t, "summary_spread") < 0;
+    for (size_t i = 0; old && i < n; i++) {
+        fp_baseline *b = &rows[i].b;
+        b->windows = 1;
+        b->run_spread = b->window_spread = b->summary = b->summary_spread = NAN;
+    }
+    if (t >= 0)
+        H5Tclose(t);
+    if (d >= 0)
+        H5Dclose(d);
+}
+
 static fp_status index_rows(fp__u64map *m, const brow *rows, size_t n, size_t nkeys,
                             size_t nwho, const char *what)
 {
@@ -780,6 +798,8 @@ fp_status fp_store_load_baselines(fp_store *s, fp_baselines **out)
     H5Tclose(mt);
     FP_CHECK_H5(mt = brow_type(false, "sku"));
     FP_CHECK(fp__h5_read_table(g, "sku", mt, sizeof(brow), (void **)&b->srows, &b->nsrows));
+    mark_old_rows(g, "entity", b->erows, b->nerows);
+    mark_old_rows(g, "sku", b->srows, b->nsrows);
     FP_CHECK(fp__h5_read_table(g, "runset_offsets", H5T_NATIVE_UINT32, sizeof(uint32_t),
                                (void **)&b->set_off, &noff));
     FP_CHECK(fp__h5_read_table(g, "runset_members", H5T_NATIVE_UINT32, sizeof(uint32_t),
