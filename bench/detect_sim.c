@@ -1,7 +1,8 @@
 /* Detector accuracy and speed on simulated fleets, peers only and with
  * baselines, side by side.
  *
- *   detect_sim [--smoke] [--explain] [--seeds N] [--history R] [--nodes N ...]
+ *   detect_sim [--smoke] [--explain] [--seeds N] [--first-seed S] [--history R]
+ *              [--nodes N ...]
  *
  * For each fleet size and seed: make the fleet (fleetprint simulate's model:
  * per-SKU bases, persistent node/device offsets, per-run wander, per-class
@@ -137,8 +138,8 @@ static fp_status score_path(const fp_sim *sim, const fp_run *run, const fp_rules
     return FP_OK;
 }
 
-static int one_size(int nodes, int seeds, int history, const fp_rules *rules, bool smoke,
-                    bool explain, const char *dir)
+static int one_size(int nodes, int seed0, int seeds, int history, const fp_rules *rules,
+                    bool smoke, bool explain, const char *dir)
 {
     path_score peers = {0}, withb = {0};
     peers.secs = calloc((size_t)seeds, sizeof *peers.secs);
@@ -150,7 +151,7 @@ static int one_size(int nodes, int seeds, int history, const fp_rules *rules, bo
            "tp", "fp", "fn", "detect_s", "tp", "fp", "fn", "detect_s", "build_s");
     for (int s = 0; s < seeds && !rc; s++) {
         fp_sim_opts o = {.nodes = nodes, .gpus_per_node = 8, .runs = history + 1, .windows = 6,
-                         .link_partners = 4, .seed = (uint64_t)(s + 1), .faults = NULL};
+                         .link_partners = 4, .seed = (uint64_t)(seed0 + s), .faults = NULL};
         char err[256], path[512];
         fp_sim *sim = NULL;
         fp_baselines *base = NULL;
@@ -172,16 +173,16 @@ static int one_size(int nodes, int seeds, int history, const fp_rules *rules, bo
         if (!rc && fp_sim_run(sim, fp_sim_runs(sim) - 1, &run) != FP_OK)
             rc = 1;
         if (!rc && explain)
-            printf("  seed %d, peers only:\n", s + 1);
+            printf("  seed %d, peers only:\n", seed0 + s);
         if (!rc && score_path(sim, &run, rules, NULL, explain, &sp, &peers.secs[s], &vp) != FP_OK)
             rc = 1;
         if (!rc && base && explain)
-            printf("  seed %d, with baselines:\n", s + 1);
+            printf("  seed %d, with baselines:\n", seed0 + s);
         if (!rc && base &&
             score_path(sim, &run, rules, base, explain, &sb, &withb.secs[s], &vb) != FP_OK)
             rc = 1;
         if (!rc) {
-            printf("  %-5d %9zu %6zu | %4zu %4zu %4zu %8.3f | %4zu %4zu %4zu %8.3f %8.1f\n", s + 1,
+            printf("  %-5d %9zu %6zu | %4zu %4zu %4zu %8.3f | %4zu %4zu %4zu %8.3f %8.1f\n", seed0 + s,
                    run.nsamples, sp.tp + sp.fn, sp.tp, sp.fp, sp.fn, peers.secs[s], sb.tp, sb.fp,
                    sb.fn, withb.secs[s], build);
             pool_add(&peers, &sp);
@@ -213,7 +214,7 @@ static int one_size(int nodes, int seeds, int history, const fp_rules *rules, bo
 int main(int argc, char **argv)
 {
     bool smoke = false, explain = false;
-    int seeds = 5, history = 5;
+    int seeds = 5, history = 5, seed0 = 1;
     int sizes[8], nsizes = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--smoke") == 0)
@@ -224,10 +225,12 @@ int main(int argc, char **argv)
             seeds = atoi(argv[++i]);
         else if (strcmp(argv[i], "--nodes") == 0 && i + 1 < argc && nsizes < 8)
             sizes[nsizes++] = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--first-seed") == 0 && i + 1 < argc)
+            seed0 = atoi(argv[++i]);
         else if (strcmp(argv[i], "--history") == 0 && i + 1 < argc)
             history = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: detect_sim [--smoke] [--explain] [--seeds N] [--history R] "
+            fprintf(stderr, "usage: detect_sim [--smoke] [--explain] [--seeds N] [--first-seed S] [--history R] "
                             "[--nodes N]...\n");
             return 2;
         }
@@ -263,7 +266,7 @@ int main(int argc, char **argv)
     }
     int rc = 0;
     for (int i = 0; i < nsizes && !rc; i++)
-        rc = one_size(sizes[i], seeds, history, rules, smoke, explain, dir);
+        rc = one_size(sizes[i], seed0, seeds, history, rules, smoke, explain, dir);
     rmdir(dir);
     fp_rules_free(rules);
     return rc;
