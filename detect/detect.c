@@ -382,6 +382,7 @@ static int64_t entity_intern(eng *g, const fp_entity *e)
     ei->node = group ? -1 : node_intern(g, e->node);
     ei->peer = e->kind == FP_ENT_LINK ? node_intern(g, e->peer) : -1;
     ei->v = FP_UNKNOWN;
+    ei->explain = false; /* set for --explain once every entity is known */
     if ((!group && ei->node < 0) || (e->kind == FP_ENT_LINK && ei->peer < 0))
         return -1;
     ei->sku = group ? -1 : g->node_sku[ei->node];

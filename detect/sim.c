@@ -7,7 +7,7 @@
  *   x diurnal drift 1 + 1.5% sin(hour of day) common to the fleet
  *   x per-run wander of each device, N(0, w) with w per metric class
  *   x per-window noise exp(s t3) with Student-t (3 dof) tails, s per class
- *   x rare transient dips (0.3% of values, 10-40% worse for one window).
+ *   x rare transient dips (0.1% of values, 10-40% worse for one window).
  * Per class (as the H100 runs in shared/data show): membw s 0.8% w 0.5%,
  * GEMM 1% / 0.5%, links 2% / 1%, pageable host copies 5% / 4%, launch
  * latency 4% / 4% -- the last two are noisy metrics that no fault touches. *
@@ -419,7 +419,7 @@ static double fault_factor(const fp_sim *s, int node, int gpu, int a, int b, int
 static double noisy(rng *r, double scale)
 {
     double v = exp(scale * clip(student3(r), 12));
-    if (uniform(r) < 0.003)
+    if (uniform(r) < 0.001)
         v *= uniform_in(r, 0.6, 0.9); /* a transient dip: preemption, a noisy neighbour */
     return v;
 }
