@@ -27,29 +27,36 @@ pf() { "$MPIEXEC" -np 8 --oversubscribe "$HERE/../tests/fpnode" "$F" preflight -
   --drain-file "$W/drain.txt" --json "$W/v.json" "$@" >"$W/out" 2>&1; }
 keep() { cp "$W/out" "$W/last-$1.txt"; }
 
+# a baseline preflight is stored whatever its (peers-only) verdict: only
+# injected or incomplete runs are no baseline material
 for i in $(seq "$BASE"); do
-  pf || { cat "$W/out" >&2; echo "baseline preflight $i failed: cannot build a baseline" >&2; exit 4; }
+  rc=0; pf || rc=$?
+  echo "baseline run $i: exit $rc"
+  [ "$rc" -le 1 ] || { cat "$W/out" >&2; exit 4; }
 done
 "$F" baseline build --store "$W/s.h5" >"$W/out" 2>&1 || { cat "$W/out" >&2; exit 4; }
 
 clean_fail=0
 for i in $(seq "$CLEAN"); do
   rc=0; pf || rc=$?
-  if [ "$rc" != 0 ]; then clean_fail=$((clean_fail + 1)); echo "clean run $i: exit $rc"; grep -E "^(FAIL|warn)|^ +fail" "$W/out" | head -8; fi
+  echo "clean run $i: exit $rc"
+  if [ "$rc" != 0 ]; then clean_fail=$((clean_fail + 1)); grep -E "^(FAIL|warn)|^ +fail" "$W/out" | head -8; fi
 done
 
 slow_ok=0
 for i in $(seq "$SLOW"); do
   rc=0; pf --inject slow:rank=5,factor=1.5 || rc=$?
+  echo "slow run $i: exit $rc, drain '$(cat "$W/drain.txt")'"
   if [ "$rc" = 1 ] && [ "$(cat "$W/drain.txt")" = "n5" ]; then slow_ok=$((slow_ok + 1))
-  else echo "slow run $i: exit $rc, drain '$(cat "$W/drain.txt")'"; grep -E "^(FAIL|warn)|^ +fail" "$W/out" | head -8; fi
+  else grep -E "^(FAIL|warn)|^ +fail" "$W/out" | head -8; fi
 done
 
 link_ok=0
 for i in $(seq "$LINK"); do
   rc=0; pf --inject link:ranks=2-6,factor=4 || rc=$?
+  echo "link run $i: exit $rc, drain '$(cat "$W/drain.txt")', $(grep -c "FAIL link:n2~n6" "$W/out") FAIL link:n2~n6"
   if [ "$rc" = 1 ] && [ ! -s "$W/drain.txt" ] && grep -q "FAIL link:n2~n6" "$W/out"; then link_ok=$((link_ok + 1))
-  else echo "link run $i: exit $rc, drain '$(cat "$W/drain.txt")'"; grep -E "^(FAIL|warn)|^ +fail" "$W/out" | head -8; fi
+  else grep -E "^(FAIL|warn)|^ +fail" "$W/out" | head -8; fi
 done
 
 echo "clean: $clean_fail of $CLEAN failed (want 0)"
