@@ -918,6 +918,11 @@ static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b,
                  ev == FP_EV_DRIFT ? "runs" : "entity-runs", r->base_min_runs);
         return FP_OK;
     }
+    /* ranks sharing cores measure the scheduler as much as the device, and
+     * how much it steals differs from one run to the next: against history
+     * a contended run only warns (peers, sharing the same cores, decide) */
+    if (g->contended)
+        eff.fail = INFINITY;
     double c, s, floor_ = r->scale_floor;
     reference ref = {.runs = (int)b->nruns, .windows = (int)(b->windows ? b->windows : 1)};
     const double *vals = g->vals + se->off;
