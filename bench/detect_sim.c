@@ -1,21 +1,28 @@
-/* Detector accuracy and speed on simulated fleets.
+/* Detector accuracy and speed on simulated fleets, peers only and with
+ * baselines, side by side.
  *
- *   detect_sim [--smoke] [--explain] [--seeds N] [--nodes N ...]
+ *   detect_sim [--smoke] [--explain] [--seeds N] [--first-seed S] [--history R]
+ *              [--nodes N ...]
  *
  * For each fleet size and seed: make the fleet (fleetprint simulate's model:
- * heavy-tailed noise, per-SKU bases, persistent node/device offsets, diurnal
- * drift; slow GPUs, slow nodes, bad links, SDC, throttling from a window on,
- * intermittent episodes), run the detector on the live run with the default
- * rules and peer evidence only (a first run on a new fleet: no baseline), and
- * score failing nodes against the truth. Prints per-seed and pooled node
- * precision, recall, F1, link precision/recall, and seconds per detect (one
- * core; the median over seeds). --smoke: one small fleet, checks only that the
- * detector runs and finds faults (a correctness check, no timing asserted). */
+ * per-SKU bases, persistent node/device offsets, per-run wander, per-class
+ * heavy-tailed noise, transient dips, noisy metrics no fault touches; slow
+ * GPUs, slow nodes, bad links, SDC, throttling from a window on, intermittent
+ * episodes), append its R clean history runs (default 5, nightly runs) to a
+ * store in $TMPDIR, build baselines, then run the detector on the live run
+ * twice -- peer evidence only, and with the baselines (drift and fleet
+ * evidence too) -- and score failing nodes against the truth. Prints per-seed
+ * and pooled node precision, recall, F1, link precision/recall and seconds
+ * per detect (one core) for both paths, and the seconds to build the history.
+ * --smoke: one small fleet with 3 history runs, checks only that both paths
+ * run and find faults (a correctness check, no timing asserted). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fleetprint/detect.h"
+#include "fleetprint/store.h"
 #include "fleetprint/timer.h"
 
 static int cmp_double(const void *a, const void *b)
@@ -59,75 +66,155 @@ static void explain_errors(const fp_sim *sim, const fp_verdicts *v)
     }
 }
 
-static int one_size(int nodes, int seeds, const fp_rules *rules, bool smoke, bool explain)
+/* Pooled scores and detect times of one evidence path over the seeds. */
+typedef struct path_score {
+    fp_sim_score pool;
+    double *secs;
+} path_score;
+
+static void pool_add(path_score *p, const fp_sim_score *sc)
 {
-    fp_sim_score pool = {0};
-    double *secs = calloc((size_t)seeds, sizeof *secs);
-    int rc = 0;
-    printf("%d nodes x 8 GPUs, %d seeds, peer evidence only, default rules\n", nodes, seeds);
-    printf("  %-5s %9s %6s %5s %5s %5s %9s %7s %6s %6s %10s\n", "seed", "samples", "faulty",
-           "tp", "fp", "fn", "precision", "recall", "links+", "links-", "detect_s");
-    for (int s = 0; s < seeds && !rc; s++) {
-        fp_sim_opts o = {.nodes = nodes, .gpus_per_node = 8, .runs = 1, .windows = 6,
-                         .link_partners = 4, .seed = (uint64_t)(s + 1), .faults = NULL};
-        char err[256];
-        fp_sim *sim = NULL;
+    p->pool.tp += sc->tp;
+    p->pool.fp += sc->fp;
+    p->pool.fn += sc->fn;
+    p->pool.link_tp += sc->link_tp;
+    p->pool.link_fp += sc->link_fp;
+    p->pool.link_fn += sc->link_fn;
+}
+
+static void pool_print(const char *what, path_score *p, int seeds)
+{
+    const fp_sim_score *q = &p->pool;
+    double pr = q->tp + q->fp ? (double)q->tp / (double)(q->tp + q->fp) : 1;
+    double r = q->tp + q->fn ? (double)q->tp / (double)(q->tp + q->fn) : 1;
+    double lp = q->link_tp + q->link_fp ? (double)q->link_tp / (double)(q->link_tp + q->link_fp) : 1;
+    double lr = q->link_tp + q->link_fn ? (double)q->link_tp / (double)(q->link_tp + q->link_fn) : 1;
+    qsort(p->secs, (size_t)seeds, sizeof *p->secs, cmp_double);
+    printf("  pooled %-14s node precision %.3f recall %.3f F1 %.3f (tp %zu fp %zu fn %zu); link "
+           "precision %.3f recall %.3f; detect %.3f s median, %.3f s max (one core)\n",
+           what, pr, r, pr + r > 0 ? 2 * pr * r / (pr + r) : 0, q->tp, q->fp, q->fn, lp, lr,
+           p->secs[seeds / 2], p->secs[seeds - 1]);
+}
+
+/* The history runs 0..nruns-2 of sim into a fresh store at path, baselines
+ * built over them, loaded into *out. */
+static fp_status history_baselines(const fp_sim *sim, const char *path, fp_baselines **out)
+{
+    fp_store *st = NULL;
+    fp_status rc = fp_store_open(&st, path, FP_STORE_APPEND, 0);
+    for (int r = 0; rc == FP_OK && r < fp_sim_runs(sim) - 1; r++) {
         fp_run run;
-        fp_verdicts *v = NULL;
+        rc = fp_sim_run(sim, r, &run);
+        if (rc == FP_OK)
+            rc = fp_store_append(st, &run);
+        fp_run_free(&run);
+    }
+    fp_baseline_opts bo = {.reject = 3.5};
+    if (rc == FP_OK)
+        rc = fp_store_build_baselines(st, &bo, NULL);
+    if (rc == FP_OK)
+        rc = fp_store_load_baselines(st, out);
+    fp_store_close(st);
+    return rc;
+}
+
+/* Detect on run (with baselines base or peers only), time it, score it. */
+static fp_status score_path(const fp_sim *sim, const fp_run *run, const fp_rules *rules,
+                            const fp_baselines *base, bool explain, fp_sim_score *sc,
+                            double *secs, fp_verdict *overall)
+{
+    fp_verdicts *v = NULL;
+    fp_detect_opts d = {.rules = rules, .baselines = base};
+    double t0 = fp_clock();
+    fp_status st = fp_detect(run, &d, &v);
+    *secs = fp_clock() - t0;
+    if (st != FP_OK)
+        return st;
+    fp_sim_score_verdicts(sim, v, sc);
+    if (explain)
+        explain_errors(sim, v);
+    *overall = fp_verdicts_overall(v);
+    fp_verdicts_free(v);
+    return FP_OK;
+}
+
+static int one_size(int nodes, int seed0, int seeds, int history, const fp_rules *rules,
+                    bool smoke, bool explain, const char *dir)
+{
+    path_score peers = {0}, withb = {0};
+    peers.secs = calloc((size_t)seeds, sizeof *peers.secs);
+    withb.secs = calloc((size_t)seeds, sizeof *withb.secs);
+    int rc = !peers.secs || !withb.secs;
+    printf("%d nodes x 8 GPUs, %d seeds, default rules; peers only | with baselines from %d "
+           "clean runs\n", nodes, seeds, history);
+    printf("  %-5s %9s %6s | %4s %4s %4s %8s | %4s %4s %4s %8s %8s\n", "seed", "samples", "faulty",
+           "tp", "fp", "fn", "detect_s", "tp", "fp", "fn", "detect_s", "build_s");
+    for (int s = 0; s < seeds && !rc; s++) {
+        fp_sim_opts o = {.nodes = nodes, .gpus_per_node = 8, .runs = history + 1, .windows = 6,
+                         .link_partners = 4, .seed = (uint64_t)(seed0 + s), .faults = NULL};
+        char err[256], path[512];
+        fp_sim *sim = NULL;
+        fp_baselines *base = NULL;
+        fp_run run;
+        fp_run_init(&run);
         if (fp_sim_open(&o, &sim, err, sizeof err) != FP_OK) {
             fprintf(stderr, "%s\n", err);
-            return 1;
-        }
-        if (fp_sim_run(sim, fp_sim_runs(sim) - 1, &run) != FP_OK) {
-            fp_sim_free(sim);
-            return 1;
-        }
-        fp_detect_opts d = {.rules = rules, .baselines = NULL};
-        double t0 = fp_clock();
-        fp_status st = fp_detect(&run, &d, &v);
-        secs[s] = fp_clock() - t0;
-        if (st != FP_OK) {
             rc = 1;
-        } else {
-            fp_sim_score sc;
-            fp_sim_score_verdicts(sim, v, &sc);
-            if (explain)
-                explain_errors(sim, v);
-            printf("  %-5d %9zu %6zu %5zu %5zu %5zu %9.3f %7.3f %6zu %6zu %10.3f\n", s + 1,
-                   run.nsamples, sc.tp + sc.fn, sc.tp, sc.fp, sc.fn, sc.precision, sc.recall,
-                   sc.link_tp, sc.link_fn + sc.link_fp, secs[s]);
-            pool.tp += sc.tp;
-            pool.fp += sc.fp;
-            pool.fn += sc.fn;
-            pool.link_tp += sc.link_tp;
-            pool.link_fp += sc.link_fp;
-            pool.link_fn += sc.link_fn;
-            if (smoke && (sc.tp == 0 || fp_verdicts_overall(v) != FP_FAIL)) {
+            break;
+        }
+        fp_sim_score sp = {0}, sb = {0};
+        fp_verdict vp = FP_UNKNOWN, vb = FP_UNKNOWN;
+        double t0 = fp_clock(), build = 0;
+        snprintf(path, sizeof path, "%s/history-%d-%d.h5", dir, nodes, s);
+        if (history > 0 && history_baselines(sim, path, &base) != FP_OK)
+            rc = 1;
+        build = fp_clock() - t0;
+        fp_run_free(&run);
+        if (!rc && fp_sim_run(sim, fp_sim_runs(sim) - 1, &run) != FP_OK)
+            rc = 1;
+        if (!rc && explain)
+            printf("  seed %d, peers only:\n", seed0 + s);
+        if (!rc && score_path(sim, &run, rules, NULL, explain, &sp, &peers.secs[s], &vp) != FP_OK)
+            rc = 1;
+        if (!rc && base && explain)
+            printf("  seed %d, with baselines:\n", seed0 + s);
+        if (!rc && base &&
+            score_path(sim, &run, rules, base, explain, &sb, &withb.secs[s], &vb) != FP_OK)
+            rc = 1;
+        if (!rc) {
+            printf("  %-5d %9zu %6zu | %4zu %4zu %4zu %8.3f | %4zu %4zu %4zu %8.3f %8.1f\n", seed0 + s,
+                   run.nsamples, sp.tp + sp.fn, sp.tp, sp.fp, sp.fn, peers.secs[s], sb.tp, sb.fp,
+                   sb.fn, withb.secs[s], build);
+            pool_add(&peers, &sp);
+            pool_add(&withb, &sb);
+            if (smoke && (sp.tp == 0 || vp != FP_FAIL || (base && (sb.tp == 0 || vb != FP_FAIL)))) {
                 fprintf(stderr, "smoke: the detector found no faulty node\n");
                 rc = 1;
             }
         }
-        fp_verdicts_free(v);
+        fp_baselines_free(base);
         fp_run_free(&run);
         fp_sim_free(sim);
+        remove(path);
+        char lock[520];
+        snprintf(lock, sizeof lock, "%s.lock", path);
+        remove(lock);
     }
-    double p = pool.tp + pool.fp ? (double)pool.tp / (double)(pool.tp + pool.fp) : 1;
-    double r = pool.tp + pool.fn ? (double)pool.tp / (double)(pool.tp + pool.fn) : 1;
-    double lp = pool.link_tp + pool.link_fp ? (double)pool.link_tp / (double)(pool.link_tp + pool.link_fp) : 1;
-    double lr = pool.link_tp + pool.link_fn ? (double)pool.link_tp / (double)(pool.link_tp + pool.link_fn) : 1;
-    qsort(secs, (size_t)seeds, sizeof *secs, cmp_double);
-    printf("  pooled: node precision %.3f recall %.3f F1 %.3f (tp %zu fp %zu fn %zu); link "
-           "precision %.3f recall %.3f; detect %.3f s median, %.3f s max (one core)\n\n",
-           p, r, p + r > 0 ? 2 * p * r / (p + r) : 0, pool.tp, pool.fp, pool.fn, lp, lr,
-           secs[seeds / 2], secs[seeds - 1]);
-    free(secs);
+    if (!rc) {
+        pool_print("peers only:", &peers, seeds);
+        if (history > 0)
+            pool_print("with baselines:", &withb, seeds);
+        printf("\n");
+    }
+    free(peers.secs);
+    free(withb.secs);
     return rc;
 }
 
 int main(int argc, char **argv)
 {
     bool smoke = false, explain = false;
-    int seeds = 5;
+    int seeds = 5, history = 5, seed0 = 1;
     int sizes[8], nsizes = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--smoke") == 0)
@@ -138,15 +225,23 @@ int main(int argc, char **argv)
             seeds = atoi(argv[++i]);
         else if (strcmp(argv[i], "--nodes") == 0 && i + 1 < argc && nsizes < 8)
             sizes[nsizes++] = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--first-seed") == 0 && i + 1 < argc)
+            seed0 = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--history") == 0 && i + 1 < argc)
+            history = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: detect_sim [--smoke] [--explain] [--seeds N] [--nodes N]...\n");
+            fprintf(stderr, "usage: detect_sim [--smoke] [--explain] [--seeds N] [--first-seed S] [--history R] "
+                            "[--nodes N]...\n");
             return 2;
         }
     }
     if (seeds < 1)
         seeds = 1;
+    if (history < 0)
+        history = 0;
     if (smoke) {
         seeds = 1;
+        history = 3;
         sizes[0] = 300;
         nsizes = 1;
     } else if (nsizes == 0) {
@@ -160,9 +255,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", err);
         return 1;
     }
+    /* the history stores live in a private directory of $TMPDIR */
+    char dir[256];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/detect_sim.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        perror(dir);
+        fp_rules_free(rules);
+        return 1;
+    }
     int rc = 0;
     for (int i = 0; i < nsizes && !rc; i++)
-        rc = one_size(sizes[i], seeds, rules, smoke, explain);
+        rc = one_size(sizes[i], seed0, seeds, history, rules, smoke, explain, dir);
+    rmdir(dir);
     fp_rules_free(rules);
     return rc;
 }

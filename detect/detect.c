@@ -160,12 +160,14 @@ typedef struct ent_info {
     int32_t node, peer; /* node indices; peer only for links */
     int32_t sku;
     fp_verdict v;
+    bool explain;       /* record its passing evidence too (--explain) */
 } ent_info;
 
 typedef struct key_info {
     const fp_sample *rep;
     char text[96];
     int32_t windows;
+    int32_t raw_windows; /* windows as measured (the summary aside), at least 1 */
     int32_t test;
     bool windowed;
     bool has_summary;
@@ -177,6 +179,7 @@ typedef struct key_info {
 typedef struct series {
     uint32_t key, ent;
     size_t off;    /* first of key.windows values */
+    size_t woff;   /* first of key.raw_windows values in wvals */
     bool windowed; /* has per-window samples (else one summary) */
 } series;
 
@@ -212,6 +215,9 @@ typedef struct eng {
     table ser_tab;
     uint32_t *sample_ser;
     double *vals;
+    double *wvals; /* per-window values (a summary-only series: its summary) */
+    double *class_floor; /* per rule class: the spread floor learned from the baselines */
+    const char *explain;
     /* output */
     owned_reason *reasons;
     size_t nreasons, reason_cap;
@@ -376,6 +382,7 @@ static int64_t entity_intern(eng *g, const fp_entity *e)
     ei->node = group ? -1 : node_intern(g, e->node);
     ei->peer = e->kind == FP_ENT_LINK ? node_intern(g, e->peer) : -1;
     ei->v = FP_UNKNOWN;
+    ei->explain = false; /* set for --explain once every entity is known */
     if ((!group && ei->node < 0) || (e->kind == FP_ENT_LINK && ei->peer < 0))
         return -1;
     ei->sku = group ? -1 : g->node_sku[ei->node];
@@ -436,6 +443,7 @@ static fp_status intern_samples(eng *g)
             if (s->iter + 1 > ki->windows)
                 ki->windows = s->iter + 1;
         }
+        ki->raw_windows = ki->windows > 1 ? ki->windows : 1;
         prev = s;
         last_key = k;
         last_ent = e;
@@ -448,23 +456,33 @@ static fp_status intern_samples(eng *g)
         if (ki->windows < 1 || ki->use_summary)
             ki->windows = 1;
     }
+    size_t woff = 0;
     for (size_t s = 0; s < g->nser; s++) {
         g->ser[s].off = off;
+        g->ser[s].woff = woff;
         off += (size_t)g->keys[g->ser[s].key].windows;
+        woff += (size_t)g->keys[g->ser[s].key].raw_windows;
     }
     g->vals = malloc((off + 1) * sizeof *g->vals);
-    if (!g->vals)
+    g->wvals = malloc((woff + 1) * sizeof *g->wvals);
+    if (!g->vals || !g->wvals)
         return FP_ENOMEM;
     for (size_t i = 0; i < off; i++)
         g->vals[i] = NAN;
+    for (size_t i = 0; i < woff; i++)
+        g->wvals[i] = NAN;
     for (size_t i = 0; i < n; i++) {
         const fp_sample *s = &run->samples[i];
         const series *se = &g->ser[g->sample_ser[i]];
+        if (se->windowed ? s->iter >= 0 : s->iter < 0)
+            g->wvals[se->woff + (size_t)(s->iter > 0 ? s->iter : 0)] = s->value;
         bool use_summary = g->keys[se->key].use_summary || !se->windowed;
         if (use_summary ? s->iter >= 0 : s->iter < 0)
             continue; /* windows or the summary, not both */
         g->vals[se->off + (size_t)(use_summary ? 0 : s->iter)] = s->value;
     }
+    for (size_t e = 0; g->explain && e < g->nents; e++)
+        g->ents[e].explain = fp__entity_in(g->ents[e].e, g->explain);
     return FP_OK;
 }
 
@@ -560,12 +578,21 @@ static fp_status judge_value(eng *g, const series *se)
 /* Per-window judgement of one series against a centre and scale. */
 typedef struct window_score {
     double loss, z, value, expected;
+    double band; /* expected +- band: the scale in the metric's unit */
     int level; /* 0 ok, 1 warn, 2 fail */
 } window_score;
 
+/* What a series is judged against: how many runs x windows (or peers) stand
+ * behind the expected value, and whether it is noisy (then only a
+ * persistence over several windows fails it, never one window). */
+typedef struct reference {
+    int runs, windows;
+    bool noisy;
+} reference;
+
 /* The evidence of a series from its per-window scores: persistence decides. */
 static fp_status conclude(eng *g, const series *se, const window_score *ws, int n, fp_evidence ev,
-                          const fp_rule_class *cls)
+                          const fp_rule_class *cls, const reference *ref)
 {
     const fp_rules *r = g->rules;
     int present = 0, nfail = 0, nwarn = 0, nstrong = 0;
@@ -589,11 +616,14 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     /* out of bounds long enough: a fraction of the windows, min_windows in a
      * row; far out of bounds (strong_factor x fail): a smaller fraction */
     int streak = r->persist_min < present ? r->persist_min : present;
+    if (ref->noisy && streak < 2 && n > 1)
+        streak = 2; /* one window never fails (a summary, an aggregate over the
+                       measurement's own iterations, is judged as it is) */
     int need = (int)ceil(r->persist_fraction * present - 1e-9);
     need = need < streak ? streak : need > present ? present : need;
     int need_s = (int)ceil(r->strong_fraction * present - 1e-9);
     need_s = need_s < streak ? streak : need_s > present ? present : need_s;
-    if (cls->absolute) /* per-call timings: persistence alone, no "far out once" */
+    if (cls->absolute || ref->noisy) /* per-call timings, noisy metrics: persistence alone */
         nstrong = 0;
     fp_verdict v = FP_PASS;
     if ((nfail >= need && best_f >= streak) || (nstrong >= need_s && best_s >= streak))
@@ -601,12 +631,12 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     else if ((nwarn >= need && best_w >= streak) || nstrong > 0)
         v = FP_WARN; /* a persistent mild deviation, or one far out of bounds */
     set_ent_verdict(g, se->ent, v);
-    if (v == FP_PASS)
+    if (v == FP_PASS && !g->ents[se->ent].explain)
         return FP_OK;
-    /* describe the out-of-bounds windows by their medians */
-    int lvl = v == FP_FAIL ? (nfail >= need && best_f >= streak ? 2 : 3) : 1, m = 0;
-    double buf[4][64];
-    double *loss = buf[0], *z = buf[1], *val = buf[2], *exp_ = buf[3];
+    /* describe the out-of-bounds windows (all, for a pass) by their medians */
+    int lvl = v == FP_FAIL ? (nfail >= need && best_f >= streak ? 2 : 3) : v == FP_WARN, m = 0;
+    double buf[5][64];
+    double *loss = buf[0], *z = buf[1], *val = buf[2], *exp_ = buf[3], *band = buf[4];
     int stride = n > 64 ? (n + 63) / 64 : 1;
     for (int w = 0; w < n && m < 64; w += 1) {
         if (ws[w].level < lvl || (stride > 1 && w % stride))
@@ -615,6 +645,7 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
         z[m] = ws[w].z;
         val[m] = ws[w].value;
         exp_[m] = ws[w].expected;
+        band[m] = ws[w].band;
         m++;
     }
     if (m == 0) { /* a transient fail window on a sparse stride */
@@ -622,6 +653,7 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
             if (ws[w].level >= 1) {
                 loss[0] = ws[w].loss, z[0] = ws[w].z, val[0] = ws[w].value;
                 exp_[0] = ws[w].expected;
+                band[0] = ws[w].band;
                 m = 1;
             }
     }
@@ -632,11 +664,18 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     rs->z = median(z, (size_t)m);
     rs->value = median(val, (size_t)m);
     rs->expected = median(exp_, (size_t)m);
-    rs->windows_bad = lvl == 3 ? nstrong : lvl == 2 ? nfail : nwarn;
+    rs->band = median(band, (size_t)m);
+    rs->ref_runs = ref->runs;
+    rs->ref_windows = ref->windows;
+    rs->windows_bad = lvl == 3 ? nstrong : lvl == 2 ? nfail : lvl == 1 ? nwarn : 0;
     rs->windows = present;
     if (v == FP_WARN && nstrong > 0 && !(nwarn >= need && best_w >= streak))
         snprintf(rs->note, sizeof rs->note, "transient: far out of bounds in %d of %d windows",
                  nstrong, present);
+    else if (ref->noisy && v != FP_FAIL && nfail > 0)
+        snprintf(rs->note, sizeof rs->note,
+                 "noisy metric: %d of %d windows out of bounds is no persistent fault", nfail,
+                 present);
     else if (g->contended && !cls->absolute)
         snprintf(rs->note, sizeof rs->note, "contended thresholds (%.0f%%/%.0f%%): %s",
                  100 * cls->warn, 100 * cls->fail, g->contended_note ? g->contended_note : "");
@@ -653,6 +692,7 @@ static void score(const fp_rule_class *cls, fp_better better, double v, double c
         double sc = s > floor_ * fabs(c) ? s : floor_ * fabs(c);
         sc = sc > 1e-12 ? sc : 1e-12;
         out->expected = c;
+        out->band = sc;
         out->loss = -dev;
         out->z = dev / sc;
     } else {
@@ -660,6 +700,7 @@ static void score(const fp_rule_class *cls, fp_better better, double v, double c
         double dev = better == FP_BETTER_HIGHER ? lv - c : c - lv;
         double sc = s > floor_ ? s : floor_;
         out->expected = exp(c);
+        out->band = out->expected * sc;
         out->loss = better == FP_BETTER_HIGHER ? 1 - exp(lv - c) : exp(lv - c) - 1;
         out->z = dev / sc;
     }
@@ -701,9 +742,11 @@ static fp_rule_class effective(const eng *g, const fp_rule_class *cls)
     if (g->contended && !c.absolute) {
         c.warn = c.warn > g->rules->contended_warn ? c.warn : g->rules->contended_warn;
         c.fail = c.fail > g->rules->contended_fail ? c.fail : g->rules->contended_fail;
-    } else if (g->contended) {
-        /* per-call timings on shared cores are mostly the scheduler's: they
-         * warn, and the scale-free late-rank count decides who fails */
+    }
+    if (g->contended && (c.absolute || c.noisy)) {
+        /* per-call timings and noisy metrics (small messages, launches) on
+         * shared cores are mostly the scheduler's: they warn, and the
+         * scale-free late-rank count and the bandwidths decide who fails */
         c.fail = INFINITY;
     }
     return c;
@@ -716,7 +759,8 @@ static fp_status judge_peers(eng *g, const key_info *k, const uint32_t *sers, si
     const fp_rule_class *cls = &eff;
     int W = k->windows;
     fp_better better = k->rep->better;
-    double *centre = buf + m, *scale = centre + W;
+    double *centre = buf + m, *scale = centre + W, *spread = scale + W;
+    size_t nsp = 0;
     bool any = false;
     for (int w = 0; w < W; w++) {
         size_t c = 0;
@@ -733,10 +777,14 @@ static fp_status judge_peers(eng *g, const key_info *k, const uint32_t *sers, si
         median_mad(buf, c, &med, &mad);
         centre[w] = med;
         scale[w] = 1.4826 * mad;
+        spread[nsp++] = scale[w];
         any = true;
     }
     if (!any)
         return FP_OK; /* too few peers: no evidence (unknown unless baselines speak) */
+    /* peers that spread more than the rules' noisy level per window: a noisy
+     * metric, judged on persistence only */
+    bool noisy = cls->noisy || (!cls->absolute && median(spread, nsp) > g->rules->base_noisy);
     for (size_t i = 0; i < m; i++) {
         const series *se = &g->ser[sers[i]];
         for (int w = 0; w < W; w++) {
@@ -748,7 +796,8 @@ static fp_status judge_peers(eng *g, const key_info *k, const uint32_t *sers, si
                   &ws[w]);
         }
         size_t before = g->nreasons;
-        fp_status st = conclude(g, se, ws, W, FP_EV_PEERS, cls);
+        reference ref = {.runs = 0, .windows = (int)m, .noisy = noisy};
+        fp_status st = conclude(g, se, ws, W, FP_EV_PEERS, cls, &ref);
         if (st != FP_OK)
             return st;
         if (cls->absolute && g->nreasons > before)
@@ -759,50 +808,187 @@ static fp_status judge_peers(eng *g, const key_info *k, const uint32_t *sers, si
 
 /* ---- baseline evidence (drift and fleet) -------------------------------------------------- */
 
-static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b, fp_evidence ev,
-                                window_score *ws)
+/* sqrt(a^2 + b^2) of the finite ones of two relative spreads (NaN: none). */
+static double combine(double a, double b)
+{
+    if (!isfinite(a))
+        return b;
+    if (!isfinite(b))
+        return a;
+    return sqrt(a * a + b * b);
+}
+
+/* The Student-t quantile with dof degrees of freedom at the normal quantile
+ * z (the Cornish-Fisher expansion, Abramowitz & Stegun 26.7.5; within a few
+ * percent for dof >= 3 and z <= 6). A spread estimated from few values is
+ * itself uncertain: a threshold of z standard deviations becomes this many
+ * estimated ones, so that the false-alarm rate stays the rule's. */
+static double t_quantile(double z, double dof)
+{
+    if (!(dof < 1e4))
+        return z;
+    double n = dof < 3 ? 3 : dof, z2 = z * z, z3 = z2 * z, z5 = z3 * z2, z7 = z5 * z2,
+           z9 = z7 * z2;
+    return z + (z3 + z) / (4 * n) + (5 * z5 + 16 * z3 + 3 * z) / (96 * n * n) +
+           (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * n * n * n) +
+           (79 * z9 + 776 * z7 + 1482 * z5 - 1920 * z3 - 945 * z) / (92160 * n * n * n * n);
+}
+
+/* An entity's spread estimated from n runs, shrunk toward its SKU's: a
+ * weighted mean of variances, the entity's with n - 1 degrees of freedom,
+ * the SKU's with prior (runs' worth of weight). NaN where neither is known. */
+static double shrink(double ent, double sku, int n, double prior)
+{
+    double we = isfinite(ent) && n > 1 ? n - 1 : 0, ws = isfinite(sku) ? prior : 0;
+    if (we + ws <= 0)
+        return isfinite(ent) ? ent : sku;
+    double v = (we ? we * ent * ent : 0) + (ws ? ws * sku * sku : 0);
+    return sqrt(v / (we + ws));
+}
+
+/* The relative spread one live window is expected to show around a
+ * baseline's centre: run-to-run and within-run spread (drift, shrunk toward
+ * the SKU's), or the spread between entities and within-run (fleet). */
+static double window_spread_of(const eng *g, const fp_baseline *b, const fp_baseline *sku,
+                               fp_evidence ev)
+{
+    if (ev == FP_EV_FLEET)
+        return combine(1.4826 * b->mad / b->median, b->window_spread);
+    int n = (int)b->nruns;
+    double prior = g->rules->base_prior_runs;
+    double rs = shrink(b->run_spread, sku ? sku->run_spread : NAN, n, prior);
+    double ws = shrink(b->window_spread, sku ? sku->window_spread : NAN, n, prior);
+    return combine(rs, ws);
+}
+
+/* Per rule class, the floor under every baseline spread, learned from the
+ * SKU baselines of the run's keys: the first quartile of their window
+ * spreads (the quiet end of the class), at least the rules' scale_floor. */
+static fp_status learn_floors(eng *g)
+{
+    const fp_rules *r = g->rules;
+    g->class_floor = malloc((size_t)(r->nclasses + 1) * sizeof *g->class_floor);
+    double *v = malloc((g->nkeys * (g->nsku + 1) + 1) * sizeof *v);
+    if (!g->class_floor || !v) {
+        free(v);
+        return FP_ENOMEM;
+    }
+    for (int c = 0; c < r->nclasses; c++) {
+        size_t n = 0;
+        for (size_t k = 0; k < g->nkeys; k++) {
+            if (g->keys[k].cls != &r->classes[c])
+                continue;
+            for (size_t s = 0; s < g->nsku; s++) {
+                const fp_baseline *b = fp_baselines_sku(g->base, g->keys[k].text, g->sku[s]);
+                double sp = b && b->median > 0 ? window_spread_of(g, b, NULL, FP_EV_DRIFT) : NAN;
+                if (isfinite(sp))
+                    v[n++] = sp;
+            }
+        }
+        double q = n ? select_k(v, n, n / 4) : 0;
+        g->class_floor[c] = q > r->scale_floor ? q : r->scale_floor;
+    }
+    free(v);
+    return FP_OK;
+}
+
+/* Judge a series against a baseline b (drift: the entity's own, sku its
+ * SKU's for shrinking; fleet: the SKU's). Relative rules use the windows as
+ * measured, never the run's summary alone where windows exist. */
+static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b,
+                                const fp_baseline *sku, fp_evidence ev, window_score *ws)
 {
     const key_info *k = &g->keys[se->key];
     fp_rule_class eff = effective(g, k->cls);
+    const fp_rules *r = g->rules;
+    /* no verdict rests on a baseline of fewer runs (drift) or fewer
+     * entity-runs (fleet) than the rules' minimum */
     if (!b || b->count == 0 || !(b->median > 0 || eff.absolute))
         return FP_OK;
-    double c, s;
+    uint32_t behind = ev == FP_EV_DRIFT ? b->nruns : b->count;
+    if (behind < (uint32_t)r->base_min_runs) {
+        if (!g->ents[se->ent].explain)
+            return FP_OK;
+        fp_reason *rs = series_reason(g, se, ev, FP_UNKNOWN, k->cls->name);
+        if (!rs)
+            return FP_ENOMEM;
+        rs->value = rs->expected = rs->deviation = rs->z = rs->band = NAN;
+        snprintf(rs->note, sizeof rs->note, "not judged: %s baseline of %u %s < min_runs %d",
+                 ev == FP_EV_DRIFT ? "drift: entity" : "fleet: SKU", behind,
+                 ev == FP_EV_DRIFT ? "runs" : "entity-runs", r->base_min_runs);
+        return FP_OK;
+    }
+    /* ranks sharing cores measure the scheduler as much as the device, and
+     * how much it steals differs from one run to the next: against history
+     * a contended run only warns (peers, sharing the same cores, decide) */
+    if (g->contended)
+        eff.fail = INFINITY;
+    double c, s, floor_ = r->scale_floor;
+    reference ref = {.runs = (int)b->nruns, .windows = (int)(b->windows ? b->windows : 1)};
+    const double *vals = g->vals + se->off;
+    int n = k->windows;
     if (eff.absolute) {
         c = b->median;
         s = 1.4826 * b->mad;
+    } else if (k->use_summary && !eff.noisy && b->summary > 0) {
+        /* summary classes (best of run, median over passes) judge the run's
+         * summary against the baseline runs' summaries: on shared cores
+         * the windows are the scheduler's, the best of them is the device's */
+        c = log(b->summary);
+        s = ev == FP_EV_FLEET ? b->summary_spread
+                              : shrink(b->summary_spread, sku ? sku->run_spread : NAN,
+                                       (int)b->nruns, r->base_prior_runs);
+        if (!isfinite(s))
+            s = r->scale_floor;
+        s = s > floor_ ? s : floor_;
+        ref.windows = 1;
     } else {
         c = log(b->median);
-        s = 1.4826 * b->mad / b->median; /* relative scale ~ log scale near the median */
+        s = window_spread_of(g, b, sku, ev);
+        if (!isfinite(s)) /* too few values for a spread: the pooled MAD */
+            s = 1.4826 * b->mad / b->median;
+        double cf = g->class_floor[k->cls - r->classes];
+        floor_ = cf > floor_ ? cf : floor_;
+        s = s > floor_ ? s : floor_;
+        vals = g->wvals + se->woff; /* the windows as measured */
+        n = k->raw_windows;
     }
-    for (int w = 0; w < k->windows; w++) {
-        double v = g->vals[se->off + (size_t)w];
+    if (!eff.absolute) {
+        ref.noisy = eff.noisy || s > r->base_noisy;
+        /* degrees of freedom of the spread: runs (and the SKU's prior runs)
+         * for drift, entity-runs for fleet */
+        double dof = ev == FP_EV_FLEET ? (double)b->count - 1
+                                       : (double)b->nruns - 1 +
+                                             (sku && isfinite(sku->run_spread) ? r->base_prior_runs : 0);
+        eff.z = t_quantile(eff.z, dof);
+    }
+    for (int w = 0; w < n; w++) {
         ws[w].level = -1;
-        if (!isnan(v))
-            score(&eff, k->rep->better, v, c, s, g->rules->scale_floor, g->rules->strong_factor,
-                  &ws[w]);
+        if (!isnan(vals[w]))
+            score(&eff, k->rep->better, vals[w], c, s, floor_, r->strong_factor, &ws[w]);
     }
-    return conclude(g, se, ws, k->windows, ev, &eff);
+    return conclude(g, se, ws, n, ev, &eff, &ref);
 }
 
 static fp_status judge_baselines(eng *g, window_score *ws)
 {
     char ent[2 * FP_NAME_MAX + 32];
-    for (size_t s = 0; s < g->nser; s++) {
+    fp_status st = learn_floors(g);
+    for (size_t s = 0; s < g->nser && st == FP_OK; s++) {
         const series *se = &g->ser[s];
         const key_info *k = &g->keys[se->key];
         if (!k->cls || k->cls->ignore || k->cls->late)
             continue;
         const ent_info *ei = &g->ents[se->ent];
+        const fp_baseline *sku =
+            ei->sku >= 0 ? fp_baselines_sku(g->base, k->text, g->sku[ei->sku]) : NULL;
         fp_entity_format(ei->e, ent, sizeof ent);
-        fp_status st = judge_baseline(g, se, fp_baselines_entity(g->base, k->text, ent),
-                                      FP_EV_DRIFT, ws);
-        if (st == FP_OK && ei->sku >= 0)
-            st = judge_baseline(g, se, fp_baselines_sku(g->base, k->text, g->sku[ei->sku]),
-                                FP_EV_FLEET, ws);
-        if (st != FP_OK)
-            return st;
+        st = judge_baseline(g, se, fp_baselines_entity(g->base, k->text, ent), sku, FP_EV_DRIFT,
+                            ws);
+        if (st == FP_OK)
+            st = judge_baseline(g, se, sku, NULL, FP_EV_FLEET, ws);
     }
-    return FP_OK;
+    return st;
 }
 
 /* ---- missing results ------------------------------------------------------------------------ */
@@ -1216,6 +1402,8 @@ static void eng_free(eng *g)
     table_free(&g->ser_tab);
     free(g->sample_ser);
     free(g->vals);
+    free(g->wvals);
+    free(g->class_floor);
     free(g->reasons);
     free(g->node_v);
 }
@@ -1230,6 +1418,7 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     g.base = opts->baselines;
     g.contended = opts->contended;
     g.contended_note = opts->contended_note;
+    g.explain = opts->explain;
     uint32_t *by_key = NULL, *key_first = NULL, *grp = NULL;
     double *buf = NULL;
     window_score *ws = NULL;
@@ -1262,8 +1451,8 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     }
     int maxw = 1;
     for (size_t k = 0; k < g.nkeys; k++)
-        maxw = g.keys[k].windows > maxw ? g.keys[k].windows : maxw;
-    buf = malloc((g.nser + 2 * (size_t)maxw + 1) * sizeof *buf);
+        maxw = g.keys[k].raw_windows > maxw ? g.keys[k].raw_windows : maxw;
+    buf = malloc((g.nser + 3 * (size_t)maxw + 1) * sizeof *buf);
     ws = malloc((size_t)maxw * sizeof *ws);
     grp = malloc((g.nser + 1) * sizeof *grp);
     FP_CHECK_ALLOC(buf);

@@ -26,6 +26,7 @@ typedef struct detect_out {
     const char *junit;
     const char *html;
     const char *prometheus;
+    const char *explain;
     bool quiet;
 } detect_out;
 
@@ -37,7 +38,7 @@ static fp_status detect_and_report(const fp_run *run, const fp_rules *rules,
 {
     fp_verdicts *v = NULL;
     fp_detect_opts d = {.rules = rules, .baselines = base, .contended = contended != NULL,
-                        .contended_note = contended};
+                        .contended_note = contended, .explain = o->explain};
     double t0 = fp_clock();
     fp_status st = fp_detect(run, &d, &v);
     if (st != FP_OK)
@@ -45,6 +46,8 @@ static fp_status detect_and_report(const fp_run *run, const fp_rules *rules,
     double secs = fp_clock() - t0;
     if (!o->quiet)
         fp_verdicts_print(stdout, v, run);
+    if (o->explain)
+        st = fp_verdicts_explain(stdout, v, o->explain);
     fp_info("detect: %zu samples, %zu entities in %.3f s (%s evidence)", run->nsamples,
             fp_verdicts_count(v), secs, base ? "peer, drift and fleet" : "peer");
     if (o->json)
@@ -240,6 +243,7 @@ typedef struct detect_cfg {
     detect_out out;
     bool no_baselines;
     bool print_rules;
+    bool classify;
     bool contended;
 } detect_cfg;
 
@@ -257,7 +261,9 @@ typedef struct detect_cfg {
         {"html", 0, FP_OPT_STRING, offsetof(type, member.html), NULL,                      \
          "write an HTML page with the verdicts, link matrix and timeline to FILE"},        \
         {"prometheus", 0, FP_OPT_STRING, offsetof(type, member.prometheus), NULL,          \
-         "write a Prometheus textfile (node_exporter textfile collector) to FILE"}
+         "write a Prometheus textfile (node_exporter textfile collector) to FILE"},         \
+        {"explain", 0, FP_OPT_STRING, offsetof(type, member.explain), NULL,                \
+         "print the evidence chain of ENTITY (node:n3 with its devices, links and ranks)"}
 
 static const fp_opt detect_opts[] = {
     {"store", 0, FP_OPT_STRING, offsetof(detect_cfg, store), NULL,
@@ -271,6 +277,9 @@ static const fp_opt detect_opts[] = {
     FP_DETECT_OUT_OPTS(detect_cfg, out),
     {"contended", 0, FP_OPT_FLAG, offsetof(detect_cfg, contended), NULL,
      "the run's ranks shared CPU cores: use the rules' contended thresholds"},
+    {"classify", 0, FP_OPT_FLAG, offsetof(detect_cfg, classify), NULL,
+     "read metric keys (suite.test.metric@size), one a line, from stdin and print the rule "
+     "that judges each"},
     {"print-rules", 0, FP_OPT_FLAG, offsetof(detect_cfg, print_rules), NULL,
      "print the default rules file and exit"},
     {"quiet", 'q', FP_OPT_FLAG, offsetof(detect_cfg, out.quiet), NULL,
@@ -290,6 +299,17 @@ static fp_status detect_main(const void *config, fp_world *w)
     run.id[0] = 0;
     if (c->print_rules) {
         fputs(fp_rules_default_text(), stdout);
+        goto cleanup;
+    }
+    if (c->classify) {
+        char line[256];
+        FP_CHECK(load_rules(c->out.rules, &rules));
+        while (fgets(line, sizeof line, stdin)) {
+            line[strcspn(line, "\r\n")] = 0;
+            const char *rule = line[0] ? fp_rules_classify(rules, line) : NULL;
+            if (line[0])
+                printf("%s %s\n", line, rule ? rule : "-");
+        }
         goto cleanup;
     }
     if (!c->store == !c->input)

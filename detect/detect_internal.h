@@ -22,6 +22,8 @@ typedef struct fp_rule_class {
     bool absolute;     /* thresholds in the metric's unit instead of fractions */
     bool ignore;       /* keys of this class are not judged */
     bool summary;      /* judge the run's summary value (iter -1) when there is one */
+    bool noisy;        /* inherently noisy: persistence only, never one window; on
+                          contended runs it only warns */
     bool late;         /* late-rank records: warn/fail are fractions of all calls
                           in which an entity was the last to arrive */
     double warn, fail; /* how much worse than expected warns / fails */
@@ -47,6 +49,9 @@ struct fp_rules {
     double node_gpu_fraction;
     fp_verdict missing;
     double contended_warn, contended_fail; /* relative thresholds on contended runs */
+    int base_min_runs;      /* fewer runs behind an entity baseline: no drift evidence */
+    double base_prior_runs; /* weight (in runs) of the SKU's spread in an entity's */
+    double base_noisy;      /* a baseline spread above this: judged on windows only */
     int nclasses, nvalues;
     fp_rule_class classes[FP_RULE_CLASSES];
     fp_value_rule values[FP_RULE_CLASSES];
@@ -56,6 +61,11 @@ struct fp_rules {
 const fp_value_rule *fp__rules_value(const fp_rules *r, const char *key);
 const fp_rule_class *fp__rules_class(const fp_rules *r, const char *key);
 bool fp__glob(const char *pattern, const char *text);
+
+/* True when e is the entity named by text (canonical, "gpu:n3/1"), or text
+ * names a node ("node:n3") and e is that node or one of its devices, ranks
+ * or links: what `--explain` shows. */
+bool fp__entity_in(const fp_entity *e, const char *text);
 
 struct fp_verdicts {
     const fp_run *run;

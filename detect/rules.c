@@ -20,33 +20,43 @@ static const char default_rules[] =
     "  \"node_gpus\": {\"fraction\": 0.5},\n"
     "  \"missing\": \"fail\",\n"
     "  \"contended\": {\"warn\": 0.3, \"fail\": 0.6},\n"
+    "  \"baselines\": {\"min_runs\": 3, \"prior_runs\": 3, \"noisy\": 0.03},\n"
     "  \"classes\": [\n"
     "    {\"name\": \"late-rank\", \"match\": [\"collectives.*.late_rank*\"],\n"
     "     \"mode\": \"late\", \"warn\": 0.3, \"fail\": 0.5},\n"
     "    {\"name\": \"not-judged\", \"mode\": \"ignore\",\n"
-    "     \"match\": [\"collectives.*.time_*\", \"*.rounds\",\n"
-    "               \"*.pairs\", \"kernels.fused.*\"]},\n"
+    "     \"match\": [\"collectives.*.time_*\", \"*.rounds\", \"*.pairs\", \"kernels.fused.*\",\n"
+    "               \"burnin.telemetry.*\", \"burnin.verdict.*\"]},\n"
     "    {\"name\": \"straggler\", \"match\": [\"collectives.*.lateness*\"],\n"
     "     \"mode\": \"absolute\", \"warn\": 300, \"fail\": 1000, \"z\": 5},\n"
     "    {\"name\": \"link\", \"match\": [\"collectives.links.bw_*\", \"*.p2p*\"],\n"
     "     \"warn\": 0.2, \"fail\": 0.35, \"z\": 4, \"summary\": true},\n"
-    "    {\"name\": \"latency\", \"match\": [\"*.lat_*\", \"*latency*\"],\n"
-    "     \"warn\": 0.25, \"fail\": 0.5, \"z\": 5},\n"
+    "    {\"name\": \"latency\", \"match\": [\"*.lat_*\", \"*latency*\", \"kernels.launch.*\"],\n"
+    "     \"warn\": 0.25, \"fail\": 0.5, \"z\": 5, \"noisy\": true},\n"
+    "    {\"name\": \"host-copy\", \"match\": [\"kernels.copy.*pageable*\"],\n"
+    "     \"warn\": 0.1, \"fail\": 0.2, \"z\": 4, \"noisy\": true},\n"
     "    {\"name\": \"collective\", \"match\": [\"collectives.*\"],\n"
     "     \"warn\": 0.1, \"fail\": 0.2, \"z\": 4},\n"
     "    {\"name\": \"compute\", \"match\": [\"kernels.gemm.*\", \"burnin.*flops*\"],\n"
     "     \"warn\": 0.05, \"fail\": 0.07, \"z\": 3.5, \"summary\": true},\n"
-    "    {\"name\": \"memory\", \"match\": [\"kernels.membw.*\", \"kernels.copy*\"],\n"
+    "    {\"name\": \"memory\",\n"
+    "     \"match\": [\"kernels.membw.*\", \"kernels.copy*\", \"burnin.memtest.bandwidth*\"],\n"
     "     \"warn\": 0.05, \"fail\": 0.07, \"z\": 3.5, \"summary\": true},\n"
     "    {\"name\": \"default\", \"match\": [\"*\"], \"warn\": 0.1, \"fail\": 0.2, \"z\": 4}\n"
     "  ],\n"
     "  \"values\": [\n"
-    "    {\"name\": \"wrong-results\", \"match\": [\"*wrong*\", \"*mismatch*\", \"*.sdc*\"],\n"
-    "     \"max\": 0, \"verdict\": \"fail\"},\n"
+    "    {\"name\": \"wrong-results\", \"match\": [\"*wrong*\", \"*mismatch*\", \"*.sdc*\",\n"
+    "     \"*nonfinite*\", \"burnin.memtest.errors*\"], \"max\": 0, \"verdict\": \"fail\"},\n"
     "    {\"name\": \"ecc-uncorrected\",\n"
-    "     \"match\": [\"*ecc_uncorrected*\", \"*.xid*\", \"*remapped_failed*\"],\n"
+    "     \"match\": [\"*ecc_uncorrected*\", \"*.xid*\", \"*remapped_failed*\",\n"
+    "               \"*remapped_rows_uncorr*\", \"*remap_failure*\"],\n"
     "     \"max\": 0, \"verdict\": \"fail\"},\n"
-    "    {\"name\": \"ecc-corrected\", \"match\": [\"*ecc_corrected*\"], \"max\": 0,\n"
+    "    {\"name\": \"ecc-corrected\",\n"
+    "     \"match\": [\"*ecc_corrected*\", \"*remapped_rows_corr*\", \"*remap_pending*\",\n"
+    "               \"*nvlink_errors*\"], \"max\": 0, \"verdict\": \"warn\"},\n"
+    "    {\"name\": \"burnin-verdict\", \"match\": [\"burnin.verdict.outcome\"], \"max\": 1,\n"
+    "     \"verdict\": \"fail\"},\n"
+    "    {\"name\": \"burnin-degraded\", \"match\": [\"burnin.verdict.degraded\"], \"max\": 0,\n"
     "     \"verdict\": \"warn\"},\n"
     "    {\"name\": \"temperature\", \"match\": [\"*temperature*\", \"*temp_c*\"], \"max\": 85,\n"
     "     \"verdict\": \"warn\"}\n"
@@ -183,11 +193,15 @@ static fp_status parse_class(const json_t *c, int i, const char *origin, fp_rule
     snprintf(field, sizeof field, "%s.z", where);
     if (!get_number(c, "z", &out->z, 0, 1e6, NULL))
         return bad(err, errlen, origin, field, "expected a number >= 0");
-    const json_t *sum = json_object_get(c, "summary");
-    snprintf(field, sizeof field, "%s.summary", where);
-    if (sum && !json_is_boolean(sum))
-        return bad(err, errlen, origin, field, "expected true or false");
-    out->summary = json_is_true(sum);
+    static const char *const flags[] = {"summary", "noisy"};
+    bool *dest[] = {&out->summary, &out->noisy};
+    for (int f = 0; f < 2; f++) {
+        const json_t *b = json_object_get(c, flags[f]);
+        snprintf(field, sizeof field, "%s.%s", where, flags[f]);
+        if (b && !json_is_boolean(b))
+            return bad(err, errlen, origin, field, "expected true or false");
+        *dest[f] = json_is_true(b);
+    }
     return FP_OK;
 }
 
@@ -226,7 +240,7 @@ static fp_status parse_value_rule(const json_t *c, int i, const char *origin, fp
 static const char *const known_top[] = {"fleetprint_rules", "min_peers",  "persistence",
                                         "scale_floor",      "node_links", "node_gpus",
                                         "missing",          "classes",    "values",
-                                        "contended",
+                                        "contended",        "baselines",
                                         "comment",          NULL};
 
 static fp_status parse_rules(const json_t *root, const char *origin, fp_rules *r, char *err,
@@ -316,6 +330,20 @@ static fp_status parse_rules(const json_t *root, const char *origin, fp_rules *r
               r->contended_fail < r->contended_warn))
         return bad(err, errlen, origin, "contended",
                    "expected {\"warn\": W, \"fail\": F} with 0 <= W <= F <= 1");
+    r->base_min_runs = 3;
+    r->base_prior_runs = 3;
+    r->base_noisy = 0.03;
+    p = json_object_get(root, "baselines");
+    if (p) {
+        double mr = r->base_min_runs;
+        if (!json_is_object(p) || !get_number(p, "min_runs", &mr, 1, 1e6, NULL))
+            return bad(err, errlen, origin, "baselines.min_runs", "expected an integer >= 1");
+        r->base_min_runs = (int)mr;
+        if (!get_number(p, "prior_runs", &r->base_prior_runs, 0, 1e6, NULL))
+            return bad(err, errlen, origin, "baselines.prior_runs", "expected a number >= 0");
+        if (!get_number(p, "noisy", &r->base_noisy, 0, 1, NULL))
+            return bad(err, errlen, origin, "baselines.noisy", "expected a fraction in 0..1");
+    }
     const json_t *cls = json_object_get(root, "classes");
     if (!json_is_array(cls) || json_array_size(cls) == 0 ||
         json_array_size(cls) > FP_RULE_CLASSES)
@@ -485,6 +513,13 @@ const fp_rule_class *fp__rules_class(const fp_rules *r, const char *key)
         if (list_matches(&r->classes[i].patterns, key, bare))
             return &r->classes[i];
     return NULL;
+}
+
+const char *fp_rules_classify(const fp_rules *r, const char *key)
+{
+    const fp_value_rule *v = fp__rules_value(r, key);
+    const fp_rule_class *c = v ? NULL : fp__rules_class(r, key);
+    return v ? v->name : c ? c->name : NULL;
 }
 
 bool fp__glob(const char *pattern, const char *text)

@@ -5,8 +5,12 @@
  *   SKU base value x per-node offset N(0, 1.5%) clipped to +-4% (persistent)
  *   x per-device offset N(0, 1%) clipped to +-3% (persistent)
  *   x diurnal drift 1 + 1.5% sin(hour of day) common to the fleet
- *   x per-window noise exp(s t3) with Student-t (3 dof) tails, s 0.8-2%
- *   x rare transient dips (0.1% of values, 10-40% low for one window).
+ *   x per-run wander of each device, N(0, w) with w per metric class
+ *   x per-window noise exp(s t3) with Student-t (3 dof) tails, s per class
+ *   x rare transient dips (0.1% of values, 10-40% worse for one window).
+ * Per class (as the H100 runs in shared/data show): membw s 0.8% w 0.5%,
+ * GEMM 1% / 0.5%, links 2% / 1%, pageable host copies 5% / 4%, launch
+ * latency 4% / 4% -- the last two are noisy metrics that no fault touches. *
  * Faults live in the last run only (the earlier runs are the history that
  * baselines come from). */
 #include <math.h>
@@ -95,14 +99,32 @@ static double clip(double x, double lim)
 typedef struct sku_def {
     const char *model;
     double triad, flops; /* GB/s, GFLOP/s */
+    double pageable, launch; /* GB/s, us */
     double share;        /* fraction of the fleet */
 } sku_def;
 
 static const sku_def skus[] = {
-    {"H100-SXM5-80GB", 3000, 790000, 0.5},
-    {"H200-SXM-141GB", 4300, 810000, 0.3},
-    {"A100-SXM4-80GB", 1750, 290000, 0.2},
+    {"H100-SXM5-80GB", 3000, 790000, 15, 3.2, 0.5},
+    {"H200-SXM-141GB", 4300, 810000, 16, 3.0, 0.3},
+    {"A100-SXM4-80GB", 1750, 290000, 12, 4.1, 0.2},
 };
+
+/* A device metric: its class's noise (per window) and wander (per run). */
+typedef struct sim_metric {
+    const char *test;
+    fp_metric m;
+    uint64_t size;
+    double noise, wander;
+    bool faulty; /* device faults slow it */
+} sim_metric;
+
+static const sim_metric dev_metrics[] = {
+    {"membw", {"triad_bw", "GB/s", FP_BETTER_HIGHER}, 64u << 20, 0.008, 0.005, true},
+    {"gemm", {"bf16_flops", "GFLOP/s", FP_BETTER_HIGHER}, 8192u * 8192u * 2u, 0.01, 0.005, true},
+    {"copy", {"h2d_pageable_bw", "GB/s", FP_BETTER_HIGHER}, 4u << 20, 0.05, 0.04, false},
+    {"launch", {"launch_us", "us", FP_BETTER_LOWER}, 0, 0.04, 0.04, false},
+};
+enum { NDEV_METRICS = sizeof dev_metrics / sizeof dev_metrics[0] };
 enum { NSKU = sizeof skus / sizeof skus[0] };
 static const double link_gbs = 24; /* one 200G NIC per node pair path */
 
@@ -394,6 +416,7 @@ static double fault_factor(const fp_sim *s, int node, int gpu, int a, int b, int
     return f;
 }
 
+/* A noise factor (< 1: worse) of per-window scale `scale`. */
 static double noisy(rng *r, double scale)
 {
     double v = exp(scale * clip(student3(r), 12));
@@ -402,12 +425,20 @@ static double noisy(rng *r, double scale)
     return v;
 }
 
+/* The base value of metric m on SKU k. */
+static double metric_base(const sku_def *k, int m)
+{
+    const double v[NDEV_METRICS] = {k->triad, k->flops, k->pageable, k->launch};
+    return v[m];
+}
+
 fp_status fp_sim_run(const fp_sim *s, int ri, fp_run *run)
 {
     fp_status st = FP_OK;
     const fp_sim_opts *o = &s->o;
     int n = o->nodes, G = o->gpus_per_node, W = o->windows;
     bool live = ri == o->runs - 1;
+    double *wander = NULL;
     fp_run_init(run);
     rng r;
     rng_seed(&r, o->seed, (uint64_t)ri + 1);
@@ -431,12 +462,15 @@ fp_status fp_sim_run(const fp_sim *s, int ri, fp_run *run)
             snprintf(rk->model, sizeof rk->model, "%s", skus[s->sku[i]].model);
         }
     }
-    size_t want = (size_t)n * G * (2 * (size_t)W + 1) + s->npairs * (size_t)W;
+    size_t want = (size_t)n * G * (NDEV_METRICS * (size_t)W + 1) + s->npairs * (size_t)W;
+    /* this run's wander of every device and metric */
+    wander = malloc((size_t)n * G * NDEV_METRICS * sizeof *wander);
+    FP_CHECK_ALLOC(wander);
+    for (size_t i = 0; i < (size_t)n * G * NDEV_METRICS; i++)
+        wander[i] = exp(dev_metrics[i % NDEV_METRICS].wander * clip(normal(&r), 4));
     run->samples = malloc(want * sizeof *run->samples);
     FP_CHECK_ALLOC(run->samples);
     run->cap = want;
-    static const fp_metric m_triad = {"triad_bw", "GB/s", FP_BETTER_HIGHER};
-    static const fp_metric m_flops = {"bf16_flops", "GFLOP/s", FP_BETTER_HIGHER};
     static const fp_metric m_wrong = {"bf16_wrong", "count", FP_BETTER_LOWER};
     static const fp_metric m_link = {"bw_inter", "GB/s", FP_BETTER_HIGHER};
     double hour = fmod(ri * 7.3, 24);
@@ -451,10 +485,15 @@ fp_status fp_sim_run(const fp_sim *s, int ri, fp_run *run)
                 fp_entity e = fp_entity_gpu(name, g);
                 double base = (1 + s->node_off[i]) * (1 + s->gpu_off[(size_t)i * G + g]) * diurnal;
                 double f = live ? fault_factor(s, i, g, -1, -1, w) : 1;
-                fp_sample_make(&run->samples[run->nsamples++], "kernels", "membw", &m_triad, &e,
-                               64u << 20, w, k->triad * base * f * noisy(&r, 0.008), t);
-                fp_sample_make(&run->samples[run->nsamples++], "kernels", "gemm", &m_flops, &e,
-                               8192u * 8192u * 2u, w, k->flops * base * f * noisy(&r, 0.01), t + 1);
+                const double *wd = wander + ((size_t)i * G + g) * NDEV_METRICS;
+                for (int m = 0; m < NDEV_METRICS; m++) {
+                    const sim_metric *sm = &dev_metrics[m];
+                    double x = base * wd[m] * (sm->faulty ? f : 1) * noisy(&r, sm->noise);
+                    /* a lower-is-better metric gets worse as x falls */
+                    double v = metric_base(k, m) * (sm->m.better == FP_BETTER_LOWER ? 1 / x : x);
+                    fp_sample_make(&run->samples[run->nsamples++], "kernels", sm->test, &sm->m,
+                                   &e, sm->size, w, v, t + m);
+                }
             }
         }
         for (size_t p = 0; p < s->npairs; p++) {
@@ -486,6 +525,7 @@ fp_status fp_sim_run(const fp_sim *s, int ri, fp_run *run)
         }
     }
 cleanup:
+    free(wander);
     return st;
 }
 

@@ -8,11 +8,28 @@
 #include <string.h>
 
 #include "detect_internal.h"
+#include "fleetprint/log.h"
 #include "fleetprint/hostlist.h"
 #include "fleetprint/report.h"
 #include "fleetprint/outfile.h"
 
 /* ---- console ------------------------------------------------------------------------ */
+
+/* "expected 14.8 ± 2.1 GB/s over 3 runs × 6 windows" (or "over 7 peers");
+ * without a band or reference the parts are left out. */
+static int expected_text(const fp_reason *r, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "expected %.4g", r->expected);
+    if (isfinite(r->band) && r->band > 0)
+        n += snprintf(buf + n, len - (size_t)n, " ± %.2g", r->band);
+    n += snprintf(buf + n, len - (size_t)n, " %s", r->unit);
+    if (r->ref_runs > 0)
+        n += snprintf(buf + n, len - (size_t)n, " over %d run%s × %d window%s", r->ref_runs,
+                      r->ref_runs == 1 ? "" : "s", r->ref_windows, r->ref_windows == 1 ? "" : "s");
+    else if (r->evidence == FP_EV_PEERS && r->ref_windows > 0)
+        n += snprintf(buf + n, len - (size_t)n, " over %d peers", r->ref_windows);
+    return n;
+}
 
 static void print_reason(FILE *out, const fp_reason *r)
 {
@@ -23,7 +40,9 @@ static void print_reason(FILE *out, const fp_reason *r)
     } else if (r->evidence == FP_EV_VALUE) {
         fprintf(out, " = %g %s (limit %g, rule %s)", r->value, r->unit, r->expected, r->rule);
     } else if (!isnan(r->value)) {
-        fprintf(out, " = %.4g %s, expected %.4g", r->value, r->unit, r->expected);
+        char exp_[160];
+        expected_text(r, exp_, sizeof exp_);
+        fprintf(out, " = %.4g %s, %s", r->value, r->unit, exp_);
         if (strcmp(r->rule, "straggler") == 0)
             fprintf(out, ", %.3g %s worse", r->deviation, r->unit);
         else
@@ -62,6 +81,41 @@ void fp_verdicts_print(FILE *out, const fp_verdicts *v, const fp_run *run)
             ecounts[FP_UNKNOWN]);
 }
 
+bool fp__entity_in(const fp_entity *e, const char *text)
+{
+    char name[2 * FP_NAME_MAX + 32];
+    if (strcmp(fp_entity_format(e, name, sizeof name), text) == 0)
+        return true;
+    const char *node = strncmp(text, "node:", 5) == 0 ? text + 5 : NULL;
+    return node && e->kind != FP_ENT_GROUP &&
+           (strcmp(e->node, node) == 0 || (e->kind == FP_ENT_LINK && strcmp(e->peer, node) == 0));
+}
+
+fp_status fp_verdicts_explain(FILE *out, const fp_verdicts *v, const char *entity)
+{
+    size_t shown = 0;
+    for (size_t i = 0; i < v->nents; i++) {
+        const fp_entity_verdict *ev = &v->ents[i];
+        char name[2 * FP_NAME_MAX + 32];
+        if (!fp__entity_in(&ev->entity, entity))
+            continue;
+        fp_entity_format(&ev->entity, name, sizeof name);
+        fprintf(out, "%s %s: %s\n", shown ? "  part" : "explain", name,
+                fp_verdict_name(ev->verdict));
+        for (size_t k = 0; k < ev->nreasons; k++)
+            print_reason(out, &v->reasons[ev->first_reason + k]);
+        if (ev->nreasons == 0)
+            fprintf(out, "    (no evidence recorded)\n");
+        shown++;
+    }
+    if (!shown) {
+        fp_error("--explain %s: the run has no such entity (node:N, gpu:N/D, link:A~B, rank:R@N)",
+                 entity);
+        return FP_EINPUT;
+    }
+    return FP_OK;
+}
+
 /* ---- JSON ------------------------------------------------------------------------------ */
 
 static json_t *num(double d)
@@ -79,6 +133,9 @@ static json_t *reason_json(const fp_reason *r)
     json_object_set_new(j, "rule", json_string(r->rule));
     json_object_set_new(j, "value", num(r->value));
     json_object_set_new(j, "expected", num(r->expected));
+    json_object_set_new(j, "band", num(r->band > 0 ? r->band : NAN));
+    json_object_set_new(j, "ref_runs", json_integer(r->ref_runs));
+    json_object_set_new(j, "ref_windows", json_integer(r->ref_windows));
     json_object_set_new(j, "deviation", num(r->deviation));
     json_object_set_new(j, "z", num(r->z));
     json_object_set_new(j, "windows_bad", json_integer(r->windows_bad));

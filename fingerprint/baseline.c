@@ -112,12 +112,16 @@ static void robust_stats(double *v, size_t n, double reject, double *scratch, fp
 
 /* ==== building ======================================================================= */
 
-/* Observations: one value for a group (key, who) from a run. */
+/* Observations: one value for a group (key, who) from a run. A run's
+ * summary value (iteration -1) is kept apart from its windows by setting
+ * the run's top bit (SUMMARY_BIT). */
 typedef struct obs {
     uint32_t *group, *run;
     double *v;
     size_t n, cap;
 } obs;
+
+#define SUMMARY_BIT 0x80000000u
 
 static fp_status obs_add(obs *o, uint32_t group, uint32_t run, double v)
 {
@@ -149,6 +153,23 @@ static void obs_free(obs *o)
     free(o->run);
     free(o->v);
     memset(o, 0, sizeof *o);
+}
+
+/* Median of v[0..n) (sorted in place); NaN when n is 0. */
+static double median_of(double *v, size_t n)
+{
+    sort_doubles(v, n);
+    return quantile(v, n, 0.5);
+}
+
+/* Robust relative spread of v[0..n) (sorted in place): 1.4826 x MAD over
+ * |median|, NaN below min_n values or at a zero median. */
+static double rel_spread(double *v, size_t n, size_t min_n, double *scratch)
+{
+    if (n < min_n || n == 0)
+        return NAN;
+    double med = median_of(v, n);
+    return med != 0 ? 1.4826 * mad_of(v, n, med, scratch) / fabs(med) : NAN;
 }
 
 /* Groups: (key, who) pairs with dense ids. */
@@ -261,7 +282,8 @@ static fp_status runset_id(runsets *rs, const uint32_t *runs_in, size_t n, uint3
     if (st != FP_OK)
         return st;
     uint32_t *runs = rs->sorted;
-    memcpy(runs, runs_in, n * sizeof *runs);
+    for (size_t i = 0; i < n; i++)
+        runs[i] = runs_in[i] & ~SUMMARY_BIT;
     qsort(runs, n, sizeof *runs, cmp_u32);
     size_t len = 0, nd = 0;
     for (size_t i = 0; i < n; i++) {
@@ -306,7 +328,7 @@ static hid_t brow_type(bool file, const char *who)
 {
     hid_t u32 = file ? H5T_STD_U32LE : H5T_NATIVE_UINT32;
     hid_t f64 = file ? H5T_IEEE_F64LE : H5T_NATIVE_DOUBLE;
-    hid_t t = H5Tcreate(H5T_COMPOUND, file ? 6 * 4 + 6 * 8 : sizeof(brow));
+    hid_t t = H5Tcreate(H5T_COMPOUND, file ? 7 * 4 + 10 * 8 : sizeof(brow));
     size_t off = 0;
     bool ok = t >= 0;
 #define FIELD(name, type, memoff, size)                                                    \
@@ -320,12 +342,17 @@ static hid_t brow_type(bool file, const char *who)
     FIELD("rejected", u32, HOFFSET(brow, b.rejected), 4);
     FIELD("nruns", u32, HOFFSET(brow, b.nruns), 4);
     FIELD("runset", u32, HOFFSET(brow, b.runset), 4);
+    FIELD("windows", u32, HOFFSET(brow, b.windows), 4);
     FIELD("median", f64, HOFFSET(brow, b.median), 8);
     FIELD("mad", f64, HOFFSET(brow, b.mad), 8);
     FIELD("p05", f64, HOFFSET(brow, b.p05), 8);
     FIELD("p95", f64, HOFFSET(brow, b.p95), 8);
     FIELD("min", f64, HOFFSET(brow, b.min), 8);
     FIELD("max", f64, HOFFSET(brow, b.max), 8);
+    FIELD("run_spread", f64, HOFFSET(brow, b.run_spread), 8);
+    FIELD("window_spread", f64, HOFFSET(brow, b.window_spread), 8);
+    FIELD("summary", f64, HOFFSET(brow, b.summary), 8);
+    FIELD("summary_spread", f64, HOFFSET(brow, b.summary_spread), 8);
 #undef FIELD
     if (!ok && t >= 0) {
         H5Tclose(t);
@@ -378,6 +405,7 @@ typedef struct builder {
     size_t key_cap;
     groups eg, sg;       /* (key, entity) and (key, sku) */
     obs eo, so;
+    obs members;         /* SKU group -> the entity rows that fed it (run = row) */
     fp__u64map ent_sku;  /* run << 32 | entity -> sku */
     runsets rs;
     brow *erows, *srows;
@@ -394,6 +422,7 @@ static void builder_free(builder *b)
     groups_free(&b->sg);
     obs_free(&b->eo);
     obs_free(&b->so);
+    obs_free(&b->members);
     fp__u64map_free(&b->ent_sku);
     runsets_free(&b->rs);
     free(b->erows);
@@ -450,7 +479,7 @@ static fp_status add_run(builder *b, const fp__runtab *t, uint32_t run)
             continue;
         uint32_t g;
         FP_CHECK(group_id(&b->eg, lk[r->metric], le[r->entity], &g));
-        FP_CHECK(obs_add(&b->eo, g, run, r->value));
+        FP_CHECK(obs_add(&b->eo, g, r->iter < 0 ? run | SUMMARY_BIT : run, r->value));
     }
 cleanup:
     fp_sku_index_free(ix);
@@ -459,26 +488,118 @@ cleanup:
     return st;
 }
 
-/* Statistics per group of o; for the entity level (feed != NULL) also feed
- * each (group, run) median into the SKU level. */
-static fp_status reduce(builder *b, const obs *o, const groups *gs, double reject, brow **out,
-                        bool entity_level, uint64_t *rejected)
+/* Spreads of one entity group: v[0..n) with runs run[0..n) in run order
+ * (added run by run; the counting sort is stable). Each run's windows (its
+ * summary only when it has no windows) give a per-run median, fed to the SKU
+ * level as group (key, the run's SKU), and a within-run spread. */
+static fp_status entity_spreads(builder *b, brow *r, uint32_t row, const uint32_t *run,
+                                const double *v, size_t n, double *seg, double *scratch,
+                                double *meds, double *wsp, uint32_t *wins, double *sums)
 {
     fp_status st = FP_OK;
-    size_t *start = NULL;
-    uint32_t *run = NULL;
-    double *v = NULL, *scratch = NULL, *seg = NULL;
+    size_t nr = 0, nw = 0, ns = 0;
+    uint32_t sg = 0;
+    for (size_t i = 0; i < n;) {
+        uint32_t id = run[i] & ~SUMMARY_BIT;
+        size_t j = i, m = 0, ms = 0;
+        while (j < n && (run[j] & ~SUMMARY_BIT) == id)
+            j++;
+        for (size_t k = i; k < j; k++) /* windows first, the summary apart */
+            if (!(run[k] & SUMMARY_BIT))
+                seg[m++] = v[k];
+            else
+                sums[ns++] = v[k];
+        if (m == 0)
+            for (size_t k = i; k < j; k++)
+                seg[ms++] = v[k];
+        size_t cnt = m ? m : ms;
+        wins[nr] = (uint32_t)cnt;
+        meds[nr] = median_of(seg, cnt);
+        double w = rel_spread(seg, cnt, 3, scratch);
+        if (isfinite(w))
+            wsp[nw++] = w;
+        uint32_t sku = fp__u64map_get(&b->ent_sku, ((uint64_t)id << 32) | r->who);
+        FP_CHECK(group_id(&b->sg, r->key, sku, &sg));
+        FP_CHECK(obs_add(&b->so, sg, id, meds[nr]));
+        nr++;
+        i = j;
+    }
+    if (nr) {
+        double *wd = seg;
+        for (size_t i = 0; i < nr; i++)
+            wd[i] = wins[i];
+        r->b.windows = (uint32_t)median_of(wd, nr);
+        FP_CHECK(obs_add(&b->members, sg, row, 0));
+    }
+    r->b.run_spread = rel_spread(meds, nr, 2, scratch);
+    r->b.window_spread = nw ? median_of(wsp, nw) : NAN;
+    r->b.summary = ns ? median_of(sums, ns) : NAN;
+    r->b.summary_spread = rel_spread(sums, ns, 2, scratch);
+cleanup:
+    return st;
+}
+
+/* A SKU row's spreads, windows and summary: medians over the entity rows
+ * that fed it (members[0..n) index erows); the summary's spread is the one
+ * between those entities. */
+static void sku_spreads(brow *r, const brow *erows, const uint32_t *members, size_t n,
+                        double *a, double *c, double *w, double *scratch)
+{
+    size_t na = 0, nc = 0, ns = 0;
+    for (size_t i = 0; i < n; i++) {
+        const fp_baseline *e = &erows[members[i]].b;
+        if (isfinite(e->run_spread))
+            a[na++] = e->run_spread;
+        if (isfinite(e->window_spread))
+            c[nc++] = e->window_spread;
+        w[i] = e->windows;
+    }
+    r->b.run_spread = na ? median_of(a, na) : NAN;
+    r->b.window_spread = nc ? median_of(c, nc) : NAN;
+    r->b.windows = n ? (uint32_t)median_of(w, n) : 1;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(erows[members[i]].b.summary))
+            a[ns++] = erows[members[i]].b.summary;
+    r->b.summary = ns ? median_of(a, ns) : NAN;
+    r->b.summary_spread = rel_spread(a, ns, 3, scratch);
+}
+
+/* Statistics per group of o. At the entity level (erows NULL) also the
+ * spreads, feeding each (group, run) median into the SKU level; at the SKU
+ * level the spreads come from the entity rows erows. */
+static fp_status reduce(builder *b, const obs *o, const groups *gs, double reject, brow **out,
+                        const brow *erows, uint64_t *rejected)
+{
+    fp_status st = FP_OK;
+    size_t *start = NULL, *mstart = NULL;
+    uint32_t *run = NULL, *mrow = NULL;
+    double *v = NULL, *scratch = NULL, *seg = NULL, *meds = NULL, *wsp = NULL, *mv = NULL;
+    double *sums = NULL;
+    uint32_t *wins = NULL;
     brow *rows = calloc(gs->n ? gs->n : 1, sizeof *rows);
     FP_CHECK_ALLOC(rows);
     FP_CHECK(sort_by_group(o, gs->n, &start, &run, &v));
+    if (erows)
+        FP_CHECK(sort_by_group(&b->members, gs->n, &mstart, &mrow, &mv));
     size_t maxn = 1;
-    for (size_t g = 0; g < gs->n; g++)
-        if (start[g + 1] - start[g] > maxn)
-            maxn = start[g + 1] - start[g];
+    for (size_t g = 0; g < gs->n; g++) {
+        size_t c = start[g + 1] - start[g];
+        if (erows && mstart[g + 1] - mstart[g] > c)
+            c = mstart[g + 1] - mstart[g];
+        maxn = c > maxn ? c : maxn;
+    }
     scratch = malloc(maxn * sizeof *scratch);
     seg = malloc(maxn * sizeof *seg);
+    meds = malloc(maxn * sizeof *meds);
+    wsp = malloc(maxn * sizeof *wsp);
+    wins = malloc(maxn * sizeof *wins);
+    sums = malloc(maxn * sizeof *sums);
+    FP_CHECK_ALLOC(sums);
     FP_CHECK_ALLOC(scratch);
     FP_CHECK_ALLOC(seg);
+    FP_CHECK_ALLOC(meds);
+    FP_CHECK_ALLOC(wsp);
+    FP_CHECK_ALLOC(wins);
     for (size_t g = 0; g < gs->n; g++) {
         size_t a = start[g], n = start[g + 1] - a;
         brow *r = &rows[g];
@@ -486,23 +607,12 @@ static fp_status reduce(builder *b, const obs *o, const groups *gs, double rejec
         r->who = (uint32_t)gs->pair[g];
         FP_CHECK(runset_id(&b->rs, run + a, n, &r->b.runset));
         r->b.nruns = b->rs.off[r->b.runset + 1] - b->rs.off[r->b.runset];
-        if (entity_level) {
-            /* entity observations of a group are in run order (added run by run,
-             * and the counting sort is stable): each run is one segment */
-            for (size_t i = 0; i < n;) {
-                size_t j = i;
-                while (j < n && run[a + j] == run[a + i])
-                    j++;
-                memcpy(seg, v + a + i, (j - i) * sizeof *seg);
-                sort_doubles(seg, j - i);
-                double med = quantile(seg, j - i, 0.5);
-                uint32_t sku = fp__u64map_get(&b->ent_sku, ((uint64_t)run[a + i] << 32) | r->who);
-                uint32_t sg;
-                FP_CHECK(group_id(&b->sg, r->key, sku, &sg));
-                FP_CHECK(obs_add(&b->so, sg, run[a + i], med));
-                i = j;
-            }
-        }
+        if (!erows)
+            FP_CHECK(entity_spreads(b, r, (uint32_t)g, run + a, v + a, n, seg, scratch, meds,
+                                    wsp, wins, sums));
+        else
+            sku_spreads(r, erows, mrow + mstart[g], mstart[g + 1] - mstart[g], meds, wsp, seg,
+                        scratch);
         robust_stats(v + a, n, reject, scratch, &r->b);
         *rejected += r->b.rejected;
     }
@@ -513,8 +623,15 @@ cleanup:
     free(start);
     free(run);
     free(v);
+    free(mstart);
+    free(mrow);
+    free(mv);
     free(scratch);
     free(seg);
+    free(meds);
+    free(wsp);
+    free(wins);
+    free(sums);
     return st;
 }
 
@@ -592,9 +709,9 @@ fp_status fp_store_build_baselines(fp_store *s, const fp_baseline_opts *o,
         fp__runtab_free(&t);
     }
     sum.runs_used = nsel - first;
-    FP_CHECK(reduce(&b, &b.eo, &b.eg, o->reject, &b.erows, true, &sum.values_rejected));
+    FP_CHECK(reduce(&b, &b.eo, &b.eg, o->reject, &b.erows, NULL, &sum.values_rejected));
     uint64_t sku_rejected = 0;
-    FP_CHECK(reduce(&b, &b.so, &b.sg, o->reject, &b.srows, false, &sku_rejected));
+    FP_CHECK(reduce(&b, &b.so, &b.sg, o->reject, &b.srows, b.erows, &sku_rejected));
     sum.entity_rows = b.eg.n;
     sum.sku_rows = b.sg.n;
     FP_CHECK(fp__store_tx_begin(s, &tmp));
@@ -614,6 +731,24 @@ cleanup:
 }
 
 /* ==== loading ======================================================================== */
+
+/* Baselines written before the spreads existed lack those members, which
+ * the read leaves unset: mark them unknown (NaN spreads, one window). */
+static void mark_old_rows(hid_t g, const char *name, brow *rows, size_t n)
+{
+    hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
+    hid_t t = d >= 0 ? H5Dget_type(d) : H5I_INVALID_HID;
+    bool old = t >= 0 && H5Tget_member_index(t, "summary_spread") < 0;
+    for (size_t i = 0; old && i < n; i++) {
+        fp_baseline *b = &rows[i].b;
+        b->windows = 1;
+        b->run_spread = b->window_spread = b->summary = b->summary_spread = NAN;
+    }
+    if (t >= 0)
+        H5Tclose(t);
+    if (d >= 0)
+        H5Dclose(d);
+}
 
 static fp_status index_rows(fp__u64map *m, const brow *rows, size_t n, size_t nkeys,
                             size_t nwho, const char *what)
@@ -664,6 +799,8 @@ fp_status fp_store_load_baselines(fp_store *s, fp_baselines **out)
     H5Tclose(mt);
     FP_CHECK_H5(mt = brow_type(false, "sku"));
     FP_CHECK(fp__h5_read_table(g, "sku", mt, sizeof(brow), (void **)&b->srows, &b->nsrows));
+    mark_old_rows(g, "entity", b->erows, b->nerows);
+    mark_old_rows(g, "sku", b->srows, b->nsrows);
     FP_CHECK(fp__h5_read_table(g, "runset_offsets", H5T_NATIVE_UINT32, sizeof(uint32_t),
                                (void **)&b->set_off, &noff));
     FP_CHECK(fp__h5_read_table(g, "runset_members", H5T_NATIVE_UINT32, sizeof(uint32_t),

@@ -38,6 +38,11 @@ fp_status fp_rules_load(const char *path, fp_rules **out, char *err, size_t errl
 
 void fp_rules_free(fp_rules *rules);
 
+/* The name of the rule that judges metric key ("suite.test.metric@size"):
+ * the first value rule that matches, else the first class; NULL when none
+ * matches. The string belongs to rules. */
+const char *fp_rules_classify(const fp_rules *rules, const char *key);
+
 /* ---- verdicts ------------------------------------------------------------------------ */
 
 typedef enum fp_verdict { FP_PASS, FP_WARN, FP_FAIL, FP_UNKNOWN } fp_verdict;
@@ -62,7 +67,10 @@ const char *fp_evidence_name(fp_evidence e);
 
 /* Why an entity is not a plain pass. deviation is the fraction worse than
  * expected (0.3: 30% worse, in the metric's own better direction), z the
- * robust score (negative: worse). windows_bad of windows were out of bounds. */
+ * robust score (negative: worse). windows_bad of windows were out of bounds.
+ * band is the spread one window is expected to show (in the metric's unit:
+ * expected +- band); ref_runs x ref_windows the values behind expected (for
+ * peers: ref_runs 0, ref_windows the peers). */
 typedef struct fp_reason {
     char key[96];        /* metric key, suite.test.metric[@size] */
     char unit[16];
@@ -71,6 +79,8 @@ typedef struct fp_reason {
     fp_verdict verdict;
     double value;        /* the live value (median over windows) */
     double expected;     /* what peers / baseline say */
+    double band;         /* expected +- band (NaN: none) */
+    int ref_runs, ref_windows;
     double deviation;
     double z;
     int windows_bad, windows;
@@ -93,6 +103,10 @@ typedef struct fp_detect_opts {
      * contended_note says why (shown with every verdict it changed). */
     bool contended;
     const char *contended_note;
+    /* Record the passing evidence of this entity too (canonical text, e.g.
+     * "node:n3", which also covers its devices, links and ranks), for
+     * `detect --explain`; NULL: only what is not a pass. */
+    const char *explain;
 } fp_detect_opts;
 
 /* Run the detector on run. On success *out is a new object the caller frees
@@ -127,6 +141,16 @@ fp_status fp_verdicts_status(const fp_verdicts *v);
 /* Human summary: one line per non-passing entity with its reasons, then a
  * total line. Nodes that pass are counted, not listed. */
 void fp_verdicts_print(FILE *out, const fp_verdicts *v, const fp_run *run);
+
+/* The evidence chain of one entity (canonical text: "node:n3", "gpu:n3/1",
+ * "link:n2~n6"; a node also shows its devices, links and ranks): each
+ * entity's verdict, then every piece of evidence -- peers, drift, fleet,
+ * value, missing, and what demarcation concluded -- with the value, expected
+ * +- band, the runs x windows or peers behind it, z, the windows out of
+ * bounds and the rule. Passing evidence is listed only when fp_detect ran
+ * with opts.explain naming this entity. FP_EINPUT (one line logged) when the
+ * run has no such entity. */
+fp_status fp_verdicts_explain(FILE *out, const fp_verdicts *v, const char *entity);
 
 /* Write {"run", "verdict", "counts", "entities":[...]} to path ("-": stdout).
  * Every node is listed; other entities only when not passing. FP_EIO naming

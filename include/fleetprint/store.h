@@ -159,13 +159,28 @@ typedef struct fp_baseline_summary {
 fp_status fp_store_build_baselines(fp_store *store, const fp_baseline_opts *opts,
                                    fp_baseline_summary *summary);
 
-/* One baseline statistic. */
+/* One baseline statistic. The centre and quantiles are over every value
+ * (windows and run summaries pooled); the spreads say how much a value
+ * varies, as fractions of the centre (1.4826 x MAD / median, a robust
+ * relative standard deviation), NaN where too few values exist:
+ *   run_spread     run to run: of the per-run medians (needs 2 runs). For a
+ *                  SKU row: the median of its entities' run_spread.
+ *   window_spread  within a run: of the windows of one run (needs 3), the
+ *                  median over runs. For a SKU row: over its entities.
+ *   summary        the median over runs of each run's summary value (iteration
+ *                  -1: best of the run, median over passes), NaN when none;
+ *                  summary_spread its run-to-run spread. For a SKU row: the
+ *                  median over its entities, and the spread between them.
+ * A SKU row's mad is the spread between entities (of their per-run medians). */
 typedef struct fp_baseline {
     uint32_t count;    /* values used */
     uint32_t rejected; /* values dropped as outliers */
     uint32_t nruns;    /* runs the values came from */
     uint32_t runset;   /* index for fp_baselines_runs */
+    uint32_t windows;  /* windows per run (median over runs; 1: summaries only) */
     double median, mad, p05, p95, min, max;
+    double run_spread, window_spread;
+    double summary, summary_spread;
 } fp_baseline;
 
 typedef struct fp_baselines fp_baselines;

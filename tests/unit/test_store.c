@@ -294,6 +294,59 @@ static void test_store(const char *dir)
         fp_run_free(&runs[i]);
 }
 
+/* Spreads: one GPU, 3 runs at levels 100, 102, 98, each with 5 windows at
+ * level x {0.98 .. 1.02} and a summary at level x 1.05. Known by hand:
+ * run-to-run 1.4826 x MAD(100, 102, 98) / 100, within-run 1.4826 x 0.01,
+ * summary median 105 and its spread 1.4826 x 2.1 / 105. */
+static void test_spreads(const char *dir)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/spreads.h5", dir);
+    fp_store *st = NULL;
+    CHECK(fp_store_open(&st, path, FP_STORE_APPEND, 0) == FP_OK);
+    const double level[3] = {100, 102, 98}, shape[5] = {0.98, 0.99, 1.00, 1.01, 1.02};
+    fp_metric m = {"triad_bw", "GB/s", FP_BETTER_HIGHER};
+    for (int r = 0; r < 3; r++) {
+        fp_run run;
+        fp_run_init(&run);
+        snprintf(run.id, sizeof run.id, "s%d", r);
+        run.time = 1e9 + r;
+        fp_run_set_shape(&run, 1, 1);
+        snprintf(run.nodes[0], FP_NAME_MAX, "n0");
+        run.ranks[0].node = 0;
+        snprintf(run.ranks[0].model, FP_NAME_MAX, "H100");
+        fp_entity e = fp_entity_gpu("n0", 0);
+        fp_sample s;
+        for (int w = 0; w < 5; w++) {
+            fp_sample_make(&s, "kernels", "membw", &m, &e, 0, w, level[r] * shape[w], w);
+            fp_run_add(&run, &s);
+        }
+        fp_sample_make(&s, "kernels", "membw", &m, &e, 0, -1, level[r] * 1.05, 5);
+        fp_run_add(&run, &s);
+        CHECK(fp_store_append(st, &run) == FP_OK);
+        fp_run_free(&run);
+    }
+    fp_baseline_opts o = {.reject = 0};
+    CHECK(fp_store_build_baselines(st, &o, NULL) == FP_OK);
+    fp_baselines *b = NULL;
+    CHECK(fp_store_load_baselines(st, &b) == FP_OK);
+    const fp_baseline *e = b ? fp_baselines_entity(b, "kernels.membw.triad_bw", "gpu:n0/0") : NULL;
+    const fp_baseline *k = b ? fp_baselines_sku(b, "kernels.membw.triad_bw", "H100") : NULL;
+    CHECK(e && k);
+    if (e && k) {
+        CHECK(e->nruns == 3 && e->windows == 5 && e->count == 18);
+        CHECK(fabs(e->run_spread - 1.4826 * 2 / 100) < 1e-9);
+        CHECK(fabs(e->window_spread - 1.4826 * 0.01) < 1e-9);
+        CHECK(fabs(e->summary - 105) < 1e-9);
+        CHECK(fabs(e->summary_spread - 1.4826 * 2.1 / 105) < 1e-9);
+        /* the SKU's typical entity is this one; one entity has no spread between */
+        CHECK(fabs(k->run_spread - e->run_spread) < 1e-12 && k->windows == 5);
+        CHECK(fabs(k->summary - 105) < 1e-9 && isnan(k->summary_spread));
+    }
+    fp_baselines_free(b);
+    fp_store_close(st);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/fp_test_store_XXXXXX";
@@ -303,6 +356,7 @@ int main(void)
     }
     test_jsonl();
     test_store(dir);
+    test_spreads(dir);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
