@@ -14,7 +14,7 @@ for attempt in 1 2 3; do
         --json "$tmp/o.json" >"$tmp/out" 2>"$tmp/err"
     rc=$?
     [ $rc -eq 0 ] || { cat "$tmp/err"; fail "exit $rc, expected 0"; }
-    clock_ok "$tmp/o.json" 100 && break
+    clock_ok "$tmp/err" 100 && break
     [ $attempt -lt 3 ] || fail "3 runs in a row with clock offsets too loose to compare arrivals"
 done
 "$FLEETPRINT" detect -i "$tmp/o.json" --contended --json "$tmp/v.json" >"$tmp/dout" 2>&1

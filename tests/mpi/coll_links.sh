@@ -16,7 +16,7 @@ for attempt in 1 2 3; do
         $(inject link:ranks=1-3,factor=8) --json "$tmp/o.json" >"$tmp/out" 2>"$tmp/err"
     rc=$?
     [ $rc -eq 0 ] || { cat "$tmp/err"; fail "exit $rc, expected 0"; }
-    clock_ok "$tmp/o.json" 50 && break
+    clock_ok "$tmp/err" 50 && break
     [ $attempt -lt 3 ] || fail "3 sweeps in a row with clock offsets too loose to time exchanges"
 done
 cat "$tmp/out"
