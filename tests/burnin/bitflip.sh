@@ -4,7 +4,7 @@
 # other ranks pass. The flipped bit is a low mantissa bit: a 1e-3 tolerance
 # (gpu-burn, DCGM) would not see it, the bitwise checks do.
 . "$FP_TESTS/burnin/common.sh"
-expect_rc 1 burnin 4 --duration 10s --interval 1s --inject bitflip:rank=2,at=5s \
+expect_rc 1 burnin 4 --duration 10s --interval 1s $(inject bitflip:rank=2,at=5s) \
   --json "$WORK/out.json" --junit "$WORK/j.xml" --store "$WORK/s.h5"
 expect_out "SDC SUSPECT \(first bad window [0-9]+\)"
 check "
