@@ -12,7 +12,7 @@
 #              -DFLEETPRINT_WERROR=ON when it has no cache yet)
 #
 # Prints one line per run (result, failed tests, seconds) and a table of
-# failures per test; each run's ctest output is kept in D/soak/run-I.log.
+# failures per test; each run's ctest output is kept in D/soak/<start time>/run-I.log.
 # Exit: 0 every run green, 1 some run failed, 2 usage, 4 the build failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -56,7 +56,8 @@ fi
 
 select=(-LE gpu)
 [ -n "$label" ] && select=(-L "$label")
-mkdir -p "$build/soak"
+logs="$build/soak/$(date +%Y%m%d-%H%M%S)-$$"
+mkdir -p "$logs"
 declare -A failures=()
 green=0
 total_start=$(date +%s)
@@ -64,7 +65,7 @@ for i in $(seq "$runs"); do
   failed_log="$build/Testing/Temporary/LastTestsFailed.log"
   rm -f "$failed_log"
   start=$(date +%s)
-  ctest --test-dir "$build" "${select[@]}" -j1 --output-on-failure >"$build/soak/run-$i.log" 2>&1
+  ctest --test-dir "$build" "${select[@]}" -j1 --output-on-failure >"$logs/run-$i.log" 2>&1
   rc=$?
   took=$(( $(date +%s) - start ))
   names=()
@@ -74,16 +75,16 @@ for i in $(seq "$runs"); do
       failures[$name]=$(( ${failures[$name]:-0} + 1 ))
     done <"$failed_log"
   fi
-  passed=$(grep -Eo '[0-9]+ tests failed out of [0-9]+' "$build/soak/run-$i.log" || true)
+  passed=$(grep -Eo '[0-9]+ tests failed out of [0-9]+' "$logs/run-$i.log" || true)
   if [ $rc = 0 ]; then
     green=$((green + 1))
-    echo "run $i/$runs: green in ${took} s ($(grep -Eo '100% tests passed, 0 tests failed out of [0-9]+' "$build/soak/run-$i.log"))"
+    echo "run $i/$runs: green in ${took} s ($(grep -Eo '100% tests passed, 0 tests failed out of [0-9]+' "$logs/run-$i.log"))"
   else
-    echo "run $i/$runs: FAILED in ${took} s (${passed:-ctest exit $rc}): ${names[*]:-see $build/soak/run-$i.log}"
+    echo "run $i/$runs: FAILED in ${took} s (${passed:-ctest exit $rc}): ${names[*]:-see $logs/run-$i.log}"
   fi
 done
 echo "soak: $green of $runs runs green$([ $hog = 1 ] && echo " beside a CPU hog on $(nproc) cores")," \
-  "$(( $(date +%s) - total_start )) s in all; logs in $build/soak/"
+  "$(( $(date +%s) - total_start )) s in all; logs in $logs"
 if [ ${#failures[@]} -gt 0 ]; then
   echo "failures per test:"
   for name in "${!failures[@]}"; do printf '  %-28s %d of %d runs\n' "$name" "${failures[$name]}" "$runs"; done | sort
