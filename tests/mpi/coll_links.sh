@@ -6,22 +6,34 @@
 # healthy links spread: with ranks sharing 2 busy cores they range from ~0.5x
 # to ~2x their median. 4 ranks show the sweep as well as 8 did, with half the
 # oversubscription.
-# The property is not retried. A sweep is measured again (at most 3 times)
-# only when its clock offsets are too loose to time an exchange (clock_ok):
-# that sweep's figures are not measurements of the links.
+# Exchanges are 4 MiB each way (~4 ms or more): link times compare two ranks'
+# time stamps, and at load 50 on 2 cores the start-up clock offsets were
+# known only to 1-7 ms. The property is not retried. A sweep is measured
+# again (at most 3 times) only when its clock offsets are looser than 0.5 ms
+# (clock_ok): that sweep's figures are not measurements of the links, and
+# where no sweep gets there the test fails saying so (issue 19's report). For
+# the same reason the verdict is taken with the latency rule off: latencies
+# of small exchanges (us) are not measurable with such bounds.
 . "$(dirname "$0")/coll_common.sh"
 
 for attempt in 1 2 3; do
-    fprun 4 run --suite collectives --test links --pairs all -e 1M -n 20 -w 2 \
+    fprun 4 run --suite collectives --test links --pairs all -e 4M -n 10 -w 1 \
         $(inject link:ranks=1-3,factor=8) --json "$tmp/o.json" >"$tmp/out" 2>"$tmp/err"
     rc=$?
     [ $rc -eq 0 ] || { cat "$tmp/err"; fail "exit $rc, expected 0"; }
-    clock_ok "$tmp/err" 50 && break
+    clock_ok "$tmp/err" 500 && break
     [ $attempt -lt 3 ] || fail "3 sweeps in a row with clock offsets too loose to time exchanges"
 done
 cat "$tmp/out"
 grep -q "6 pairs in 3 rounds" "$tmp/out" || fail "not 6 pairs in 3 rounds"
-"$FLEETPRINT" detect -i "$tmp/o.json" --contended --json "$tmp/v.json" >"$tmp/dout" 2>&1
+"$FLEETPRINT" detect --print-rules | $PY -c '
+import json, sys
+r = json.load(sys.stdin)
+for c in r["classes"]:
+    if c["name"] == "latency":
+        c["mode"] = "ignore"
+json.dump(r, sys.stdout)' >"$tmp/rules.json" || fail "cannot derive the rules"
+"$FLEETPRINT" detect -i "$tmp/o.json" --contended -r "$tmp/rules.json" --json "$tmp/v.json" >"$tmp/dout" 2>&1
 $PY - "$tmp/o.json" "$tmp/v.json" <<'PYEOF' || { cat "$tmp/dout"; fail "n1~n3 not singled out"; }
 import json, sys
 s = json.load(open(sys.argv[1]))["samples"]
