@@ -37,15 +37,24 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
 fi
 cmake --build "$build" -j"$(nproc)" >/dev/null || { echo "soak: build failed" >&2; exit 4; }
 
+# our children by pid: the hog loops and the running ctest (run in the
+# background and waited for, so that a signal is handled at once)
 hogs=()
+suite=
 stop_hogs() {
   local p
   for p in "${hogs[@]}"; do kill "$p" 2>/dev/null; done
   for p in "${hogs[@]}"; do wait "$p" 2>/dev/null; done
   hogs=()
 }
+interrupted() {
+  [ -z "$suite" ] || { kill "$suite" 2>/dev/null; wait "$suite" 2>/dev/null; }
+  stop_hogs
+  echo "soak: interrupted" >&2
+  exit 5
+}
 trap stop_hogs EXIT
-trap 'stop_hogs; echo "soak: interrupted" >&2; exit 5' INT TERM
+trap interrupted INT TERM
 if [ $hog = 1 ]; then
   for _ in $(seq "$(nproc)"); do
     bash -c 'while :; do :; done' &
@@ -65,8 +74,11 @@ for i in $(seq "$runs"); do
   failed_log="$build/Testing/Temporary/LastTestsFailed.log"
   rm -f "$failed_log"
   start=$(date +%s)
-  ctest --test-dir "$build" "${select[@]}" -j1 --output-on-failure >"$logs/run-$i.log" 2>&1
-  rc=$?
+  ctest --test-dir "$build" "${select[@]}" -j1 --output-on-failure >"$logs/run-$i.log" 2>&1 &
+  suite=$!
+  rc=0
+  wait $suite || rc=$?
+  suite=
   took=$(( $(date +%s) - start ))
   names=()
   if [ -f "$failed_log" ]; then
