@@ -4,6 +4,7 @@ set -eu
 MPIEXEC=${MPIEXEC:-mpirun}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 FPNODE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/fpnode"
+. "$(dirname "${BASH_SOURCE[0]}")/measure.sh"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 

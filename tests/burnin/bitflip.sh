@@ -4,7 +4,7 @@
 # other ranks pass. The flipped bit is a low mantissa bit: a 1e-3 tolerance
 # (gpu-burn, DCGM) would not see it, the bitwise checks do.
 . "$FP_TESTS/burnin/common.sh"
-expect_rc 1 burnin 4 --duration 10s --interval 1s --inject bitflip:rank=2,at=5s \
+expect_rc 1 burnin 4 --duration 10s --interval 1s $(inject bitflip:rank=2,at=5s) \
   --json "$WORK/out.json" --junit "$WORK/j.xml" --store "$WORK/s.h5"
 expect_out "SDC SUSPECT \(first bad window [0-9]+\)"
 check "
@@ -16,7 +16,10 @@ assert bad['node'] == 'n2' and bad['verdict'] == 'fail', bad
 fb = bad['first_bad_interval']
 t = {s['iter']: s['t'] for s in S if s['metric'] == 'gflops' and s['entity'] == 'gpu:n2/0'}
 assert t[fb] >= 5.0 and (fb == 0 or t[fb - 1] < 5.0 + 0.5), (fb, t)
-assert bad['self_mismatch'] > 0 and bad['peer_mismatch'] > 0, bad
+# 5 s counts from the run's start: on a busy machine set-up can outlast it, and
+# then the flip is in the first result, which self-checks compare against:
+# only the peers can see it
+assert bad['peer_mismatch'] > 0 and (fb == 0 or bad['self_mismatch'] > 0), bad
 for k in (0, 1, 3):
     assert r[k]['verdict'] == 'pass' and not r[k]['sdc_suspect'] and r[k]['peer_mismatch'] == 0, r[k]
 assert d['run']['status'] == 'failed' and 'bitflip:rank=2' in d['run']['injections']

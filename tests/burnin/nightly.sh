@@ -15,11 +15,12 @@ expect_out "cannot read hostfile"
 expect_rc 1 env -u FP_HOSTFILE bash "$script" --dry-run
 expect_out "set FP_HOSTFILE"
 
-# for real, on this host: burn-in into a store, baselines rebuilt, a page and a textfile
+# for real, on this host: burn-in into a store, baselines rebuilt, a page and a
+# textfile (a healthy run: degradation judged at DEGRADE, see common.sh)
 printf 'localhost slots=4\n' >"$WORK/local"
 FP_HOSTFILE="$WORK/local" FP_STORE="$WORK/fleet.h5" FP_DURATION=6s FP_INTERVAL=1s FP_PPN=4 \
   FP_LOGDIR="$WORK/log" FP_PROM="$WORK/fleetprint.prom" FLEETPRINT="$FLEETPRINT" MPIRUN="$MPIEXEC" \
-  FP_EXTRA="--threads 1 --gemm-size 128 --memory-fraction 0" expect_rc 0 bash "$script"
+  FP_EXTRA="--threads 1 --gemm-size 128 --memory-fraction 0 --degrade-threshold $DEGRADE" expect_rc 0 bash "$script"
 expect_rc 0 "$FLEETPRINT" store ls --store "$WORK/fleet.h5"
 expect_out " nightly +complete +1 +4 "
 grep -q '^fleetprint_burnin_gemm_flops{Hostname=' "$WORK/fleetprint.prom" || fail "no burn-in values in the textfile"

@@ -2,6 +2,7 @@
 # Must show 4: GEMM verification fails the run (exit 1) when an injected
 # bitflip corrupts a result; the same run without it passes.
 set -u
+. "$FP_TESTS/measure.sh"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 run() { "$MPIEXEC" -np 2 --oversubscribe "$FP_TESTS/fpnode" "$FLEETPRINT" run --test gemm \
@@ -9,7 +10,7 @@ run() { "$MPIEXEC" -np 2 --oversubscribe "$FP_TESTS/fpnode" "$FLEETPRINT" run --
 run --json "$out/ok.json" 2>"$out/ok.err"
 rc=$?
 [ $rc -eq 0 ] || { echo "clean run: exit $rc"; cat "$out/ok.err"; exit 1; }
-run --inject bitflip:rank=1 --json "$out/bad.json" 2>"$out/bad.err"
+run $(inject bitflip:rank=1) --json "$out/bad.json" 2>"$out/bad.err"
 rc=$?
 [ $rc -eq 1 ] || { echo "bitflip run: exit $rc, want 1"; cat "$out/bad.err"; exit 1; }
 grep -q "injected bitflip" "$out/bad.err" || { echo "no bitflip logged"; exit 1; }

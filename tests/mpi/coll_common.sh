@@ -1,6 +1,7 @@
 # Shared by the collective suite's MPI tests (sourced): a scratch directory,
 # fail(), and mpirun with emulated nodes (tests/fpnode: rank r is node n<r>).
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../measure.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() {

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/coll_common.sh"
 
 fprun 4 run --suite collectives --test allreduce --test allgather --test reduce \
-    -b 64K -e 256K -n 3 -w 1 --inject corrupt:rank=1 --json "$tmp/o.json" >"$tmp/out" 2>"$tmp/err"
+    -b 64K -e 256K -n 3 -w 1 $(inject corrupt:rank=1) --json "$tmp/o.json" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 [ $rc -eq 1 ] || { cat "$tmp/err"; fail "exit $rc, expected 1"; }
 grep -q "wrong results" "$tmp/err" || fail "no error line about wrong results"

@@ -159,16 +159,23 @@ expect_err "the manifest that lists them, is missing"
 
 # ---- the writer lock ----------------------------------------------------------------
 "$GEN" --runs 1 --prefix lk > lk.jsonl
-flock s.h5.lock sleep 3 &
+# the holder keeps the lock until told to let go (no sleeps to race on a busy machine)
+flock s.h5.lock sh -c 'touch held; while [ ! -e release ]; do sleep 0.05; done' &
 holder=$!
-sleep 0.3
+until [ -e held ]; do kill -0 $holder 2>/dev/null || fail "lock holder died"; sleep 0.05; done
 expect_rc 4 "$F" store ingest lk.jsonl --store s.h5 --lock-timeout 0.5
 grep -q "waiting for the writer lock" err.txt || fail "waiting writer was silent"
 tail -n 1 err.txt > last.txt && mv last.txt err.txt
 expect_err "is locked by another writer"
 [ "$(sum s.h5)" = "$before" ] || fail "a writer that timed out changed the store"
-# a writer that waits says so, then succeeds
-expect_rc 0 "$F" store ingest lk.jsonl --store s.h5 --lock-timeout 30
-grep -q "waiting for the writer lock" err.txt || { cat err.txt; fail "waiting writer was silent"; }
+# a writer that waits says so, then succeeds once the holder lets go
+"$F" store ingest lk.jsonl --store s.h5 --lock-timeout 60 >/dev/null 2>err.txt &
+writer=$!
+until grep -q "waiting for the writer lock" err.txt; do
+    kill -0 $writer 2>/dev/null || { cat err.txt; fail "waiting writer was silent"; }
+    sleep 0.05
+done
+touch release
 wait $holder
+wait $writer || { cat err.txt; fail "the waiting writer failed after the lock was let go"; }
 echo "store cli: all checks passed"

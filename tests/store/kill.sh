@@ -16,11 +16,17 @@ done
 cat b*.jsonl g*.jsonl > all.jsonl
 
 # how long one uninterrupted ingest into a non-empty store takes here, to
-# spread the kills over it
+# spread the kills over it: the shortest of 3 (load only adds time; a probe
+# slowed by a burst would let most kills land after the writer finished)
 "$F" store ingest g5.jsonl --store probe.h5 2> /dev/null
-t0=$(date +%s%N)
-"$F" store ingest b1.jsonl --store probe.h5 2> /dev/null
-span_ms=$(( ($(date +%s%N) - t0) / 1000000 + 10 ))
+span_ms=
+for p in 1 2 3; do
+    cp probe.h5 probe$p.h5
+    t0=$(date +%s%N)
+    "$F" store ingest b1.jsonl --store probe$p.h5 2> /dev/null
+    t=$(( ($(date +%s%N) - t0) / 1000000 + 10 ))
+    [ -z "$span_ms" ] || [ "$t" -lt "$span_ms" ] && span_ms=$t
+done
 limit_ms=$((span_ms * 11 / 10))
 echo "one ingest takes ~${span_ms} ms; kills land uniformly in [0, ${limit_ms}] ms"
 
