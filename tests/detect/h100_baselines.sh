@@ -24,7 +24,7 @@ grep -q '"min_runs": 2' r2.json || fail "cannot make a min_runs 2 rules file"
 
 # store with the other two runs' baselines, then the live run ($2: jsonl)
 judge_store() {
-  rm -f s.h5
+  rm -rf s.h5 s.h5.d  # the manifest and its partitions (docs/store.md)
   grep -v "\"$1\"" "$D" >hist.jsonl
   expect_rc 0 "$F" store ingest hist.jsonl --store s.h5
   expect_rc 0 "$F" baseline build --store s.h5

@@ -25,7 +25,7 @@ grep -q 'failures="0"' reports/junit.xml || fail "healthy run: JUnit has failure
 FP_ARGS="$FP_ARGS $(inject slow:rank=1,factor=20)" expect_rc 1 bash "$FP_SRC/ci/gpu-regression.sh"
 grep -q '<testcase classname="fleetprint.detect.gpu" name="gpu:n1/0"[^/]*>' reports/junit.xml ||
   fail "regression: no failing case for gpu:n1/0"
-grep -Eq 'failure message="kernels\.gemm\.[a-z0-9_]+@[0-9]+ = [0-9.e+]+ GFLOP/s, expected [0-9.e+]+ ± [0-9.e+]+ GFLOP/s over [0-9]+ runs × [0-9]+ windows \([0-9]+% worse; compute, drift\)' \
+grep -Eq 'failure type="compute" message="fail +drift +kernels\.gemm\.[a-z0-9_]+@[0-9]+ = [0-9.e+]+ GFLOP/s, expected [0-9.e+]+ ± [0-9.e+]+ GFLOP/s over [0-9]+ runs × [0-9]+ windows, [0-9.]+% worse \(.*rule compute\)' \
   reports/junit.xml || { grep failure reports/junit.xml >&2; fail "regression: the failure does not name metric, value, expected and drift"; }
 [ "$(md5sum < baseline.h5)" = "$sum" ] || fail "the committed baseline store changed"
 rm baseline.h5
