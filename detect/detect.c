@@ -161,6 +161,9 @@ typedef struct ent_info {
     int32_t sku;
     fp_verdict v;
     bool explain;       /* record its passing evidence too (--explain) */
+    /* windows (bit min(w, 63)) where at least one / two of its series are
+     * out of bounds against peers: corroboration of a short episode */
+    uint64_t bad1, bad2;
 } ent_info;
 
 typedef struct key_info {
@@ -181,10 +184,23 @@ typedef struct series {
     size_t off;    /* first of key.windows values */
     size_t woff;   /* first of key.raw_windows values in wvals */
     bool windowed; /* has per-window samples (else one summary) */
+    bool drift_judged; /* judged against its own baseline of min_runs runs */
+    fp_verdict drift;  /* that verdict */
 } series;
+
+/* Why a failing reason's verdict waits for all evidence (a bit set). */
+enum {
+    HOLD_EPISODE = 1, /* fewer than a persistent share of windows: fails only
+                         where another series of the entity agrees */
+    HOLD_DRIFT = 2    /* peers or fleet against an entity with its own
+                         baseline: fails only where drift saw a change */
+};
 
 typedef struct owned_reason {
     uint32_t owner; /* node index, or nnodes + entity id */
+    uint32_t ser;   /* the series judged (held reasons) */
+    uint64_t mask;  /* its out-of-bounds windows (held reasons) */
+    int hold;       /* HOLD_* bits: a fail that release() decides */
     fp_reason r;
 } owned_reason;
 
@@ -382,6 +398,7 @@ static int64_t entity_intern(eng *g, const fp_entity *e)
     ei->node = group ? -1 : node_intern(g, e->node);
     ei->peer = e->kind == FP_ENT_LINK ? node_intern(g, e->peer) : -1;
     ei->v = FP_UNKNOWN;
+    ei->bad1 = ei->bad2 = 0;
     ei->explain = false; /* set for --explain once every entity is known */
     if ((!group && ei->node < 0) || (e->kind == FP_ENT_LINK && ei->peer < 0))
         return -1;
@@ -597,9 +614,13 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     const fp_rules *r = g->rules;
     int present = 0, nfail = 0, nwarn = 0, nstrong = 0;
     int run_f = 0, run_w = 0, run_s = 0, best_f = 0, best_w = 0, best_s = 0;
+    uint64_t out_w = 0, out_f = 0; /* windows out of bounds: warn, fail level */
     for (int w = 0; w < n; w++) {
         if (ws[w].level < 0)
             continue;
+        uint64_t bit = (uint64_t)1 << (n > 64 ? w * 64 / n : w);
+        out_w |= ws[w].level >= 1 ? bit : 0;
+        out_f |= ws[w].level >= 2 ? bit : 0;
         present++;
         run_s = ws[w].level >= 3 ? run_s + 1 : 0;
         run_f = ws[w].level >= 2 ? run_f + 1 : 0;
@@ -613,6 +634,11 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     }
     if (!present)
         return FP_OK;
+    ent_info *ei = &g->ents[se->ent];
+    if (ev == FP_EV_PEERS) {
+        ei->bad2 |= ei->bad1 & out_w;
+        ei->bad1 |= out_w;
+    }
     /* out of bounds long enough: a fraction of the windows, min_windows in a
      * row; far out of bounds (strong_factor x fail): a smaller fraction */
     int streak = r->persist_min < present ? r->persist_min : present;
@@ -626,12 +652,23 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     if (cls->absolute || ref->noisy) /* per-call timings, noisy metrics: persistence alone */
         nstrong = 0;
     fp_verdict v = FP_PASS;
-    if ((nfail >= need && best_f >= streak) || (nstrong >= need_s && best_s >= streak))
+    bool persistent = nfail >= need && best_f >= streak;
+    if (persistent || (nstrong >= need_s && best_s >= streak))
         v = FP_FAIL;
     else if ((nwarn >= need && best_w >= streak) || nstrong > 0)
         v = FP_WARN; /* a persistent mild deviation, or one far out of bounds */
-    set_ent_verdict(g, se->ent, v);
-    if (v == FP_PASS && !g->ents[se->ent].explain)
+    int hold = 0;
+    if (v == FP_FAIL && !persistent)
+        hold |= HOLD_EPISODE;
+    if (v == FP_FAIL && g->base && !g->contended && (ev == FP_EV_PEERS || ev == FP_EV_FLEET))
+        hold |= HOLD_DRIFT;
+    uint32_t si = (uint32_t)(se - g->ser);
+    if (ev == FP_EV_DRIFT) {
+        g->ser[si].drift_judged = true;
+        g->ser[si].drift = v;
+    }
+    set_ent_verdict(g, se->ent, hold ? FP_WARN : v);
+    if (v == FP_PASS && !ei->explain)
         return FP_OK;
     /* describe the out-of-bounds windows (all, for a pass) by their medians */
     int lvl = v == FP_FAIL ? (nfail >= need && best_f >= streak ? 2 : 3) : v == FP_WARN, m = 0;
@@ -660,6 +697,9 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     fp_reason *rs = series_reason(g, se, ev, v, cls->name);
     if (!rs)
         return FP_ENOMEM;
+    g->reasons[g->nreasons - 1].ser = si;
+    g->reasons[g->nreasons - 1].mask = out_f;
+    g->reasons[g->nreasons - 1].hold = hold;
     rs->deviation = median(loss, (size_t)m);
     rs->z = median(z, (size_t)m);
     rs->value = median(val, (size_t)m);
@@ -989,6 +1029,36 @@ static fp_status judge_baselines(eng *g, window_score *ws)
             st = judge_baseline(g, se, sku, NULL, FP_EV_FLEET, ws);
     }
     return st;
+}
+
+/* Decide the held fails once all evidence is in. A short episode (too few
+ * windows to be persistent) fails only where another series of the same
+ * entity is out of bounds against its peers in one of its windows: a
+ * transient dip of one metric never fails alone. Peer or fleet evidence
+ * against an entity whose own baseline (min_runs runs) saw no change is
+ * that entity's normal level: it warns. */
+static void release(eng *g)
+{
+    for (size_t i = 0; i < g->nreasons; i++) {
+        owned_reason *o = &g->reasons[i];
+        if (!o->hold)
+            continue;
+        const series *se = &g->ser[o->ser];
+        bool alone = (o->hold & HOLD_EPISODE) && !(g->ents[se->ent].bad2 & o->mask);
+        bool normal = (o->hold & HOLD_DRIFT) && se->drift_judged && se->drift == FP_PASS;
+        if (!alone && !normal) {
+            set_ent_verdict(g, se->ent, FP_FAIL);
+            continue;
+        }
+        o->r.verdict = FP_WARN;
+        if (alone)
+            snprintf(o->r.note, sizeof o->r.note,
+                     "transient: out of bounds in %d of %d windows, no other metric agrees",
+                     o->r.windows_bad, o->r.windows);
+        else
+            snprintf(o->r.note, sizeof o->r.note,
+                     "its own baseline shows this level too (drift passes): its normal");
+    }
 }
 
 /* ---- missing results ------------------------------------------------------------------------ */
@@ -1494,6 +1564,7 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     FP_CHECK(judge_late(&g, &late));
     if (g.base)
         FP_CHECK(judge_baselines(&g, ws));
+    release(&g);
     FP_CHECK(judge_missing(&g, key_first, by_key));
     FP_CHECK(demarcate(&g));
     v = calloc(1, sizeof *v);
