@@ -185,7 +185,7 @@ typedef struct series {
     size_t woff;   /* first of key.raw_windows values in wvals */
     bool windowed; /* has per-window samples (else one summary) */
     bool drift_judged; /* judged against its own baseline of min_runs runs */
-    fp_verdict drift;  /* that verdict */
+    fp_verdict drift;  /* that verdict, a transient far window aside */
 } series;
 
 /* Why a failing reason's verdict waits for all evidence (a bit set). */
@@ -663,9 +663,9 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     if (v == FP_FAIL && g->base && !g->contended && (ev == FP_EV_PEERS || ev == FP_EV_FLEET))
         hold |= HOLD_DRIFT;
     uint32_t si = (uint32_t)(se - g->ser);
-    if (ev == FP_EV_DRIFT) {
+    if (ev == FP_EV_DRIFT) { /* did the level change? (one far window is no change) */
         g->ser[si].drift_judged = true;
-        g->ser[si].drift = v;
+        g->ser[si].drift = v == FP_WARN && !(nwarn >= need && best_w >= streak) ? FP_PASS : v;
     }
     set_ent_verdict(g, se->ent, hold ? FP_WARN : v);
     if (v == FP_PASS && !ei->explain)
@@ -936,7 +936,8 @@ static fp_status learn_floors(eng *g)
  * SKU's for shrinking; fleet: the SKU's). Relative rules use the windows as
  * measured, never the run's summary alone where windows exist. */
 static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b,
-                                const fp_baseline *sku, fp_evidence ev, window_score *ws)
+                                const fp_baseline *sku, fp_evidence ev, double shift,
+                                window_score *ws)
 {
     const key_info *k = &g->keys[se->key];
     fp_rule_class eff = effective(g, k->cls);
@@ -968,13 +969,13 @@ static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b,
     const double *vals = g->vals + se->off;
     int n = k->windows;
     if (eff.absolute) {
-        c = b->median;
+        c = b->median + shift;
         s = 1.4826 * b->mad;
     } else if (k->use_summary && !eff.noisy && b->summary > 0) {
         /* summary classes (best of run, median over passes) judge the run's
          * summary against the baseline runs' summaries: on shared cores
          * the windows are the scheduler's, the best of them is the device's */
-        c = log(b->summary);
+        c = log(b->summary) + shift;
         s = ev == FP_EV_FLEET ? b->summary_spread
                               : shrink(b->summary_spread, sku ? sku->run_spread : NAN,
                                        (int)b->nruns, r->base_prior_runs);
@@ -983,7 +984,7 @@ static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b,
         s = s > floor_ ? s : floor_;
         ref.windows = 1;
     } else {
-        c = log(b->median);
+        c = log(b->median) + shift;
         s = window_spread_of(g, b, sku, ev);
         if (!isfinite(s)) /* too few values for a spread: the pooled MAD */
             s = 1.4826 * b->mad / b->median;
@@ -1010,24 +1011,95 @@ static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b,
     return conclude(g, se, ws, n, ev, &eff, &ref);
 }
 
+/* How far the live run of a series lies from a baseline: the log ratio of
+ * its median over windows to the baseline's median (relative rules), or the
+ * difference (absolute). NaN where either is missing. buf: k.windows. */
+static double live_shift(const eng *g, const series *se, const fp_baseline *b, double *buf)
+{
+    const key_info *k = &g->keys[se->key];
+    if (!b || b->count == 0 || !(b->median > 0 || k->cls->absolute))
+        return NAN;
+    size_t c = 0;
+    for (int w = 0; w < k->windows; w++)
+        if (!isnan(g->vals[se->off + (size_t)w]))
+            buf[c++] = g->vals[se->off + (size_t)w];
+    double m = c ? median(buf, c) : NAN;
+    if (k->cls->absolute)
+        return m - b->median;
+    return m > 0 ? log(m / b->median) : NAN;
+}
+
+/* Drift and fleet evidence of every series. Each is judged relative to the
+ * fleet-wide shift of its metric in this run (per key and SKU, the median
+ * of the series' shifts from their baselines, over at least min_peers of
+ * them): a drift every peer shares (a driver, the room's temperature, the
+ * time of day) is no entity's fault, and peer evidence judges the level. */
 static fp_status judge_baselines(eng *g, window_score *ws)
 {
     char ent[2 * FP_NAME_MAX + 32];
-    fp_status st = learn_floors(g);
-    for (size_t s = 0; s < g->nser && st == FP_OK; s++) {
+    size_t nb = g->nkeys * (g->nsku + 1), n = g->nser;
+    int maxw = 1;
+    for (size_t k = 0; k < g->nkeys; k++)
+        maxw = g->keys[k].windows > maxw ? g->keys[k].windows : maxw;
+    const fp_baseline **bl = malloc((2 * n + 1) * sizeof *bl);
+    double *sh = malloc((3 * n + 2 * nb + (size_t)maxw + 1) * sizeof *sh);
+    uint32_t *first = calloc(nb + 2, sizeof *first), *order = malloc((n + 1) * sizeof *order);
+    fp_status st = FP_OK;
+    FP_CHECK_ALLOC(bl);
+    FP_CHECK_ALLOC(sh);
+    FP_CHECK_ALLOC(first);
+    FP_CHECK_ALLOC(order);
+    FP_CHECK(learn_floors(g));
+    double *shift = sh + 2 * n, *buf = shift + 2 * nb, *tmp = buf + maxw;
+    /* each series' baselines (drift, fleet) and live shifts from them */
+    for (size_t s = 0; s < n; s++) {
         const series *se = &g->ser[s];
         const key_info *k = &g->keys[se->key];
+        const ent_info *ei = &g->ents[se->ent];
+        bl[2 * s] = bl[2 * s + 1] = NULL;
         if (!k->cls || k->cls->ignore || k->cls->late)
             continue;
-        const ent_info *ei = &g->ents[se->ent];
-        const fp_baseline *sku =
-            ei->sku >= 0 ? fp_baselines_sku(g->base, k->text, g->sku[ei->sku]) : NULL;
+        bl[2 * s + 1] = ei->sku >= 0 ? fp_baselines_sku(g->base, k->text, g->sku[ei->sku]) : NULL;
         fp_entity_format(ei->e, ent, sizeof ent);
-        st = judge_baseline(g, se, fp_baselines_entity(g->base, k->text, ent), sku, FP_EV_DRIFT,
-                            ws);
-        if (st == FP_OK)
-            st = judge_baseline(g, se, sku, NULL, FP_EV_FLEET, ws);
+        bl[2 * s] = fp_baselines_entity(g->base, k->text, ent);
+        sh[2 * s] = live_shift(g, se, bl[2 * s], buf);
+        sh[2 * s + 1] = live_shift(g, se, bl[2 * s + 1], buf);
+        if (bl[2 * s] || bl[2 * s + 1])
+            first[se->key * (g->nsku + 1) + (ei->sku >= 0 ? (size_t)ei->sku : g->nsku) + 1]++;
     }
+    for (size_t b = 0; b < nb; b++)
+        first[b + 1] += first[b];
+    for (size_t s = 0; s < n; s++) /* series by key and SKU (counting sort) */
+        if (bl[2 * s] || bl[2 * s + 1]) {
+            const ent_info *ei = &g->ents[g->ser[s].ent];
+            order[first[g->ser[s].key * (g->nsku + 1) + (ei->sku >= 0 ? (size_t)ei->sku : g->nsku)]++] =
+                (uint32_t)s;
+        }
+    /* first[b] is now the end of bucket b; the fleet-wide shifts per bucket */
+    for (size_t b = 0, lo = 0; b < nb; lo = first[b++]) {
+        for (size_t e = 0; e < 2; e++) {
+            size_t c = 0;
+            for (size_t i = lo; i < first[b]; i++)
+                if (isfinite(sh[2 * order[i] + e]))
+                    tmp[c++] = sh[2 * order[i] + e];
+            shift[2 * b + e] = c >= (size_t)g->rules->min_peers ? median(tmp, c) : 0;
+        }
+    }
+    for (size_t s = 0; s < n && st == FP_OK; s++) {
+        if (!bl[2 * s] && !bl[2 * s + 1])
+            continue;
+        const series *se = &g->ser[s];
+        size_t b = se->key * (g->nsku + 1) +
+                   (g->ents[se->ent].sku >= 0 ? (size_t)g->ents[se->ent].sku : g->nsku);
+        st = judge_baseline(g, se, bl[2 * s], bl[2 * s + 1], FP_EV_DRIFT, shift[2 * b], ws);
+        if (st == FP_OK)
+            st = judge_baseline(g, se, bl[2 * s + 1], NULL, FP_EV_FLEET, shift[2 * b + 1], ws);
+    }
+cleanup:
+    free(bl);
+    free(sh);
+    free(first);
+    free(order);
     return st;
 }
 
