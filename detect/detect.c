@@ -1029,11 +1029,20 @@ static double live_shift(const eng *g, const series *se, const fp_baseline *b, d
     return m > 0 ? log(m / b->median) : NAN;
 }
 
+/* A series' peer group for the fleet-wide shift: key x SKU (none last). */
+static size_t shift_group(const eng *g, const series *se)
+{
+    int32_t sku = g->ents[se->ent].sku;
+    return se->key * (g->nsku + 1) + (sku >= 0 ? (size_t)sku : g->nsku);
+}
+
 /* Drift and fleet evidence of every series. Each is judged relative to the
  * fleet-wide shift of its metric in this run (per key and SKU, the median
- * of the series' shifts from their baselines, over at least min_peers of
- * them): a drift every peer shares (a driver, the room's temperature, the
- * time of day) is no entity's fault, and peer evidence judges the level. */
+ * of the series' shifts from their baselines, over series on at least
+ * min_peers nodes): a drift every peer shares (a driver, the room's
+ * temperature, the time of day) is no entity's fault, and peer evidence
+ * judges the level. Fewer nodes than that could all share one fault (the
+ * devices of one slow node): no shift then. */
 static fp_status judge_baselines(eng *g, window_score *ws)
 {
     char ent[2 * FP_NAME_MAX + 32];
@@ -1044,11 +1053,13 @@ static fp_status judge_baselines(eng *g, window_score *ws)
     const fp_baseline **bl = malloc((2 * n + 1) * sizeof *bl);
     double *sh = malloc((3 * n + 2 * nb + (size_t)maxw + 1) * sizeof *sh);
     uint32_t *first = calloc(nb + 2, sizeof *first), *order = malloc((n + 1) * sizeof *order);
+    size_t *seen = calloc(g->nnodes + 1, sizeof *seen); /* bucket + 1 that counted the node */
     fp_status st = FP_OK;
     FP_CHECK_ALLOC(bl);
     FP_CHECK_ALLOC(sh);
     FP_CHECK_ALLOC(first);
     FP_CHECK_ALLOC(order);
+    FP_CHECK_ALLOC(seen);
     FP_CHECK(learn_floors(g));
     double *shift = sh + 2 * n, *buf = shift + 2 * nb, *tmp = buf + maxw;
     /* each series' baselines (drift, fleet) and live shifts from them */
@@ -1065,32 +1076,35 @@ static fp_status judge_baselines(eng *g, window_score *ws)
         sh[2 * s] = live_shift(g, se, bl[2 * s], buf);
         sh[2 * s + 1] = live_shift(g, se, bl[2 * s + 1], buf);
         if (bl[2 * s] || bl[2 * s + 1])
-            first[se->key * (g->nsku + 1) + (ei->sku >= 0 ? (size_t)ei->sku : g->nsku) + 1]++;
+            first[shift_group(g, se) + 1]++;
     }
     for (size_t b = 0; b < nb; b++)
         first[b + 1] += first[b];
     for (size_t s = 0; s < n; s++) /* series by key and SKU (counting sort) */
-        if (bl[2 * s] || bl[2 * s + 1]) {
-            const ent_info *ei = &g->ents[g->ser[s].ent];
-            order[first[g->ser[s].key * (g->nsku + 1) + (ei->sku >= 0 ? (size_t)ei->sku : g->nsku)]++] =
-                (uint32_t)s;
-        }
+        if (bl[2 * s] || bl[2 * s + 1])
+            order[first[shift_group(g, &g->ser[s])]++] = (uint32_t)s;
     /* first[b] is now the end of bucket b; the fleet-wide shifts per bucket */
     for (size_t b = 0, lo = 0; b < nb; lo = first[b++]) {
         for (size_t e = 0; e < 2; e++) {
-            size_t c = 0;
-            for (size_t i = lo; i < first[b]; i++)
-                if (isfinite(sh[2 * order[i] + e]))
-                    tmp[c++] = sh[2 * order[i] + e];
-            shift[2 * b + e] = c >= (size_t)g->rules->min_peers ? median(tmp, c) : 0;
+            size_t c = 0, nodes = 0;
+            for (size_t i = lo; i < first[b]; i++) {
+                if (!isfinite(sh[2 * order[i] + e]))
+                    continue;
+                tmp[c++] = sh[2 * order[i] + e];
+                int32_t nd = g->ents[g->ser[order[i]].ent].node;
+                if (nd >= 0 && seen[nd] != 2 * b + e + 1) {
+                    seen[nd] = 2 * b + e + 1;
+                    nodes++;
+                }
+            }
+            shift[2 * b + e] = nodes >= (size_t)g->rules->min_peers ? median(tmp, c) : 0;
         }
     }
     for (size_t s = 0; s < n && st == FP_OK; s++) {
         if (!bl[2 * s] && !bl[2 * s + 1])
             continue;
         const series *se = &g->ser[s];
-        size_t b = se->key * (g->nsku + 1) +
-                   (g->ents[se->ent].sku >= 0 ? (size_t)g->ents[se->ent].sku : g->nsku);
+        size_t b = shift_group(g, se);
         st = judge_baseline(g, se, bl[2 * s], bl[2 * s + 1], FP_EV_DRIFT, shift[2 * b], ws);
         if (st == FP_OK)
             st = judge_baseline(g, se, bl[2 * s + 1], NULL, FP_EV_FLEET, shift[2 * b + 1], ws);
@@ -1100,6 +1114,7 @@ cleanup:
     free(sh);
     free(first);
     free(order);
+    free(seen);
     return st;
 }
 
