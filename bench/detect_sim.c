@@ -32,6 +32,18 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Print the reasons of false alarms and the truth of missed faults. */
+static void print_reasons(const fp_verdicts *v, const fp_entity_verdict *ev)
+{
+    for (size_t r = 0; r < ev->nreasons; r++) {
+        const fp_reason *re = fp_verdicts_reason(v, ev->first_reason + r);
+        printf(" [%s %s %s v=%.4g exp=%.4g dev=%.3f z=%.1f %d/%d %s]", fp_verdict_name(re->verdict),
+               fp_evidence_name(re->evidence), re->key, re->value, re->expected, re->deviation,
+               re->z, re->windows_bad, re->windows, re->note);
+    }
+}
+
+/* False alarms and misses with their reasons: the node's, then those of its
+ * devices that are not passing. */
 static void explain_errors(const fp_sim *sim, const fp_verdicts *v)
 {
     const fp_sim_fault *f;
@@ -56,11 +68,14 @@ static void explain_errors(const fp_sim *sim, const fp_verdicts *v)
             if (atoi(ev->entity.node + 1) == f[k].node || (f[k].peer >= 0 && atoi(ev->entity.node + 1) == f[k].peer))
                 printf(" truth %s gpu %d factor %.2f windows %d-%d;", fp_sim_fault_name(f[k].kind),
                        f[k].gpu, f[k].factor, f[k].from, f[k].to);
-        for (size_t r = 0; r < ev->nreasons; r++) {
-            const fp_reason *re = fp_verdicts_reason(v, ev->first_reason + r);
-            printf(" [%s %s %s v=%.4g exp=%.4g dev=%.3f z=%.1f %d/%d %s]", fp_verdict_name(re->verdict),
-                   fp_evidence_name(re->evidence), re->key, re->value, re->expected, re->deviation,
-                   re->z, re->windows_bad, re->windows, re->note);
+        print_reasons(v, ev);
+        for (size_t j = 0; j < fp_verdicts_count(v); j++) {
+            const fp_entity_verdict *dv = fp_verdicts_get(v, j);
+            if (dv->entity.kind == FP_ENT_GPU && dv->verdict != FP_PASS &&
+                strcmp(dv->entity.node, ev->entity.node) == 0) {
+                printf("\n      gpu %d:", dv->entity.dev);
+                print_reasons(v, dv);
+            }
         }
         printf("\n");
     }

@@ -161,6 +161,9 @@ typedef struct ent_info {
     int32_t sku;
     fp_verdict v;
     bool explain;       /* record its passing evidence too (--explain) */
+    /* windows (bit min(w, 63)) where at least one / two of its series are
+     * out of bounds against peers: corroboration of a short episode */
+    uint64_t bad1, bad2;
 } ent_info;
 
 typedef struct key_info {
@@ -181,10 +184,23 @@ typedef struct series {
     size_t off;    /* first of key.windows values */
     size_t woff;   /* first of key.raw_windows values in wvals */
     bool windowed; /* has per-window samples (else one summary) */
+    bool drift_judged; /* judged against its own baseline of min_runs runs */
+    fp_verdict drift;  /* that verdict, a transient far window aside */
 } series;
+
+/* Why a failing reason's verdict waits for all evidence (a bit set). */
+enum {
+    HOLD_EPISODE = 1, /* fewer than a persistent share of windows: fails only
+                         where another series of the entity agrees */
+    HOLD_DRIFT = 2    /* peers or fleet against an entity with its own
+                         baseline: fails only where drift saw a change */
+};
 
 typedef struct owned_reason {
     uint32_t owner; /* node index, or nnodes + entity id */
+    uint32_t ser;   /* the series judged (held reasons) */
+    uint64_t mask;  /* its out-of-bounds windows (held reasons) */
+    int hold;       /* HOLD_* bits: a fail that release() decides */
     fp_reason r;
 } owned_reason;
 
@@ -382,6 +398,7 @@ static int64_t entity_intern(eng *g, const fp_entity *e)
     ei->node = group ? -1 : node_intern(g, e->node);
     ei->peer = e->kind == FP_ENT_LINK ? node_intern(g, e->peer) : -1;
     ei->v = FP_UNKNOWN;
+    ei->bad1 = ei->bad2 = 0;
     ei->explain = false; /* set for --explain once every entity is known */
     if ((!group && ei->node < 0) || (e->kind == FP_ENT_LINK && ei->peer < 0))
         return -1;
@@ -597,9 +614,13 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     const fp_rules *r = g->rules;
     int present = 0, nfail = 0, nwarn = 0, nstrong = 0;
     int run_f = 0, run_w = 0, run_s = 0, best_f = 0, best_w = 0, best_s = 0;
+    uint64_t out_w = 0, out_f = 0; /* windows out of bounds: warn, fail level */
     for (int w = 0; w < n; w++) {
         if (ws[w].level < 0)
             continue;
+        uint64_t bit = (uint64_t)1 << (n > 64 ? w * 64 / n : w);
+        out_w |= ws[w].level >= 1 ? bit : 0;
+        out_f |= ws[w].level >= 2 ? bit : 0;
         present++;
         run_s = ws[w].level >= 3 ? run_s + 1 : 0;
         run_f = ws[w].level >= 2 ? run_f + 1 : 0;
@@ -613,6 +634,11 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     }
     if (!present)
         return FP_OK;
+    ent_info *ei = &g->ents[se->ent];
+    if (ev == FP_EV_PEERS) {
+        ei->bad2 |= ei->bad1 & out_w;
+        ei->bad1 |= out_w;
+    }
     /* out of bounds long enough: a fraction of the windows, min_windows in a
      * row; far out of bounds (strong_factor x fail): a smaller fraction */
     int streak = r->persist_min < present ? r->persist_min : present;
@@ -626,12 +652,23 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     if (cls->absolute || ref->noisy) /* per-call timings, noisy metrics: persistence alone */
         nstrong = 0;
     fp_verdict v = FP_PASS;
-    if ((nfail >= need && best_f >= streak) || (nstrong >= need_s && best_s >= streak))
+    bool persistent = nfail >= need && best_f >= streak;
+    if (persistent || (nstrong >= need_s && best_s >= streak))
         v = FP_FAIL;
     else if ((nwarn >= need && best_w >= streak) || nstrong > 0)
         v = FP_WARN; /* a persistent mild deviation, or one far out of bounds */
-    set_ent_verdict(g, se->ent, v);
-    if (v == FP_PASS && !g->ents[se->ent].explain)
+    int hold = 0;
+    if (v == FP_FAIL && !persistent)
+        hold |= HOLD_EPISODE;
+    if (v == FP_FAIL && g->base && !g->contended && (ev == FP_EV_PEERS || ev == FP_EV_FLEET))
+        hold |= HOLD_DRIFT;
+    uint32_t si = (uint32_t)(se - g->ser);
+    if (ev == FP_EV_DRIFT) { /* did the level change? (one far window is no change) */
+        g->ser[si].drift_judged = true;
+        g->ser[si].drift = v == FP_WARN && !(nwarn >= need && best_w >= streak) ? FP_PASS : v;
+    }
+    set_ent_verdict(g, se->ent, hold ? FP_WARN : v);
+    if (v == FP_PASS && !ei->explain)
         return FP_OK;
     /* describe the out-of-bounds windows (all, for a pass) by their medians */
     int lvl = v == FP_FAIL ? (nfail >= need && best_f >= streak ? 2 : 3) : v == FP_WARN, m = 0;
@@ -660,6 +697,9 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     fp_reason *rs = series_reason(g, se, ev, v, cls->name);
     if (!rs)
         return FP_ENOMEM;
+    g->reasons[g->nreasons - 1].ser = si;
+    g->reasons[g->nreasons - 1].mask = out_f;
+    g->reasons[g->nreasons - 1].hold = hold;
     rs->deviation = median(loss, (size_t)m);
     rs->z = median(z, (size_t)m);
     rs->value = median(val, (size_t)m);
@@ -896,7 +936,8 @@ static fp_status learn_floors(eng *g)
  * SKU's for shrinking; fleet: the SKU's). Relative rules use the windows as
  * measured, never the run's summary alone where windows exist. */
 static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b,
-                                const fp_baseline *sku, fp_evidence ev, window_score *ws)
+                                const fp_baseline *sku, fp_evidence ev, double shift,
+                                window_score *ws)
 {
     const key_info *k = &g->keys[se->key];
     fp_rule_class eff = effective(g, k->cls);
@@ -928,13 +969,13 @@ static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b,
     const double *vals = g->vals + se->off;
     int n = k->windows;
     if (eff.absolute) {
-        c = b->median;
+        c = b->median + shift;
         s = 1.4826 * b->mad;
     } else if (k->use_summary && !eff.noisy && b->summary > 0) {
         /* summary classes (best of run, median over passes) judge the run's
          * summary against the baseline runs' summaries: on shared cores
          * the windows are the scheduler's, the best of them is the device's */
-        c = log(b->summary);
+        c = log(b->summary) + shift;
         s = ev == FP_EV_FLEET ? b->summary_spread
                               : shrink(b->summary_spread, sku ? sku->run_spread : NAN,
                                        (int)b->nruns, r->base_prior_runs);
@@ -943,7 +984,7 @@ static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b,
         s = s > floor_ ? s : floor_;
         ref.windows = 1;
     } else {
-        c = log(b->median);
+        c = log(b->median) + shift;
         s = window_spread_of(g, b, sku, ev);
         if (!isfinite(s)) /* too few values for a spread: the pooled MAD */
             s = 1.4826 * b->mad / b->median;
@@ -970,25 +1011,141 @@ static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b,
     return conclude(g, se, ws, n, ev, &eff, &ref);
 }
 
+/* How far the live run of a series lies from a baseline: the log ratio of
+ * its median over windows to the baseline's median (relative rules), or the
+ * difference (absolute). NaN where either is missing. buf: k.windows. */
+static double live_shift(const eng *g, const series *se, const fp_baseline *b, double *buf)
+{
+    const key_info *k = &g->keys[se->key];
+    if (!b || b->count == 0 || !(b->median > 0 || k->cls->absolute))
+        return NAN;
+    size_t c = 0;
+    for (int w = 0; w < k->windows; w++)
+        if (!isnan(g->vals[se->off + (size_t)w]))
+            buf[c++] = g->vals[se->off + (size_t)w];
+    double m = c ? median(buf, c) : NAN;
+    if (k->cls->absolute)
+        return m - b->median;
+    return m > 0 ? log(m / b->median) : NAN;
+}
+
+/* A series' peer group for the fleet-wide shift: key x SKU (none last). */
+static size_t shift_group(const eng *g, const series *se)
+{
+    int32_t sku = g->ents[se->ent].sku;
+    return se->key * (g->nsku + 1) + (sku >= 0 ? (size_t)sku : g->nsku);
+}
+
+/* Drift and fleet evidence of every series. Each is judged relative to the
+ * fleet-wide shift of its metric in this run (per key and SKU, the median
+ * of the series' shifts from their baselines, over series on at least
+ * min_peers nodes): a drift every peer shares (a driver, the room's
+ * temperature, the time of day) is no entity's fault, and peer evidence
+ * judges the level. Fewer nodes than that could all share one fault (the
+ * devices of one slow node): no shift then. */
 static fp_status judge_baselines(eng *g, window_score *ws)
 {
     char ent[2 * FP_NAME_MAX + 32];
-    fp_status st = learn_floors(g);
-    for (size_t s = 0; s < g->nser && st == FP_OK; s++) {
+    size_t nb = g->nkeys * (g->nsku + 1), n = g->nser;
+    int maxw = 1;
+    for (size_t k = 0; k < g->nkeys; k++)
+        maxw = g->keys[k].windows > maxw ? g->keys[k].windows : maxw;
+    const fp_baseline **bl = malloc((2 * n + 1) * sizeof *bl);
+    double *sh = malloc((3 * n + 2 * nb + (size_t)maxw + 1) * sizeof *sh);
+    uint32_t *first = calloc(nb + 2, sizeof *first), *order = malloc((n + 1) * sizeof *order);
+    size_t *seen = calloc(g->nnodes + 1, sizeof *seen); /* bucket + 1 that counted the node */
+    fp_status st = FP_OK;
+    FP_CHECK_ALLOC(bl);
+    FP_CHECK_ALLOC(sh);
+    FP_CHECK_ALLOC(first);
+    FP_CHECK_ALLOC(order);
+    FP_CHECK_ALLOC(seen);
+    FP_CHECK(learn_floors(g));
+    double *shift = sh + 2 * n, *buf = shift + 2 * nb, *tmp = buf + maxw;
+    /* each series' baselines (drift, fleet) and live shifts from them */
+    for (size_t s = 0; s < n; s++) {
         const series *se = &g->ser[s];
         const key_info *k = &g->keys[se->key];
+        const ent_info *ei = &g->ents[se->ent];
+        bl[2 * s] = bl[2 * s + 1] = NULL;
         if (!k->cls || k->cls->ignore || k->cls->late)
             continue;
-        const ent_info *ei = &g->ents[se->ent];
-        const fp_baseline *sku =
-            ei->sku >= 0 ? fp_baselines_sku(g->base, k->text, g->sku[ei->sku]) : NULL;
+        bl[2 * s + 1] = ei->sku >= 0 ? fp_baselines_sku(g->base, k->text, g->sku[ei->sku]) : NULL;
         fp_entity_format(ei->e, ent, sizeof ent);
-        st = judge_baseline(g, se, fp_baselines_entity(g->base, k->text, ent), sku, FP_EV_DRIFT,
-                            ws);
-        if (st == FP_OK)
-            st = judge_baseline(g, se, sku, NULL, FP_EV_FLEET, ws);
+        bl[2 * s] = fp_baselines_entity(g->base, k->text, ent);
+        sh[2 * s] = live_shift(g, se, bl[2 * s], buf);
+        sh[2 * s + 1] = live_shift(g, se, bl[2 * s + 1], buf);
+        if (bl[2 * s] || bl[2 * s + 1])
+            first[shift_group(g, se) + 1]++;
     }
+    for (size_t b = 0; b < nb; b++)
+        first[b + 1] += first[b];
+    for (size_t s = 0; s < n; s++) /* series by key and SKU (counting sort) */
+        if (bl[2 * s] || bl[2 * s + 1])
+            order[first[shift_group(g, &g->ser[s])]++] = (uint32_t)s;
+    /* first[b] is now the end of bucket b; the fleet-wide shifts per bucket */
+    for (size_t b = 0, lo = 0; b < nb; lo = first[b++]) {
+        for (size_t e = 0; e < 2; e++) {
+            size_t c = 0, nodes = 0;
+            for (size_t i = lo; i < first[b]; i++) {
+                if (!isfinite(sh[2 * order[i] + e]))
+                    continue;
+                tmp[c++] = sh[2 * order[i] + e];
+                int32_t nd = g->ents[g->ser[order[i]].ent].node;
+                if (nd >= 0 && seen[nd] != 2 * b + e + 1) {
+                    seen[nd] = 2 * b + e + 1;
+                    nodes++;
+                }
+            }
+            shift[2 * b + e] = nodes >= (size_t)g->rules->min_peers ? median(tmp, c) : 0;
+        }
+    }
+    for (size_t s = 0; s < n && st == FP_OK; s++) {
+        if (!bl[2 * s] && !bl[2 * s + 1])
+            continue;
+        const series *se = &g->ser[s];
+        size_t b = shift_group(g, se);
+        st = judge_baseline(g, se, bl[2 * s], bl[2 * s + 1], FP_EV_DRIFT, shift[2 * b], ws);
+        if (st == FP_OK)
+            st = judge_baseline(g, se, bl[2 * s + 1], NULL, FP_EV_FLEET, shift[2 * b + 1], ws);
+    }
+cleanup:
+    free(bl);
+    free(sh);
+    free(first);
+    free(order);
+    free(seen);
     return st;
+}
+
+/* Decide the held fails once all evidence is in. A short episode (too few
+ * windows to be persistent) fails only where another series of the same
+ * entity is out of bounds against its peers in one of its windows: a
+ * transient dip of one metric never fails alone. Peer or fleet evidence
+ * against an entity whose own baseline (min_runs runs) saw no change is
+ * that entity's normal level: it warns. */
+static void release(eng *g)
+{
+    for (size_t i = 0; i < g->nreasons; i++) {
+        owned_reason *o = &g->reasons[i];
+        if (!o->hold)
+            continue;
+        const series *se = &g->ser[o->ser];
+        bool alone = (o->hold & HOLD_EPISODE) && !(g->ents[se->ent].bad2 & o->mask);
+        bool normal = (o->hold & HOLD_DRIFT) && se->drift_judged && se->drift == FP_PASS;
+        if (!alone && !normal) {
+            set_ent_verdict(g, se->ent, FP_FAIL);
+            continue;
+        }
+        o->r.verdict = FP_WARN;
+        if (alone)
+            snprintf(o->r.note, sizeof o->r.note,
+                     "transient: out of bounds in %d of %d windows, no other metric agrees",
+                     o->r.windows_bad, o->r.windows);
+        else
+            snprintf(o->r.note, sizeof o->r.note,
+                     "its own baseline shows this level too (drift passes): its normal");
+    }
 }
 
 /* ---- missing results ------------------------------------------------------------------------ */
@@ -1494,6 +1651,7 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     FP_CHECK(judge_late(&g, &late));
     if (g.base)
         FP_CHECK(judge_baselines(&g, ws));
+    release(&g);
     FP_CHECK(judge_missing(&g, key_first, by_key));
     FP_CHECK(demarcate(&g));
     v = calloc(1, sizeof *v);

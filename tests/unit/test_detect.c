@@ -135,6 +135,37 @@ static void test_persistence(const fp_rules *r)
     fp_run_free(&run);
 }
 
+/* A short episode (two windows of six, far out of bounds) on one metric of
+ * a device is a transient dip: it warns; the same two windows low on two
+ * metrics of a device (an intermittent fault) fail. */
+static void test_episode(const fp_rules *r)
+{
+    fp_run run;
+    make_run(&run, 10, "H100");
+    for (int i = 0; i < 10; i++) {
+        fp_entity e = fp_entity_gpu(run.nodes[i], 0);
+        for (int w = 0; w < 6; w++) {
+            bool dip = w == 2 || w == 3;
+            double fm = (i == 2 || i == 7) && dip ? 0.6 : 1, fg = i == 7 && dip ? 0.6 : 1;
+            add(&run, "kernels", "membw", "triad_bw", FP_BETTER_HIGHER, &e, w, 20 * fm * jitter(i, w));
+            add(&run, "kernels", "gemm", "f64_flops", FP_BETTER_HIGHER, &e, w, 50 * fg * jitter(w, i));
+        }
+    }
+    fp_verdicts *v = detect(&run, r);
+    const fp_entity_verdict *g = find(v, "gpu:n2/0");
+    CHECK(g && g->verdict == FP_WARN && g->nreasons == 1);
+    if (g && g->nreasons) {
+        const fp_reason *re = fp_verdicts_reason(v, g->first_reason);
+        CHECK(re->verdict == FP_WARN && re->windows_bad == 2 && strstr(re->note, "no other metric"));
+    }
+    CHECK(fp_verdicts_node(v, "n2") == FP_WARN); /* not drained */
+    CHECK(fp_verdicts_node(v, "n7") == FP_FAIL);
+    for (int i = 0; i < 10; i++)
+        CHECK(i == 2 || i == 7 || fp_verdicts_node(v, run.nodes[i]) == FP_PASS);
+    fp_verdicts_free(v);
+    fp_run_free(&run);
+}
+
 /* Links: all pairs of 8 nodes; a slow pair is the link (its ends pass); a
  * node slow with every partner is the node (its links only warn). */
 static void test_links(const fp_rules *r)
@@ -337,6 +368,7 @@ int main(void)
         CHECK_DONE();
     test_peers_slow_node(r);
     test_persistence(r);
+    test_episode(r);
     test_links(r);
     test_values_missing_groups(r);
     test_rules_errors();
