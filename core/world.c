@@ -104,16 +104,26 @@ void fp_world_configure(fp_world *w, double timeout_s, bool verbose, bool quiet)
 
 /* ---- deadlines ---------------------------------------------------------------- */
 
-/* After a deadline expired: every rank that got here reports to rank 0;
- * rank 0 waits a short grace period and names the ranks that never reported
- * (they never arrived, or are gone). */
+/* What a rank reports to rank 0 after its deadline expired. */
+typedef struct diag_report {
+    long seq;      /* its blocking steps entered so far */
+    char what[64]; /* the step it was waiting in */
+} diag_report;
+
+/* After a deadline expired: every rank that got here reports to rank 0 what
+ * it was waiting in; rank 0 waits a short grace period and names the ranks
+ * that never reported (they never arrived, or are gone). When every rank
+ * reported, it names those stuck in another step than its own: the ranks
+ * disagree on where the run is. */
 static void diagnose_timeout(fp_world *w, const char *what, long mine)
 {
     double grace = w->timeout / 4 < 2.0 ? w->timeout / 4 : 2.0;
+    diag_report me = {.seq = mine};
+    snprintf(me.what, sizeof me.what, "%s", what);
     w->peer_lost = true;
     if (w->rank != 0) {
         MPI_Request req;
-        MPI_Isend(&mine, 1, MPI_LONG, 0, TAG_DIAG, w->ctrl, &req);
+        MPI_Isend(&me, (int)sizeof me, MPI_BYTE, 0, TAG_DIAG, w->ctrl, &req);
         double end = fp_clock() + grace;
         int done = 0;
         while (!done && fp_clock() < end) {
@@ -124,17 +134,17 @@ static void diagnose_timeout(fp_world *w, const char *what, long mine)
             MPI_Cancel(&req);
         return;
     }
-    long *seq = calloc((size_t)w->size, sizeof *seq);
+    diag_report *rep = calloc((size_t)w->size, sizeof *rep);
     int *got = calloc((size_t)w->size, sizeof *got);
     MPI_Request *reqs = calloc((size_t)w->size, sizeof *reqs);
-    if (!seq || !got || !reqs) {
+    if (!rep || !got || !reqs) {
         fp_error("timeout after %.1f s in %s (no memory to diagnose)", w->timeout, what);
         goto done;
     }
     for (int r = 1; r < w->size; r++)
-        MPI_Irecv(&seq[r], 1, MPI_LONG, r, TAG_DIAG, w->ctrl, &reqs[r]);
+        MPI_Irecv(&rep[r], (int)sizeof *rep, MPI_BYTE, r, TAG_DIAG, w->ctrl, &reqs[r]);
     got[0] = 1;
-    seq[0] = mine;
+    rep[0] = me;
     double end = fp_clock() + grace;
     int pending = w->size - 1;
     while (pending > 0 && fp_clock() < end) {
@@ -146,26 +156,36 @@ static void diagnose_timeout(fp_world *w, const char *what, long mine)
         }
         fp_sleep(1e-3);
     }
-    char missing[512] = "", one[96];
+    /* the missing ranks; when none, the ranks waiting elsewhere */
+    char names[512] = "", one[96];
     size_t nm = 0;
-    int count = 0;
+    int missing = 0, elsewhere = 0;
     for (int r = 1; r < w->size; r++) {
-        if (!got[r]) {
+        if (!got[r])
             MPI_Cancel(&reqs[r]);
-            count++;
-            if (nm + 100 < sizeof missing)
-                nm += (size_t)snprintf(missing + nm, sizeof missing - nm, "%s%s", nm ? ", " : "",
-                                       fp_world_describe(w, r, one, sizeof one));
-        }
+        missing += !got[r];
     }
-    if (count)
+    for (int r = 1; r < w->size; r++) {
+        rep[r].what[sizeof rep[r].what - 1] = 0;
+        bool named = missing ? !got[r] : strcmp(rep[r].what, me.what) != 0;
+        elsewhere += !missing && named;
+        if (named && nm + 180 < sizeof names)
+            nm += (size_t)snprintf(names + nm, sizeof names - nm, "%s%s%s%s%s", nm ? ", " : "",
+                                   fp_world_describe(w, r, one, sizeof one),
+                                   missing ? "" : " in '", missing ? "" : rep[r].what,
+                                   missing ? "" : "'");
+    }
+    if (missing)
         fp_error("timeout after %.1f s in %s: waiting for %s, which never arrived", w->timeout,
-                 what, missing);
+                 what, names);
+    else if (elsewhere)
+        fp_error("timeout after %.1f s in %s: every rank is alive, but %s", w->timeout, what,
+                 names);
     else
-        fp_error("timeout after %.1f s in %s: every rank is alive but the step did not complete",
-                 w->timeout, what);
+        fp_error("timeout after %.1f s in %s: every rank is alive and waiting in it, but the "
+                 "step did not complete", w->timeout, what);
 done:
-    free(seq);
+    free(rep);
     free(got);
     free(reqs);
 }
