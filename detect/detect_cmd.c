@@ -28,6 +28,7 @@ typedef struct detect_out {
     const char *prometheus;
     const char *explain;
     bool quiet;
+    const char *command; /* the run_tag of a run without a tag (not an option) */
 } detect_out;
 
 /* Detect on run with optional baselines, print, write the outputs. Returns
@@ -61,7 +62,7 @@ static fp_status detect_and_report(const fp_run *run, const fp_rules *rules,
     if (o->html)
         st = fp_status_worst(st, fp_report_html(run, v, o->html));
     if (o->prometheus)
-        st = fp_status_worst(st, fp_report_prometheus(run, v, o->prometheus));
+        st = fp_status_worst(st, fp_report_prometheus(run, v, o->command, o->prometheus));
     const char *const *names;
     size_t nfail = fp_verdicts_nodes_at(v, FP_FAIL, &names);
     if (fp_verdicts_overall(v) == FP_FAIL) {
@@ -287,9 +288,8 @@ static const fp_opt detect_opts[] = {
     {0},
 };
 
-static fp_status detect_main(const void *config, fp_world *w)
+static fp_status detect_as(const detect_cfg *c, const char *command)
 {
-    const detect_cfg *c = config;
     fp_status st = FP_OK;
     fp_rules *rules = NULL;
     fp_store *store = NULL;
@@ -331,13 +331,21 @@ static fp_status detect_main(const void *config, fp_world *w)
     } else {
         FP_CHECK(read_run_file(c->input, c->run, &run));
     }
-    st = detect_and_report(&run, rules, base, &c->out, c->contended ? "--contended" : NULL);
+    detect_out out = c->out;
+    out.command = command;
+    st = detect_and_report(&run, rules, base, &out, c->contended ? "--contended" : NULL);
 cleanup:
     fp_baselines_free(base);
     fp_store_close(store);
     fp_rules_free(rules);
     fp_run_free(&run);
     return st;
+}
+
+static fp_status detect_main(const void *config, fp_world *w)
+{
+    (void)w;
+    return detect_as(config, "detect");
 }
 
 /* `report` is detect's loading and outputs for people and dashboards: it
@@ -350,7 +358,8 @@ static fp_status report_main(const void *config, fp_world *w)
         fp_error("report: nothing to write: give --html FILE, --prometheus FILE, --json or --junit");
         return FP_EUSAGE;
     }
-    return detect_main(config, w);
+    (void)w;
+    return detect_as(c, "report");
 }
 
 const fp_command fp_cmd_report = {
@@ -480,6 +489,7 @@ static fp_status preflight_main(const void *config, fp_world *w)
     double t0 = fp_clock();
     detect_out out = pc->out;
     out.quiet = out.quiet || cfg.quiet;
+    out.command = "preflight";
 
     /* inputs first, so a bad rules file or store fails before any test runs */
     fp_world_configure(w, cfg.timeout, cfg.verbose, cfg.quiet);
