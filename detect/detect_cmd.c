@@ -31,26 +31,11 @@ typedef struct detect_out {
     const char *command; /* the run_tag of a run without a tag (not an option) */
 } detect_out;
 
-/* Detect on run with optional baselines, print, write the outputs. Returns
- * FP_EFAIL when something failed, FP_OK when all passed, or an error. */
-static fp_status detect_and_report(const fp_run *run, const fp_rules *rules,
-                                   const fp_baselines *base, const detect_out *o,
-                                   const char *contended)
+/* Write the verdict files o asks for and log the failing nodes; the worst
+ * write status. */
+static fp_status write_outputs(const fp_run *run, const fp_verdicts *v, const detect_out *o)
 {
-    fp_verdicts *v = NULL;
-    fp_detect_opts d = {.rules = rules, .baselines = base, .contended = contended != NULL,
-                        .contended_note = contended, .explain = o->explain};
-    double t0 = fp_clock();
-    fp_status st = fp_detect(run, &d, &v);
-    if (st != FP_OK)
-        return st;
-    double secs = fp_clock() - t0;
-    if (!o->quiet)
-        fp_verdicts_print(stdout, v, run);
-    if (o->explain)
-        st = fp_verdicts_explain(stdout, v, o->explain);
-    fp_info("detect: %zu samples, %zu entities in %.3f s (%s evidence)", run->nsamples,
-            fp_verdicts_count(v), secs, base ? "peer, drift and fleet" : "peer");
+    fp_status st = FP_OK;
     if (o->json)
         st = fp_status_worst(st, fp_verdicts_write_json(v, run, o->json));
     if (o->drain)
@@ -71,6 +56,30 @@ static fp_status detect_and_report(const fp_run *run, const fp_rules *rules,
                  nfail ? ": " : " (a link or group fails; see above)", expr ? expr : "");
         free(expr);
     }
+    return st;
+}
+
+/* Detect on run with optional baselines, print, write the outputs. Returns
+ * FP_EFAIL when something failed, FP_OK when all passed, or an error. */
+static fp_status detect_and_report(const fp_run *run, const fp_rules *rules,
+                                   const fp_baselines *base, const detect_out *o,
+                                   const char *contended)
+{
+    fp_verdicts *v = NULL;
+    fp_detect_opts d = {.rules = rules, .baselines = base, .contended = contended != NULL,
+                        .contended_note = contended, .explain = o->explain};
+    double t0 = fp_clock();
+    fp_status st = fp_detect(run, &d, &v);
+    if (st != FP_OK)
+        return st;
+    double secs = fp_clock() - t0;
+    if (!o->quiet)
+        fp_verdicts_print(stdout, v, run);
+    if (o->explain)
+        st = fp_verdicts_explain(stdout, v, o->explain);
+    fp_info("detect: %zu samples, %zu entities in %.3f s (%s evidence)", run->nsamples,
+            fp_verdicts_count(v), secs, base ? "peer, drift and fleet" : "peer");
+    st = fp_status_worst(st, write_outputs(run, v, o));
     if (st == FP_OK)
         st = fp_verdicts_status(v);
     fp_verdicts_free(v);
@@ -463,6 +472,59 @@ static fp_status check_contention(fp_world *w, int threads, bool *contended, cha
     return st;
 }
 
+/* What preflight writes when a step times out (fp_world_on_timeout): the
+ * verdict outputs with the missing ranks' nodes failing, so the drain file,
+ * JSON and HTML name the node that most needs draining. ctx is the run's
+ * context only, made before the tests start: the hook may run on the
+ * watchdog thread while the tests' samples are still being written. */
+typedef struct hang_out {
+    detect_out out;
+    fp_run ctx;
+} hang_out;
+
+static fp_status hang_prepare(hang_out *h, const fp_ctx *ctx, const fp_config *cfg)
+{
+    const fp_world *w = ctx->world;
+    fp_run_init(&h->ctx);
+    fp_status st = fp_run_set_shape(&h->ctx, fp_world_nnodes(w), fp_world_size(w));
+    if (st != FP_OK)
+        return st;
+    for (int i = 0; i < fp_world_nnodes(w); i++)
+        snprintf(h->ctx.nodes[i], FP_NAME_MAX, "%s", fp_world_node_name(w, i));
+    for (int r = 0; r < fp_world_size(w); r++) {
+        h->ctx.ranks[r].node = fp_world_node_of(w, r);
+        h->ctx.ranks[r].dev = -1;
+    }
+    snprintf(h->ctx.tag, sizeof h->ctx.tag, "%s", cfg->tag);
+    snprintf(h->ctx.status, sizeof h->ctx.status, "timeout");
+    snprintf(h->ctx.command, sizeof h->ctx.command, "%s", fp_world_command_line(w));
+    snprintf(h->ctx.device_backend, sizeof h->ctx.device_backend, "%s", ctx->dev_ops->name);
+    snprintf(h->ctx.comm_backend, sizeof h->ctx.comm_backend, "%s", ctx->comm_ops->name);
+    snprintf(h->ctx.fleetprint_version, sizeof h->ctx.fleetprint_version, "%s", FP_VERSION);
+    fp_inject_describe(ctx->inject, h->ctx.injections, sizeof h->ctx.injections);
+    fp_run_slurm_context(&h->ctx);
+    return FP_OK;
+}
+
+static void hang_write(const fp_world *w, void *arg)
+{
+    hang_out *h = arg;
+    const int *ranks;
+    const char *step;
+    size_t n = fp_world_missing(w, &ranks, &step);
+    h->ctx.duration = fp_world_now(w);
+    fp_verdicts *v = NULL;
+    if (fp_verdicts_hung(&h->ctx, ranks, n, step, &v) != FP_OK) {
+        fp_error("preflight: no memory to write the verdicts of the timeout");
+        return;
+    }
+    if (!h->out.quiet)
+        fp_verdicts_print(stdout, v, &h->ctx);
+    write_outputs(&h->ctx, v, &h->out);
+    fflush(stdout);
+    fp_verdicts_free(v);
+}
+
 static bool registered(const char *name)
 {
     for (int k = 0; fp_tests[k]; k++)
@@ -482,9 +544,11 @@ static fp_status preflight_main(const void *config, fp_world *w)
     fp_inject_set inject;
     fp_run local, run;
     fp_ctx ctx;
+    hang_out hang;
     bool opened = false;
     fp_run_init(&local);
     fp_run_init(&run);
+    fp_run_init(&hang.ctx);
     int rank = fp_world_rank(w);
     double t0 = fp_clock();
     detect_out out = pc->out;
@@ -533,6 +597,12 @@ static fp_status preflight_main(const void *config, fp_world *w)
                 "thresholds", note);
     st = fp_ctx_open(&ctx, &cfg, w, &inject, &local);
     opened = true;
+    if (st == FP_OK && rank == 0) {
+        hang.out = out;
+        st = hang_prepare(&hang, &ctx, &cfg);
+        if (st == FP_OK)
+            fp_world_on_timeout(w, hang_write, &hang);
+    }
     if (st == FP_OK)
         st = fp_run_selected(&ctx);
     if (st != FP_ETIMEOUT)
@@ -558,6 +628,8 @@ static fp_status preflight_main(const void *config, fp_world *w)
     if (st != FP_ETIMEOUT)
         st = fp_world_agree(w, st);
 cleanup:
+    fp_world_on_timeout(w, NULL, NULL);
+    fp_run_free(&hang.ctx);
     if (opened)
         fp_ctx_close(&ctx);
     fp_baselines_free(base);
