@@ -177,6 +177,49 @@ wait_job() {
   scontrol show job "$id" >&2
   return 1
 }
+# preflight_job NAME OPTS [VAR=VALUE...]: submit slurm-preflight.sbatch on the 4
+# nodes with FP_PREFLIGHT_OPTS=OPTS (log NAME-ID.log, job command: touch
+# NAME-job-ran); prints the job id
+preflight_job() {
+  local name=$1 o=$2
+  shift 2
+  env "$@" FP_PREFLIGHT_OPTS="$o" sbatch --parsable -p cpu -t 10 -N 4 --ntasks-per-node=1 \
+    -o "$T/work/$name-%j.log" "$here/slurm-preflight.sbatch" touch "$T/work/$name-job-ran" ||
+    fail "sbatch refused the $name job"
+}
+# expect_drain_requeue ID NAME NODE SECONDS WHAT: within SECONDS the job was
+# requeued, NODE drained with the reason "fleetprint preflight ID: WHAT", and
+# the job's command did not run
+expect_drain_requeue() {
+  local id=$1 name=$2 node=$3 ok=0
+  wait_requeued "$id" "$4" && ok=1
+  sed 's/^/  | /' "$T/work/$name-$id.log" | grep -E 'fleetprint-preflight:|FAIL|never arrived' || true
+  [ $ok = 1 ] || fail "the $name job was not requeued within $4 s"
+  drained "$node" 1 || fail "$node is not drained"
+  echo "$node_state" | grep -q "Reason=fleetprint preflight $id: $5" || fail "$node's drain reason is not '$5' for job $id"
+  [ ! -e "$T/work/$name-job-ran" ] || fail "the $name job ran despite its failing node"
+}
+# wait_requeued ID SECONDS: until the job was requeued once; $restarts is its count
+wait_requeued() {
+  for _ in $(seq $(($2 * 2))); do
+    restarts=$(scontrol show job "$1" 2>/dev/null | grep -o 'Restarts=[0-9]*' | cut -d= -f2)
+    [ "${restarts:-0}" -ge 1 ] && return 0
+    sleep 0.5
+  done
+  return 1
+}
+# drained NODE [SECONDS]: whether the node is (within SECONDS: becomes) DRAIN;
+# $node_state holds its State= and Reason= lines, also printed
+drained() {
+  local rc=1
+  for _ in $(seq $((${2:-0} * 2 + 1))); do
+    node_state=$(scontrol show node "$1" | grep -E 'State=|Reason=')
+    echo "$node_state" | grep -q 'State=[A-Z+]*DRAIN' && { rc=0; break; }
+    [ "${2:-0}" = 0 ] || sleep 0.5
+  done
+  [ "${2:-0}" = 0 ] || echo "$node_state" | sed "s/^ */  scontrol show node $1: /"
+  return $rc
+}
 # compute tests only: on emulated nodes sharing 2 cores the late-rank rule of a
 # collective can pick a healthy rank; the slow rank shows in membw and gemm
 opts="--threads 1 --array-size 2M -n 4 --test membw --test gemm"
@@ -185,13 +228,11 @@ export PATH=$build:$PATH FP_STORE=$T/work/fleet.h5
 
 # 1. healthy: the job's command runs, with no GPU binding on this GRES-less
 #    partition, and a store that cannot be written is a warning, not a veto
-id=$(FP_STORE=$T/missing/fleet.h5 FP_PREFLIGHT_OPTS="$opts" sbatch --parsable -p cpu -t 10 -N 4 --ntasks-per-node=1 \
-  -o "$T/work/healthy-%j.log" "$here/slurm-preflight.sbatch" touch "$T/work/job-ran") ||
-  fail "sbatch refused the healthy job"
+id=$(preflight_job healthy "$opts" FP_STORE="$T/missing/fleet.h5") || exit 1
 wait_job "$id" 420 COMPLETED FAILED CANCELLED TIMEOUT || exit 4
 log=$T/work/healthy-$id.log
 sed 's/^/  | /' "$log" | grep -E 'fleetprint-preflight:|detect ' || true
-[ -e "$T/work/job-ran" ] || fail "healthy preflight did not start the job (log $log)"
+[ -e "$T/work/healthy-job-ran" ] || fail "healthy preflight did not start the job (log $log)"
 grep -q 'go: starting the job' "$log" || fail "no go line in the job log"
 ! grep -q -- '--gpus-per-task' "$log" || fail "srun got a GPU binding on a partition without GRES"
 grep -q -- '--mpi=pmix' "$log" || fail "srun did not use --mpi=pmix"
@@ -200,25 +241,10 @@ say "healthy: job $id started its command (srun --mpi=pmix, no GPU binding, miss
 
 # 2. a slow rank: rank 2 (node c3) drained with the reason, the job requeued
 #    (the script's own --open-mode=append keeps the log over the requeue)
-id=$(FP_MAX_REQUEUES=1 FP_PREFLIGHT_OPTS="$opts --inject slow:rank=2,factor=20" sbatch --parsable \
-  -p cpu -t 10 -N 4 --ntasks-per-node=1 -o "$T/work/slow-%j.log" \
-  "$here/slurm-preflight.sbatch" touch "$T/work/slow-job-ran") || fail "sbatch refused the slow job"
-for _ in $(seq 840); do
-  restarts=$(scontrol show job "$id" 2>/dev/null | grep -o 'Restarts=[0-9]*' | cut -d= -f2)
-  [ "${restarts:-0}" -ge 1 ] && break
-  sleep 0.5
-done
-sed 's/^/  | /' "$T/work/slow-$id.log" | grep -E 'fleetprint-preflight:|FAIL' || true
-[ "${restarts:-0}" -ge 1 ] || fail "the job was not requeued within 420 s"
-c3=$(scontrol show node c3 | grep -E 'State=|Reason=')
-echo "$c3" | sed 's/^ */  scontrol show node c3: /'
-echo "$c3" | grep -q 'State=[A-Z+]*DRAIN' || fail "c3 is not drained"
-echo "$c3" | grep -q "Reason=fleetprint preflight $id" || fail "c3's drain reason does not name the job"
-for n in c1 c2 c4; do
-  scontrol show node "$n" | grep -q 'State=[A-Z+]*DRAIN' && fail "$n was drained too"
-done
-[ ! -e "$T/work/slow-job-ran" ] || fail "the job ran despite the slow rank"
-say "slow rank: c3 drained ($(echo "$c3" | grep -o 'Reason=.*')), job $id requeued (Restarts=$restarts)"
+id=$(preflight_job slow "$opts --inject slow:rank=2,factor=20" FP_MAX_REQUEUES=1) || exit 1
+expect_drain_requeue "$id" slow c3 420 fail
+say "slow rank: c3 drained ($(echo "$node_state" | grep -o 'Reason=.*')), job $id requeued (Restarts=$restarts)"
+for n in c1 c2 c4; do drained "$n" && fail "$n was drained too"; done
 # c3 back: the second attempt fails again, drains c3, and stops at the cap
 scontrol update NodeName=c3 State=RESUME
 wait_job "$id" 420 FAILED COMPLETED CANCELLED TIMEOUT || exit 4
@@ -237,27 +263,14 @@ say "cap: attempt 1 failed again and was not requeued (FP_MAX_REQUEUES=1); attem
 scontrol update NodeName=c3 State=RESUME
 
 # 3. a hung rank: rank 1 (node c2) never arrives; its node is drained
-id=$(FP_PREFLIGHT_OPTS="--threads 1 --array-size 2M -n 100000 --test membw --test gemm --inject hang:rank=1,after=3s --timeout 20s" \
-  sbatch --parsable -p cpu -t 10 -N 4 --ntasks-per-node=1 -o "$T/work/hang-%j.log" \
-  "$here/slurm-preflight.sbatch" touch "$T/work/hang-job-ran") || fail "sbatch refused the hang job"
-for _ in $(seq 240); do
-  restarts=$(scontrol show job "$id" 2>/dev/null | grep -o 'Restarts=[0-9]*' | cut -d= -f2)
-  [ "${restarts:-0}" -ge 1 ] && break
-  sleep 0.5
-done
-sed 's/^/  | /' "$T/work/hang-$id.log" | grep -E 'fleetprint-preflight: hung|never arrived|hung:' || true
-[ "${restarts:-0}" -ge 1 ] || fail "the hang job was not requeued within 120 s"
-c2=$(scontrol show node c2 | grep -E 'State=|Reason=')
-echo "$c2" | sed 's/^ */  scontrol show node c2: /'
-echo "$c2" | grep -q 'State=[A-Z+]*DRAIN' || fail "c2 (the hung rank's node) is not drained"
-echo "$c2" | grep -q "Reason=fleetprint preflight $id: hung" || fail "c2's drain reason does not say hung"
+id=$(preflight_job hang "${opts/-n 4/-n 100000} --inject hang:rank=1,after=3s --timeout 20s") || exit 1
+expect_drain_requeue "$id" hang c2 120 hung
 d=$T/work/preflight-$id/attempt-0
 [ "$(cat "$d/drain.txt")" = c2 ] || fail "the drain file is '$(cat "$d/drain.txt")', not c2"
 grep -q '"note": "hung: never arrived in' "$d/verdicts.json" || fail "the JSON does not say hung"
 grep -q 'c2 → drained' "$d/preflight.html" && grep -q 'hung: never arrived in' "$d/preflight.html" ||
   fail "the HTML does not name c2 as hung and drained"
-[ ! -e "$T/work/hang-job-ran" ] || fail "the job ran despite the hung rank"
-say "hang: c2 drained ($(echo "$c2" | grep -o 'Reason=.*')), named in drain.txt, verdicts.json, preflight.html; job $id requeued"
+say "hang: c2 drained ($(echo "$node_state" | grep -o 'Reason=.*')), named in drain.txt, verdicts.json, preflight.html; job $id requeued"
 scancel "$id"
 scontrol update NodeName=c2 State=RESUME
 
@@ -269,17 +282,13 @@ cat >"$T/noadmin/scontrol" <<EOF
 exec $(command -v scontrol) "\$@"
 EOF
 chmod 755 "$T/noadmin/scontrol"
-id=$(PATH=$T/noadmin:$PATH FP_PREFLIGHT_OPTS="$opts --inject slow:rank=2,factor=20" sbatch --parsable -p cpu -t 10 -N 4 \
-  --ntasks-per-node=1 -o "$T/work/noadmin-%j.log" \
-  "$here/slurm-preflight.sbatch" touch "$T/work/noadmin-job-ran") || fail "sbatch refused the no-admin job"
+id=$(preflight_job noadmin "$opts --inject slow:rank=2,factor=20" PATH="$T/noadmin:$PATH") || exit 1
 wait_job "$id" 420 FAILED COMPLETED CANCELLED TIMEOUT || exit 4
 line=$(grep '^fleetprint-preflight:' "$T/work/noadmin-$id.log" | tail -n 1)
 echo "  | $line"
 echo "$line" | grep -q 'nodes c3 could not be drained.*operator rights.*exclude.txt.*not requeued' || fail "no clear message"
 [ "$(cat "$T/work/preflight-$id/exclude.txt")" = c3 ] || fail "c3 is not in the job's exclude list"
-for n in c1 c2 c3 c4; do
-  scontrol show node "$n" | grep -q 'State=[A-Z+]*DRAIN' && fail "$n was drained without rights"
-done
+for n in c1 c2 c3 c4; do drained "$n" && fail "$n was drained without rights"; done
 [ "$(scontrol show job "$id" | grep -o 'Restarts=[0-9]*')" = Restarts=0 ] || fail "requeued without a drain"
 say "no operator rights: nothing drained, c3 in preflight-$id/exclude.txt, not requeued"
 
@@ -292,33 +301,22 @@ wait_job "$id" 120 COMPLETED FAILED CANCELLED TIMEOUT || exit 4
 [ -e "$T/work/prolog-ok" ] || fail "the job on c2 (prolog passes) did not run"
 grep -q "c2 .*\[prolog (job $id)\]: pass" "$T/hc/out/c2/healthcheck.log" || fail "no passing prolog line for c2"
 id=$(sbatch --parsable -p cpu -t 5 -N 1 -w c1 -o /dev/null --wrap "touch $T/work/prolog-bad") || fail "sbatch refused"
-for _ in $(seq 240); do
-  scontrol show node c1 | grep -q 'State=[A-Z+]*DRAIN' && break
-  sleep 0.5
-done
-c1=$(scontrol show node c1 | grep -E 'State=|Reason=')
-echo "$c1" | sed 's/^ */  scontrol show node c1: /'
-echo "$c1" | grep -q 'State=[A-Z+]*DRAIN' || fail "the prolog did not drain c1"
-echo "$c1" | grep -q 'Reason=fleetprint healthcheck: fail' || fail "c1's reason is not fleetprint's"
+drained c1 120 || fail "the prolog did not drain c1 within 120 s"
+echo "$node_state" | grep -q 'Reason=fleetprint healthcheck: fail' || fail "c1's reason is not fleetprint's"
 sleep 2
 [ ! -e "$T/work/prolog-bad" ] || fail "the job ran on c1 despite its failing prolog"
 rm -f "$T/hc/prolog-c1" "$T/hc/prolog-c2"
 scancel "$id"
 scontrol update NodeName=c1 State=RESUME
-say "prolog: c2 passed and ran the job, c1 drained ($(echo "$c1" | grep -o 'Reason=.*')) and its job did not run"
+say "prolog: c2 passed and ran the job, c1 drained ($(echo "$node_state" | grep -o 'Reason=.*')) and its job did not run"
 
 # 6. the health check: slurmd runs it every 5 s; c4 (a bit flip) is drained
 echo "$hc --inject bitflip:rank=0" >"$T/hc/check-c4"
-for _ in $(seq 120); do
-  scontrol show node c4 | grep -q 'State=[A-Z+]*DRAIN' && break
-  sleep 0.5
-done
+drained c4 60
 rm -f "$T/hc/check-c4"
-c4=$(scontrol show node c4 | grep -E 'State=|Reason=')
-echo "$c4" | sed 's/^ */  scontrol show node c4: /'
-echo "$c4" | grep -q 'Reason=fleetprint healthcheck: fail' || fail "the health check did not drain c4 within 60 s"
+echo "$node_state" | grep -q 'Reason=fleetprint healthcheck: fail' || fail "the health check did not drain c4 within 60 s"
 grep -q 'c4 .*\[healthcheck\]: fail: drained' "$T/hc/out/c4/healthcheck.log" || fail "no health check line for c4"
 scontrol update NodeName=c4 State=RESUME
-say "health check: c4 drained ($(echo "$c4" | grep -o 'Reason=.*'))"
+say "health check: c4 drained ($(echo "$node_state" | grep -o 'Reason=.*'))"
 say "ok"
 

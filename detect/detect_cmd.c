@@ -520,7 +520,7 @@ static void hang_write(const fp_world *w, void *arg)
     }
     if (!h->out.quiet)
         fp_verdicts_print(stdout, v, &h->ctx);
-    write_outputs(&h->ctx, v, &h->out);
+    (void)write_outputs(&h->ctx, v, &h->out); /* each write logs its own error */
     fflush(stdout);
     fp_verdicts_free(v);
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A preflight step that times out still writes its verdict outputs: the hung
 # rank's node is the drain file's one node, fails in the JSON with the reason
-# "hung: never arrived in <step>", and leads the HTML page's drain list; the
-# exit code stays 4 (timeout). Both ways a deadline expires are covered:
+# "hung: never arrived in <step>", leads the HTML page's drain list, fails in
+# the JUnit file and the Prometheus textfile (run verdict 2); the exit code
+# stays 4 (timeout). Both ways a deadline expires are covered:
 #   - gemm: the main thread's polled wait (fp_world_wait) returns the timeout;
 #   - allreduce: the main thread is blocked inside MPI and the watchdog
 #     thread diagnoses it, writes the outputs, and ends the job.
@@ -25,10 +26,20 @@ html = open(f"{d}/preflight.html").read()
 first = html[:html.index("<table")]  # the first screen: verdict, counts, drain list
 assert re.search(rf"{node}\s*(→|&rarr;)\s*drained", first), first[-800:]
 assert f"hung: never arrived in {step}" in html
+prom = open(f"{d}/preflight.prom").read().splitlines()
+assert 'fleetprint_run_verdict{run_tag="preflight"} 2' in prom, [l for l in prom if "run_verdict" in l]
+assert f'fleetprint_verdict{{run_tag="preflight",kind="node",Hostname="{node}",state="fail"}} 1' in prom
+import xml.etree.ElementTree as ET
+fails = [c.get("name") for c in ET.parse(f"{d}/junit.xml").iter("testcase") if c.find("failure") is not None]
+assert any(f"node:{node}" in n for n in fails), fails
 PY
   [ $? = 0 ] || fail "$1: outputs do not name $2 as hung in $3"
 }
-outs() { mkdir -p "$1"; echo --drain-file "$1/drain.txt" --exclude-file "$1/exclude.txt" --json "$1/verdicts.json" --html "$1/preflight.html"; }
+outs() {
+  mkdir -p "$1"
+  echo --drain-file "$1/drain.txt" --exclude-file "$1/exclude.txt" --json "$1/verdicts.json" \
+    --html "$1/preflight.html" --prometheus "$1/preflight.prom" --junit "$1/junit.xml"
+}
 
 # polled wait: rank 2 stops in gemm (after 2 s of membw and gemm)
 # shellcheck disable=SC2046
