@@ -1,6 +1,7 @@
 #include "fleetprint/mem.h"
 #include "fleetprint/sample.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,4 +289,21 @@ int fp_run_node_index(const fp_run *run, const char *node)
         if (strcmp(run->nodes[i], node) == 0)
             return i;
     return -1;
+}
+
+void fp_run_slurm_context(fp_run *run)
+{
+    static const struct {
+        const char *var;
+        size_t off, len;
+    } vars[] = {
+        {"SLURM_JOB_ID", offsetof(fp_run, slurm_job_id), sizeof run->slurm_job_id},
+        {"SLURM_JOB_PARTITION", offsetof(fp_run, slurm_partition), sizeof run->slurm_partition},
+        {"SLURM_JOB_NAME", offsetof(fp_run, slurm_job_name), sizeof run->slurm_job_name},
+    };
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i].var);
+        if (v && *v)
+            snprintf((char *)run + vars[i].off, vars[i].len, "%s", v);
+    }
 }

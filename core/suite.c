@@ -428,6 +428,7 @@ fp_status fp_ctx_gather(fp_ctx *ctx, fp_run *run)
     mpi[strcspn(mpi, ",\n")] = 0;
     snprintf(run->mpi_version, sizeof run->mpi_version, "%.63s", mpi);
     fp_inject_describe(ctx->inject, run->injections, sizeof run->injections);
+    fp_run_slurm_context(run);
     run->duration = fp_world_now(ctx->world);
     return FP_OK;
 }

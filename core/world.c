@@ -42,6 +42,11 @@ struct fp_world {
     watchdog dog;
     bool peer_lost;             /* a deadline expired: Finalize would hang */
     char command[1024];
+    fp_world_timeout_fn on_timeout; /* under dog.lock; called once */
+    void *on_timeout_arg;
+    int *missing;               /* rank 0, after a timeout: the ranks that never arrived */
+    size_t nmissing;
+    char missing_step[160];
 };
 
 int fp_world_rank(const fp_world *w) { return w->rank; }
@@ -161,10 +166,16 @@ static void diagnose_timeout(fp_world *w, const char *what, long mine)
     char names[512] = "", one[96];
     size_t nm = 0;
     int missing = 0, elsewhere = 0;
+    free(w->missing);
+    w->missing = calloc((size_t)w->size, sizeof *w->missing);
+    w->nmissing = 0;
+    snprintf(w->missing_step, sizeof w->missing_step, "%s", what);
     for (int r = 1; r < w->size; r++) {
         if (!got[r])
             MPI_Cancel(&reqs[r]);
         missing += !got[r];
+        if (!got[r] && w->missing)
+            w->missing[w->nmissing++] = r;
     }
     for (int r = 1; r < w->size; r++) {
         rep[r].what[sizeof rep[r].what - 1] = 0;
@@ -185,6 +196,15 @@ static void diagnose_timeout(fp_world *w, const char *what, long mine)
     else
         fp_error("timeout after %.1f s in %s: every rank is alive and waiting in it, but the "
                  "step did not complete", w->timeout, what);
+    /* the hook runs once, whichever of the main thread and the watchdog
+     * diagnosed first */
+    pthread_mutex_lock(&w->dog.lock);
+    fp_world_timeout_fn fn = w->on_timeout;
+    void *arg = w->on_timeout_arg;
+    w->on_timeout = NULL;
+    pthread_mutex_unlock(&w->dog.lock);
+    if (fn)
+        fn(w, arg);
 done:
     free(rep);
     free(got);
@@ -327,6 +347,21 @@ void fp_world_step_end(fp_world *w)
     pthread_mutex_lock(&w->dog.lock);
     w->dog.armed = false;
     pthread_mutex_unlock(&w->dog.lock);
+}
+
+void fp_world_on_timeout(fp_world *w, fp_world_timeout_fn fn, void *arg)
+{
+    pthread_mutex_lock(&w->dog.lock);
+    w->on_timeout = fn;
+    w->on_timeout_arg = arg;
+    pthread_mutex_unlock(&w->dog.lock);
+}
+
+size_t fp_world_missing(const fp_world *w, const int **ranks, const char **step)
+{
+    *ranks = w->missing;
+    *step = w->missing_step;
+    return w->nmissing;
 }
 
 fp_status fp_world_timed_out(fp_world *w, const char *what)
@@ -570,6 +605,7 @@ bool fp_world_close(fp_world *w, fp_status st)
             MPI_Finalize();
     }
     pthread_mutex_destroy(&w->dog.lock);
+    free(w->missing);
     free(w->node_of);
     free(w->node_names);
     free(w->offset);

@@ -1727,3 +1727,83 @@ fp_status fp_verdicts_status(const fp_verdicts *v)
 {
     return v->overall == FP_FAIL ? FP_EFAIL : FP_OK;
 }
+
+/* ---- a run that timed out -------------------------------------------------------------- */
+
+/* A reason that needs no measurement: evidence missing, the note says why. */
+static fp_reason hung_reason(const char *key, const char *note)
+{
+    fp_reason r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.key, sizeof r.key, "%s", key);
+    snprintf(r.rule, sizeof r.rule, "hung");
+    snprintf(r.note, sizeof r.note, "%s", note);
+    r.evidence = FP_EV_MISSING;
+    r.verdict = FP_FAIL;
+    r.value = r.expected = r.band = r.deviation = r.z = NAN;
+    return r;
+}
+
+fp_status fp_verdicts_hung(const fp_run *run, const int *ranks, size_t n, const char *step,
+                           fp_verdicts **out)
+{
+    *out = NULL;
+    size_t nn = run->nnodes > 0 ? (size_t)run->nnodes : 0;
+    fp_verdicts *v = calloc(1, sizeof *v);
+    if (!v)
+        return FP_ENOMEM;
+    v->run = run;
+    v->ents = calloc(nn + n + 2, sizeof *v->ents);
+    v->reasons = calloc(nn + n + 2, sizeof *v->reasons);
+    v->node_names = calloc(nn + 1, sizeof *v->node_names);
+    v->fail_nodes = calloc(nn + 1, sizeof *v->fail_nodes);
+    v->warn_nodes = calloc(nn + 1, sizeof *v->warn_nodes);
+    if (!v->ents || !v->reasons || !v->node_names || !v->fail_nodes || !v->warn_nodes) {
+        fp_verdicts_free(v);
+        return FP_ENOMEM;
+    }
+    char note[sizeof v->reasons[0].note], key[sizeof v->reasons[0].key];
+    snprintf(note, sizeof note, "hung: never arrived in %s", step);
+    /* nodes in run order: a node with a missing rank fails (one reason per
+     * missing rank), the others arrived but were not judged */
+    for (size_t i = 0; i < nn; i++) {
+        fp_entity_verdict *ev = &v->ents[v->nents++];
+        snprintf(v->node_names[i], FP_NAME_MAX, "%s", run->nodes[i]);
+        ev->entity = fp_entity_node(run->nodes[i]);
+        ev->verdict = FP_UNKNOWN;
+        ev->first_reason = v->nreasons;
+        for (size_t k = 0; k < n; k++) {
+            if (ranks[k] < 0 || ranks[k] >= run->nranks || run->ranks[ranks[k]].node != (int)i)
+                continue;
+            snprintf(key, sizeof key, "rank %d", ranks[k]);
+            v->reasons[v->nreasons++] = hung_reason(key, note);
+            ev->nreasons++;
+            ev->verdict = FP_FAIL;
+        }
+        if (ev->verdict == FP_FAIL)
+            v->fail_nodes[v->nfail_nodes++] = v->warn_nodes[v->nwarn_nodes++] = v->node_names[i];
+    }
+    v->nnodes = nn;
+    for (size_t k = 0; k < n; k++) {
+        if (ranks[k] < 0 || ranks[k] >= run->nranks)
+            continue;
+        fp_entity_verdict *ev = &v->ents[v->nents++];
+        ev->entity = fp_entity_rank(run->nodes[run->ranks[ranks[k]].node], ranks[k]);
+        ev->verdict = FP_FAIL;
+        ev->first_reason = v->nreasons;
+        ev->nreasons = 1;
+        v->reasons[v->nreasons++] = hung_reason("arrival", note);
+    }
+    if (v->nfail_nodes == 0) { /* every rank arrived, the step still did not end */
+        fp_entity_verdict *ev = &v->ents[v->nents++];
+        ev->entity = fp_entity_group("world");
+        ev->verdict = FP_FAIL;
+        ev->first_reason = v->nreasons;
+        ev->nreasons = 1;
+        snprintf(note, sizeof note, "timeout: every rank arrived but %s did not complete", step);
+        v->reasons[v->nreasons++] = hung_reason("completion", note);
+    }
+    v->overall = FP_FAIL;
+    *out = v;
+    return FP_OK;
+}

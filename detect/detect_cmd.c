@@ -28,7 +28,36 @@ typedef struct detect_out {
     const char *prometheus;
     const char *explain;
     bool quiet;
+    const char *command; /* the run_tag of a run without a tag (not an option) */
 } detect_out;
+
+/* Write the verdict files o asks for and log the failing nodes; the worst
+ * write status. */
+static fp_status write_outputs(const fp_run *run, const fp_verdicts *v, const detect_out *o)
+{
+    fp_status st = FP_OK;
+    if (o->json)
+        st = fp_status_worst(st, fp_verdicts_write_json(v, run, o->json));
+    if (o->drain)
+        st = fp_status_worst(st, fp_verdicts_write_hostlist(v, o->drain));
+    if (o->exclude)
+        st = fp_status_worst(st, fp_verdicts_write_hostlist(v, o->exclude));
+    if (o->junit)
+        st = fp_status_worst(st, fp_verdicts_write_junit(v, run, o->junit));
+    if (o->html)
+        st = fp_status_worst(st, fp_report_html(run, v, o->html));
+    if (o->prometheus)
+        st = fp_status_worst(st, fp_report_prometheus(run, v, o->command, o->prometheus));
+    const char *const *names;
+    size_t nfail = fp_verdicts_nodes_at(v, FP_FAIL, &names);
+    if (fp_verdicts_overall(v) == FP_FAIL) {
+        char *expr = fp_hostlist_compress(names, nfail);
+        fp_error("detect: FAIL -- %zu failing node%s%s%s", nfail, nfail == 1 ? "" : "s",
+                 nfail ? ": " : " (a link or group fails; see above)", expr ? expr : "");
+        free(expr);
+    }
+    return st;
+}
 
 /* Detect on run with optional baselines, print, write the outputs. Returns
  * FP_EFAIL when something failed, FP_OK when all passed, or an error. */
@@ -50,26 +79,7 @@ static fp_status detect_and_report(const fp_run *run, const fp_rules *rules,
         st = fp_verdicts_explain(stdout, v, o->explain);
     fp_info("detect: %zu samples, %zu entities in %.3f s (%s evidence)", run->nsamples,
             fp_verdicts_count(v), secs, base ? "peer, drift and fleet" : "peer");
-    if (o->json)
-        st = fp_status_worst(st, fp_verdicts_write_json(v, run, o->json));
-    if (o->drain)
-        st = fp_status_worst(st, fp_verdicts_write_hostlist(v, o->drain));
-    if (o->exclude)
-        st = fp_status_worst(st, fp_verdicts_write_hostlist(v, o->exclude));
-    if (o->junit)
-        st = fp_status_worst(st, fp_verdicts_write_junit(v, run, o->junit));
-    if (o->html)
-        st = fp_status_worst(st, fp_report_html(run, v, o->html));
-    if (o->prometheus)
-        st = fp_status_worst(st, fp_report_prometheus(run, v, o->prometheus));
-    const char *const *names;
-    size_t nfail = fp_verdicts_nodes_at(v, FP_FAIL, &names);
-    if (fp_verdicts_overall(v) == FP_FAIL) {
-        char *expr = fp_hostlist_compress(names, nfail);
-        fp_error("detect: FAIL -- %zu failing node%s%s%s", nfail, nfail == 1 ? "" : "s",
-                 nfail ? ": " : " (a link or group fails; see above)", expr ? expr : "");
-        free(expr);
-    }
+    st = fp_status_worst(st, write_outputs(run, v, o));
     if (st == FP_OK)
         st = fp_verdicts_status(v);
     fp_verdicts_free(v);
@@ -287,9 +297,8 @@ static const fp_opt detect_opts[] = {
     {0},
 };
 
-static fp_status detect_main(const void *config, fp_world *w)
+static fp_status detect_as(const detect_cfg *c, const char *command)
 {
-    const detect_cfg *c = config;
     fp_status st = FP_OK;
     fp_rules *rules = NULL;
     fp_store *store = NULL;
@@ -331,13 +340,21 @@ static fp_status detect_main(const void *config, fp_world *w)
     } else {
         FP_CHECK(read_run_file(c->input, c->run, &run));
     }
-    st = detect_and_report(&run, rules, base, &c->out, c->contended ? "--contended" : NULL);
+    detect_out out = c->out;
+    out.command = command;
+    st = detect_and_report(&run, rules, base, &out, c->contended ? "--contended" : NULL);
 cleanup:
     fp_baselines_free(base);
     fp_store_close(store);
     fp_rules_free(rules);
     fp_run_free(&run);
     return st;
+}
+
+static fp_status detect_main(const void *config, fp_world *w)
+{
+    (void)w;
+    return detect_as(config, "detect");
 }
 
 /* `report` is detect's loading and outputs for people and dashboards: it
@@ -350,7 +367,8 @@ static fp_status report_main(const void *config, fp_world *w)
         fp_error("report: nothing to write: give --html FILE, --prometheus FILE, --json or --junit");
         return FP_EUSAGE;
     }
-    return detect_main(config, w);
+    (void)w;
+    return detect_as(c, "report");
 }
 
 const fp_command fp_cmd_report = {
@@ -454,6 +472,59 @@ static fp_status check_contention(fp_world *w, int threads, bool *contended, cha
     return st;
 }
 
+/* What preflight writes when a step times out (fp_world_on_timeout): the
+ * verdict outputs with the missing ranks' nodes failing, so the drain file,
+ * JSON and HTML name the node that most needs draining. ctx is the run's
+ * context only, made before the tests start: the hook may run on the
+ * watchdog thread while the tests' samples are still being written. */
+typedef struct hang_out {
+    detect_out out;
+    fp_run ctx;
+} hang_out;
+
+static fp_status hang_prepare(hang_out *h, const fp_ctx *ctx, const fp_config *cfg)
+{
+    const fp_world *w = ctx->world;
+    fp_run_init(&h->ctx);
+    fp_status st = fp_run_set_shape(&h->ctx, fp_world_nnodes(w), fp_world_size(w));
+    if (st != FP_OK)
+        return st;
+    for (int i = 0; i < fp_world_nnodes(w); i++)
+        snprintf(h->ctx.nodes[i], FP_NAME_MAX, "%s", fp_world_node_name(w, i));
+    for (int r = 0; r < fp_world_size(w); r++) {
+        h->ctx.ranks[r].node = fp_world_node_of(w, r);
+        h->ctx.ranks[r].dev = -1;
+    }
+    snprintf(h->ctx.tag, sizeof h->ctx.tag, "%s", cfg->tag);
+    snprintf(h->ctx.status, sizeof h->ctx.status, "timeout");
+    snprintf(h->ctx.command, sizeof h->ctx.command, "%s", fp_world_command_line(w));
+    snprintf(h->ctx.device_backend, sizeof h->ctx.device_backend, "%s", ctx->dev_ops->name);
+    snprintf(h->ctx.comm_backend, sizeof h->ctx.comm_backend, "%s", ctx->comm_ops->name);
+    snprintf(h->ctx.fleetprint_version, sizeof h->ctx.fleetprint_version, "%s", FP_VERSION);
+    fp_inject_describe(ctx->inject, h->ctx.injections, sizeof h->ctx.injections);
+    fp_run_slurm_context(&h->ctx);
+    return FP_OK;
+}
+
+static void hang_write(const fp_world *w, void *arg)
+{
+    hang_out *h = arg;
+    const int *ranks;
+    const char *step;
+    size_t n = fp_world_missing(w, &ranks, &step);
+    h->ctx.duration = fp_world_now(w);
+    fp_verdicts *v = NULL;
+    if (fp_verdicts_hung(&h->ctx, ranks, n, step, &v) != FP_OK) {
+        fp_error("preflight: no memory to write the verdicts of the timeout");
+        return;
+    }
+    if (!h->out.quiet)
+        fp_verdicts_print(stdout, v, &h->ctx);
+    (void)write_outputs(&h->ctx, v, &h->out); /* each write logs its own error */
+    fflush(stdout);
+    fp_verdicts_free(v);
+}
+
 static bool registered(const char *name)
 {
     for (int k = 0; fp_tests[k]; k++)
@@ -473,13 +544,16 @@ static fp_status preflight_main(const void *config, fp_world *w)
     fp_inject_set inject;
     fp_run local, run;
     fp_ctx ctx;
+    hang_out hang;
     bool opened = false;
     fp_run_init(&local);
     fp_run_init(&run);
+    fp_run_init(&hang.ctx);
     int rank = fp_world_rank(w);
     double t0 = fp_clock();
     detect_out out = pc->out;
     out.quiet = out.quiet || cfg.quiet;
+    out.command = "preflight";
 
     /* inputs first, so a bad rules file or store fails before any test runs */
     fp_world_configure(w, cfg.timeout, cfg.verbose, cfg.quiet);
@@ -523,6 +597,12 @@ static fp_status preflight_main(const void *config, fp_world *w)
                 "thresholds", note);
     st = fp_ctx_open(&ctx, &cfg, w, &inject, &local);
     opened = true;
+    if (st == FP_OK && rank == 0) {
+        hang.out = out;
+        st = hang_prepare(&hang, &ctx, &cfg);
+        if (st == FP_OK)
+            fp_world_on_timeout(w, hang_write, &hang);
+    }
     if (st == FP_OK)
         st = fp_run_selected(&ctx);
     if (st != FP_ETIMEOUT)
@@ -548,6 +628,8 @@ static fp_status preflight_main(const void *config, fp_world *w)
     if (st != FP_ETIMEOUT)
         st = fp_world_agree(w, st);
 cleanup:
+    fp_world_on_timeout(w, NULL, NULL);
+    fp_run_free(&hang.ctx);
     if (opened)
         fp_ctx_close(&ctx);
     fp_baselines_free(base);

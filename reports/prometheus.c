@@ -4,7 +4,15 @@
  *     (fleetprint_gemm_flops{precision="bf16"},
  *     fleetprint_memory_bandwidth_bytes_per_second{op="triad"});
  *   - the entity as dcgm-exporter's labels: Hostname, gpu (index), UUID;
- *   - verdicts as a state set: fleetprint_verdict{...,state="fail"} 1.
+ *   - verdicts as a state set: fleetprint_verdict{...,state="fail"} 1;
+ *   - every series carries run_tag, so the files of a preflight and a nightly
+ *     in one textfile folder never hold the same series (node_exporter would
+ *     drop one file's series as "collected before");
+ *   - the run as a whole: fleetprint_run_verdict (-1 unknown, 0 pass, 1 warn,
+ *     2 fail: unknown is below pass, so `>= 2` is a failure and nothing
+ *     else), fleetprint_run_duration_seconds and
+ *     fleetprint_last_success_timestamp_seconds (carried over from the file
+ *     being replaced when this run did not succeed).
  * Written beside the target and renamed over it so the collector never reads
  * half a file. The metric list is docs/prometheus.md. */
 #include <errno.h>
@@ -153,13 +161,14 @@ typedef struct series {
 } series;
 
 /* Name s's family into out (help text included) and start its label list with
- * the family's own label, if any. */
-static void name_series(const fp_sample *s, series *out, size_t *at)
+ * run_tag and the family's own label, if any. */
+static void name_series(const fp_sample *s, const char *tag, series *out, size_t *at)
 {
     const struct unit_map *u = unit_of(s->unit);
     size_t n = 0;
     *at = 0;
     out->labels[0] = 0;
+    put_label(out->labels, sizeof out->labels, at, "run_tag", tag);
     const struct family_rule *rule = NULL;
     for (size_t i = 0; i < sizeof rules / sizeof rules[0] && !rule; i++) {
         const struct family_rule *r = &rules[i];
@@ -227,8 +236,11 @@ static void name_series(const fp_sample *s, series *out, size_t *at)
             put_label(out->labels, sizeof out->labels, at, "in_place",
                       strcmp(w[2], "ip") == 0 ? "true" : "false");
         }
+        /* a family's help is the same whichever series comes first, in every
+         * file (node_exporter refuses one family with two help texts) */
         snprintf(out->help, sizeof out->help, "fleetprint %s/%s %s, in base units (measured in %s)",
-                 s->suite, collective ? "<collective>" : s->test, s->metric, s->unit);
+                 s->suite, collective ? "<collective>" : s->test,
+                 collective && w[0] ? metric : s->metric, s->unit);
     }
     put_name(out->family, sizeof out->family, &n, u->suffix);
 }
@@ -262,7 +274,7 @@ static bool same_series(const fp_sample *a, const fp_sample *b)
 /* One value per (metric key, entity): the summary sample (iter -1) when
  * there is one, else the median over its windows; grouped into families,
  * each family's lines together as the exposition format requires. */
-static fp_status values(FILE *f, const fp_run *run)
+static fp_status values(FILE *f, const fp_run *run, const char *tag)
 {
     size_t n = 0, m = 0;
     const fp_sample **idx = malloc((run->nsamples ? run->nsamples : 1) * sizeof *idx);
@@ -299,7 +311,7 @@ static fp_status values(FILE *f, const fp_run *run)
             const fp_sample *s = idx[i];
             series *o = &out[m++];
             size_t at;
-            name_series(s, o, &at);
+            name_series(s, tag, o, &at);
             entity_labels(o->labels, sizeof o->labels, &at, run, &s->entity);
             if (s->size) {
                 char size[24];
@@ -324,7 +336,7 @@ static fp_status values(FILE *f, const fp_run *run)
 
 /* ---- verdicts -------------------------------------------------------------------- */
 
-static void verdicts(FILE *f, const fp_run *run, const fp_verdicts *v)
+static void verdicts(FILE *f, const fp_run *run, const fp_verdicts *v, const char *tag)
 {
     static const fp_verdict states[] = {FP_PASS, FP_WARN, FP_FAIL, FP_UNKNOWN};
     fputs("# HELP fleetprint_verdict The detector's verdict per entity as a state set: 1 on "
@@ -336,6 +348,7 @@ static void verdicts(FILE *f, const fp_run *run, const fp_verdicts *v)
         char labels[640];
         size_t at = 0;
         labels[0] = 0;
+        put_label(labels, sizeof labels, &at, "run_tag", tag);
         put_label(labels, sizeof labels, &at, "kind", fp_entity_kind_name(ev->entity.kind));
         entity_labels(labels, sizeof labels, &at, run, &ev->entity);
         for (size_t k = 0; k < sizeof states / sizeof states[0]; k++)
@@ -344,24 +357,77 @@ static void verdicts(FILE *f, const fp_run *run, const fp_verdicts *v)
     }
 }
 
-fp_status fp_report_prometheus(const fp_run *run, const fp_verdicts *v, const char *path)
+/* ---- the run as a whole ------------------------------------------------------------ */
+
+/* The value of fleetprint_last_success_timestamp_seconds{run_tag="tag"} in
+ * the textfile at path (the one this run replaces), or 0 when it has none. */
+static double last_success(const char *path, const char *labels)
 {
-    fp_status st;
-    FILE *f = fp_outfile_open(path, &st);
+    FILE *f = fopen(path, "r");
     if (!f)
-        return st;
+        return 0;
+    char line[1024], want[768];
+    snprintf(want, sizeof want, "fleetprint_last_success_timestamp_seconds{%s} ", labels);
+    double t = 0;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, want, strlen(want)) == 0)
+            t = strtod(line + strlen(want), NULL);
+    fclose(f);
+    return isfinite(t) && t > 0 ? t : 0;
+}
+
+/* -1 unknown, 0 pass, 1 warn, 2 fail: unknown sorts below pass, so an alert
+ * on >= 1 or >= 2 never fires on a run that could not be judged. */
+static int verdict_value(fp_verdict v)
+{
+    return v == FP_PASS ? 0 : v == FP_WARN ? 1 : v == FP_FAIL ? 2 : -1;
+}
+
+static void run_series(FILE *f, const fp_run *run, const fp_verdicts *v, const char *tag,
+                       const char *path)
+{
     char labels[640];
     size_t at = 0;
     labels[0] = 0;
+    put_label(labels, sizeof labels, &at, "run_tag", tag);
+    /* without verdicts, a run that completed is a pass */
+    fp_verdict overall = v ? fp_verdicts_overall(v)
+                           : strcmp(run->status, "complete") == 0 ? FP_PASS : FP_FAIL;
+    double end = run->time + (run->duration > 0 ? run->duration : 0);
+    double success = overall == FP_PASS || overall == FP_WARN ? end : last_success(path, labels);
+    fprintf(f,
+            "# HELP fleetprint_run_verdict The run's verdict: -1 unknown (nothing could be "
+            "judged), 0 pass, 1 warn, 2 fail.\n"
+            "# TYPE fleetprint_run_verdict gauge\n"
+            "fleetprint_run_verdict{%s} %d\n"
+            "# HELP fleetprint_run_duration_seconds How long the run took.\n"
+            "# TYPE fleetprint_run_duration_seconds gauge\n"
+            "fleetprint_run_duration_seconds{%s} %.3f\n"
+            "# HELP fleetprint_last_success_timestamp_seconds When the last run with this "
+            "run_tag that passed or warned ended (Unix time; 0: none yet).\n"
+            "# TYPE fleetprint_last_success_timestamp_seconds gauge\n"
+            "fleetprint_last_success_timestamp_seconds{%s} %.3f\n",
+            labels, verdict_value(overall), labels, run->duration > 0 ? run->duration : 0,
+            labels, success);
     put_label(labels, sizeof labels, &at, "run", run->id);
-    put_label(labels, sizeof labels, &at, "tag", run->tag);
     put_label(labels, sizeof labels, &at, "status", run->status);
     fprintf(f, "# HELP fleetprint_run_timestamp_seconds When the run started (Unix time).\n"
                "# TYPE fleetprint_run_timestamp_seconds gauge\n"
                "fleetprint_run_timestamp_seconds{%s} %.3f\n",
             labels, run->time);
-    st = values(f, run);
+}
+
+fp_status fp_report_prometheus(const fp_run *run, const fp_verdicts *v, const char *default_tag,
+                               const char *path)
+{
+    const char *tag = run->tag[0] ? run->tag : default_tag;
+    fp_status st;
+    FILE *f = fp_outfile_open(path, &st);
+    if (!f)
+        return st;
+    run_series(f, run, v, tag, path);
+    st = values(f, run, tag);
     if (v)
-        verdicts(f, run, v);
+        verdicts(f, run, v, tag);
     return fp_status_worst(st, fp_outfile_close(f, path, st == FP_OK));
 }

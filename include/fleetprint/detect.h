@@ -109,6 +109,16 @@ typedef struct fp_detect_opts {
     const char *explain;
 } fp_detect_opts;
 
+/* The verdicts of a run that timed out: the nodes of the ranks that never
+ * arrived in step fail, each with the reason "hung: never arrived in <step>"
+ * (rule "hung", evidence missing) per missing rank, and so do those ranks;
+ * the other nodes are unknown (they arrived, nothing was judged). With no
+ * missing rank, group:world fails (the step did not complete). run needs only
+ * its context (nodes, ranks) and must outlive *out, which the caller frees
+ * with fp_verdicts_free. The overall verdict is fail. FP_ENOMEM. */
+fp_status fp_verdicts_hung(const fp_run *run, const int *ranks, size_t n, const char *step,
+                           fp_verdicts **out);
+
 /* Run the detector on run. On success *out is a new object the caller frees
  * with fp_verdicts_free. The run is only read and must outlive *out.
  * FP_EINPUT when the run has no samples; FP_ENOMEM. */

@@ -93,11 +93,16 @@ fp_status fp_report_html(const fp_run *run, const fp_verdicts *v, const char *pa
  * measurement kind with its base unit in the name (fleetprint_gemm_flops,
  * fleetprint_memory_bandwidth_bytes_per_second, ...), one value per (metric
  * key, entity) labelled as dcgm-exporter labels GPUs (Hostname, gpu, UUID);
- * fleetprint_verdict per entity as a state set (v may be NULL);
- * fleetprint_run_timestamp_seconds. Written to PATH.tmp and renamed over
- * path, as node_exporter's textfile collector needs. FP_EIO naming the path;
- * the list of families is docs/prometheus.md. */
-fp_status fp_report_prometheus(const fp_run *run, const fp_verdicts *v, const char *path);
+ * fleetprint_verdict per entity as a state set (v may be NULL); the run as a
+ * whole: fleetprint_run_verdict (-1 unknown, 0 pass, 1 warn, 2 fail),
+ * fleetprint_run_duration_seconds, fleetprint_last_success_timestamp_seconds
+ * (read from the file at path when this run did not pass or warn) and
+ * fleetprint_run_timestamp_seconds. Every series carries run_tag: the run's
+ * tag, or default_tag (the command's name) when the run has none. Written to
+ * PATH.tmp and renamed over path, as node_exporter's textfile collector
+ * needs. FP_EIO naming the path; the list of families is docs/prometheus.md. */
+fp_status fp_report_prometheus(const fp_run *run, const fp_verdicts *v, const char *default_tag,
+                               const char *path);
 
 /* ---- JUnit XML ------------------------------------------------------------------ */
 

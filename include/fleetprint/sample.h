@@ -95,6 +95,9 @@ typedef struct fp_run {
     char driver_version[32];
     char nccl_version[32];
     char injections[512];      /* the --inject specs in force, ";"-separated */
+    char slurm_job_id[32];     /* SLURM_JOB_ID of the launch, "" outside Slurm */
+    char slurm_partition[64];  /* SLURM_JOB_PARTITION */
+    char slurm_job_name[128];  /* SLURM_JOB_NAME */
     int nranks;
     int nnodes;
     char (*nodes)[FP_NAME_MAX]; /* nnodes names, in order of first rank */
@@ -108,7 +111,8 @@ typedef struct fp_run {
  * that writes or reads them (HDF5 attributes, JSON): X(field) per field. */
 #define FP_RUN_TEXT_FIELDS(X)                                                              \
     X(tag) X(status) X(command) X(device_backend) X(comm_backend) X(fleetprint_version)    \
-        X(mpi_version) X(cuda_version) X(driver_version) X(nccl_version) X(injections)
+        X(mpi_version) X(cuda_version) X(driver_version) X(nccl_version) X(injections)     \
+            X(slurm_job_id) X(slurm_partition) X(slurm_job_name)
 
 /* Zero a run and give it a fresh id (time-based plus random). */
 void fp_run_init(fp_run *run);
@@ -122,6 +126,10 @@ fp_status fp_run_add(fp_run *run, const fp_sample *s);
 fp_status fp_run_add_many(fp_run *run, const fp_sample *s, size_t n);
 /* Index of a node name in run->nodes, or -1. */
 int fp_run_node_index(const fp_run *run, const char *node);
+/* Record the Slurm job this process runs in (SLURM_JOB_ID, SLURM_JOB_PARTITION,
+ * SLURM_JOB_NAME from the environment) in run's context; fields of variables
+ * that are not set are left as they are. */
+void fp_run_slurm_context(fp_run *run);
 
 /* Fill a sample from a metric and the measurement. */
 void fp_sample_make(fp_sample *s, const char *suite, const char *test, const fp_metric *m,

@@ -75,6 +75,21 @@ void fp_world_step_end(fp_world *w);
  * name the ranks that never arrived, as fp_world_wait does; returns FP_ETIMEOUT. */
 fp_status fp_world_timed_out(fp_world *w, const char *what);
 
+/* What rank 0 does once a timeout is diagnosed, before the job ends: write
+ * the verdict outputs that name the missing ranks (preflight's drain file).
+ * Called once, on rank 0 only, from the thread that diagnosed the timeout
+ * (the watchdog thread when the main thread is blocked inside MPI), so it
+ * must only read data that does not change while tests run, and must not
+ * call MPI. fn NULL removes the hook; arg belongs to the caller and must
+ * outlive the hook. */
+typedef void (*fp_world_timeout_fn)(const fp_world *w, void *arg);
+void fp_world_on_timeout(fp_world *w, fp_world_timeout_fn fn, void *arg);
+
+/* After a diagnosed timeout on rank 0: the ranks that never arrived (in
+ * rank order; the array belongs to w) and the step they never arrived in
+ * (*step, "" before any timeout). Returns their count, 0 elsewhere. */
+size_t fp_world_missing(const fp_world *w, const int **ranks, const char **step);
+
 /* Barrier with the deadline. */
 fp_status fp_world_barrier(fp_world *w, const char *what);
 

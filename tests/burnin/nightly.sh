@@ -23,6 +23,6 @@ FP_HOSTFILE="$WORK/local" FP_STORE="$WORK/fleet.h5" FP_DURATION=6s FP_INTERVAL=1
   FP_EXTRA="--threads 1 --gemm-size 128 --memory-fraction 0 --degrade-threshold $DEGRADE" expect_rc 0 bash "$script"
 expect_rc 0 "$FLEETPRINT" store ls --store "$WORK/fleet.h5"
 expect_out " nightly +complete +1 +4 "
-grep -q '^fleetprint_burnin_gemm_flops{Hostname=' "$WORK/fleetprint.prom" || fail "no burn-in values in the textfile"
+grep -q '^fleetprint_burnin_gemm_flops{run_tag="nightly",Hostname=' "$WORK/fleetprint.prom" || fail "no burn-in values in the textfile"
 ls "$WORK"/log/burnin-*.html >/dev/null || fail "no HTML page in the log directory"
 echo "nightly script: commands as documented, and a real nightly run"

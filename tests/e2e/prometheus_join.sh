@@ -13,16 +13,16 @@ mpi 4 "$FLEETPRINT" preflight --test membw --test gemm --test links \
 [ "$rc" -le 1 ] || { cat pf.log; fail "preflight exited $rc"; }
 [ ! -e pf.prom.tmp ] || fail "the textfile's temporary was left behind"
 promtool check metrics <pf.prom >lint.txt 2>&1 || { cat lint.txt; fail "promtool check metrics"; }
-grep -q '^fleetprint_memory_bandwidth_bytes_per_second{op="triad",Hostname="n0",gpu="0"' pf.prom ||
+grep -q '^fleetprint_memory_bandwidth_bytes_per_second{run_tag="preflight",op="triad",Hostname="n0",gpu="0"' pf.prom ||
   fail "no triad bandwidth for n0's device 0"
-[ "$(grep -Ec '^fleetprint_verdict\{kind="node",Hostname="n0",state="[a-z]+"\} 1$' pf.prom)" = 1 ] ||
+[ "$(grep -Ec '^fleetprint_verdict\{run_tag="preflight",kind="node",Hostname="n0",state="[a-z]+"\} 1$' pf.prom)" = 1 ] ||
   fail "n0 is not in exactly one verdict state"
 # the join: promtool test rules evaluates the PromQL against these series
 py - <<'PY'
 import re
 flops = {}
 for l in open("pf.prom"):
-    m = re.match(r'^fleetprint_gemm_flops\{precision="f64",Hostname="(n[0-9])",gpu="([0-9]+)"[^}]*\} (\S+)$', l)
+    m = re.match(r'^fleetprint_gemm_flops\{run_tag="preflight",precision="f64",Hostname="(n[0-9])",gpu="([0-9]+)"[^}]*\} (\S+)$', l)
     if m:
         flops[(m[1], m[2])] = (l.split(" ")[0], m[3])
 assert ("n1", "0") in flops and ("n2", "0") in flops, flops

@@ -52,7 +52,7 @@ lines = open("r.prom").read().splitlines()
 bad = [l for l in lines if not line.match(l)]
 assert not bad, bad[:3]
 assert any(l.startswith("fleetprint_verdict{") and l.endswith('state="fail"} 1') for l in lines)
-assert any(l.startswith("fleetprint_memory_bandwidth_bytes_per_second{op=\"triad\",Hostname=") for l in lines)
+assert any(l.startswith("fleetprint_memory_bandwidth_bytes_per_second{run_tag=\"sim\",op=\"triad\",Hostname=") for l in lines)
 import xml.etree.ElementTree as ET
 suite = ET.parse("j.xml").getroot().find("testsuite")
 assert suite.get("hostname") and suite.get("timestamp"), suite.attrib

@@ -13,7 +13,8 @@ cat >bin/srun <<'SH'
 echo "srun $*" >>"$WORK/calls"
 for a in "$@"; do
   [ "$prev" = --drain-file ] && [ -n "${FAKE_DRAIN:-}" ] && echo "$FAKE_DRAIN" >"$a"
-  [ "$prev" = --json ] && [ -n "${FAKE_VERDICT:-}" ] && printf '{\n "run": "r",\n "verdict": "%s",\n}\n' "$FAKE_VERDICT" >"$a"
+  [ "$prev" = --json ] && [ -n "${FAKE_VERDICT:-}" ] &&
+    printf '{\n "run": "r",\n "verdict": "%s",\n "rule": "%s"\n}\n' "$FAKE_VERDICT" "${FAKE_RULE:-}" >"$a"
   prev=$a
 done
 exit "$FAKE_RC"
@@ -28,9 +29,11 @@ mkdir store
 export PATH=$WORK/bin:$PATH WORK SLURM_JOB_ID=77 FP_STORE=$WORK/store/fleet.h5
 
 # sb RC [VAR=VALUE...]: run the script (job command: touch started) with srun ending RC
-sb() {
+# (sb_keep: the same, keeping the output folder of the attempts before)
+sb() { rm -rf out; sb_keep "$@"; }
+sb_keep() {
   local rc=$1; shift
-  rm -f calls started; rm -rf out
+  rm -f calls started
   local got=0
   env FAKE_RC="$rc" FP_OUT="$WORK/out" "$@" bash "$script" touch "$WORK/started" >log 2>&1 || got=$?
   echo "$got" >code
@@ -64,8 +67,33 @@ sb 1 FAKE_DRAIN='n[1-2]'
 grep -q 'scontrol update NodeName=n\[1-2\] State=DRAIN Reason=fleetprint preflight 77' calls || fail "no drain"
 grep -q 'scontrol requeue 77' calls || fail "no requeue"
 last_says 'drained n\[1-2\].*requeued' 1
+[ -d out/attempt-0 ] || fail "attempt 0 has no folder of its own"
+# each attempt its own folder and fleetprint log; the cap stops the requeues
+sb_keep 1 FAKE_DRAIN='n1' SLURM_RESTART_COUNT=1
+[ -d out/attempt-0 ] && [ -e out/attempt-1/preflight.log ] || fail "attempt 1 did not keep attempt 0's folder"
+grep -q 'scontrol requeue 77' calls || fail "attempt 1 of at most 2 not requeued"
+last_says 'drained n1.*requeued without them \(requeue 2 of at most 2\)' 1
+sb_keep 1 FAKE_DRAIN='n2' SLURM_RESTART_COUNT=2
+grep -q 'scontrol update NodeName=n2 State=DRAIN' calls || fail "the last attempt did not drain"
+! grep -q 'scontrol requeue' calls || fail "requeued beyond FP_MAX_REQUEUES=2"
+last_says 'drained n2.*not requeued: attempt 2 reached FP_MAX_REQUEUES=2.*exit 1' 1
+sb 1 FAKE_DRAIN='n2' FP_MAX_REQUEUES=0
+! grep -q 'scontrol requeue' calls || fail "requeued with FP_MAX_REQUEUES=0"
+sb 1 FAKE_DRAIN='n2' SLURM_RESTART_COUNT=x
+last_says 'not a count.*exit 2' 1
+# no operator rights: an exclude list gathered over the attempts, no requeue
 sb 1 FAKE_DRAIN='n3' FAKE_SCONTROL_RC=1
-last_says 'could not be drained.*not requeued' 1
+last_says 'could not be drained.*operator rights.*exclude.txt: resubmit with sbatch --exclude=.*not requeued, exit 1' 1
+! grep -q 'scontrol requeue' calls || fail "requeued although the drain was refused"
+sb_keep 1 FAKE_DRAIN='n[5-6]' FAKE_SCONTROL_RC=1 SLURM_RESTART_COUNT=1
+[ "$(cat out/exclude.txt)" = "$(printf 'n3\nn[5-6]')" ] || fail "exclude list: '$(cat out/exclude.txt)'"
+# a hung rank: preflight exits 4 with its node in the drain file, which is drained
+sb 4 FAKE_DRAIN='n7'
+grep -q 'scontrol update NodeName=n7 State=DRAIN Reason=fleetprint preflight 77: hung' calls || fail "hung node not drained"
+last_says 'hung: drained n7.*requeued' 4
+# ... and when srun reports the other ranks' signal, the verdict file's rule says hung
+sb 137 FAKE_DRAIN='n7' FAKE_VERDICT=fail FAKE_RULE=hung
+last_says 'hung: drained n7.*requeued' 137
 sb 1
 last_says 'no node to drain.*job not started' 1
 # a failing verdict whose finishing ranks srun killed (143): the verdict file decides
