@@ -499,7 +499,7 @@ static fp_status intern_samples(eng *g)
         g->vals[se->off + (size_t)(use_summary ? 0 : s->iter)] = s->value;
     }
     for (size_t e = 0; g->explain && e < g->nents; e++)
-        g->ents[e].explain = fp__entity_in(g->ents[e].e, g->explain);
+        g->ents[e].explain = fp_entity_in(g->ents[e].e, g->explain);
     return FP_OK;
 }
 
@@ -1688,6 +1688,21 @@ void fp_verdicts_free(fp_verdicts *v)
 fp_verdict fp_verdicts_overall(const fp_verdicts *v)
 {
     return v->overall;
+}
+
+size_t fp_verdicts_node_count(const fp_verdicts *v)
+{
+    return v->nnodes;
+}
+
+bool fp_entity_in(const fp_entity *e, const char *text)
+{
+    char name[2 * FP_NAME_MAX + 32];
+    if (strcmp(fp_entity_format(e, name, sizeof name), text) == 0)
+        return true;
+    const char *node = strncmp(text, "node:", 5) == 0 ? text + 5 : NULL;
+    return node && e->kind != FP_ENT_GROUP &&
+           (strcmp(e->node, node) == 0 || (e->kind == FP_ENT_LINK && strcmp(e->peer, node) == 0));
 }
 
 size_t fp_verdicts_count(const fp_verdicts *v)

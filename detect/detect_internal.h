@@ -62,11 +62,6 @@ const fp_value_rule *fp__rules_value(const fp_rules *r, const char *key);
 const fp_rule_class *fp__rules_class(const fp_rules *r, const char *key);
 bool fp__glob(const char *pattern, const char *text);
 
-/* True when e is the entity named by text (canonical, "gpu:n3/1"), or text
- * names a node ("node:n3") and e is that node or one of its devices, ranks
- * or links: what `--explain` shows. */
-bool fp__entity_in(const fp_entity *e, const char *text);
-
 struct fp_verdicts {
     const fp_run *run;
     fp_entity_verdict *ents;

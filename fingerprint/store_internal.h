@@ -113,10 +113,6 @@ fp_status fp__store_tx_commit(fp_store *s, hid_t tmp);
 /* Drop the new file. */
 void fp__store_tx_abort(fp_store *s, hid_t tmp);
 
-/* "YYYY-MM-DD", "YYYY-MM-DDTHH:MM[:SS]", optional trailing Z, UTC, as Unix
- * time in *out; false when text is not such a date. */
-bool fp__parse_date(const char *text, double *out);
-
 /* ---- HDF5 helpers ------------------------------------------------------------------ */
 
 /* A fixed-size NUL-terminated string type of width bytes (caller closes). */

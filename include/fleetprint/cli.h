@@ -1,7 +1,7 @@
 #ifndef FLEETPRINT_CLI_H
 #define FLEETPRINT_CLI_H
 /* Subcommands. Each module that owns a command defines one const fp_command;
- * core/commands.c lists them and main dispatches on argv[1]. */
+ * app/commands.c lists them and main dispatches on argv[1]. */
 #include <stdbool.h>
 #include <stddef.h>
 

@@ -116,9 +116,6 @@ struct fp_test {
     fp_status (*run)(fp_ctx *ctx, const fp_test *self);
 };
 
-/* Registry, NULL-terminated. */
-extern const fp_test *const fp_tests[];
-
 /* Record a sample of this rank, stamped with the common clock. */
 fp_status fp_emit(fp_ctx *ctx, const fp_test *t, const fp_metric *m, const fp_entity *e,
                   uint64_t size, int iter, double value);
@@ -186,14 +183,6 @@ fp_status fp_ctx_sync(fp_ctx *ctx, const char *what);
 fp_status fp_ctx_open(fp_ctx *ctx, const fp_config *cfg, fp_world *w, fp_inject_set *inject,
                       fp_run *local);
 void fp_ctx_close(fp_ctx *ctx);
-
-/* Every --test name of cfg is a test of this build and its --suite is known:
- * FP_OK, else FP_EUSAGE with a one-line error when speak. Needs no world, so
- * commands check before MPI and devices start. */
-fp_status fp_selection_check(const fp_config *cfg, bool speak);
-
-/* Run the tests cfg selects (suite and --test), in registry order. */
-fp_status fp_run_selected(fp_ctx *ctx);
 
 /* Gather the local samples into run on rank 0 and fill its context. */
 fp_status fp_ctx_gather(fp_ctx *ctx, fp_run *run);

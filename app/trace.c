@@ -9,7 +9,7 @@
 #include "fleetprint/cli.h"
 #include "fleetprint/log.h"
 #include "fleetprint/store.h"
-#include "fleetprint/trace.h"
+#include "fleetprint/report.h"
 
 typedef struct trace_cfg {
     const char *dir;

@@ -5,7 +5,7 @@
 
 #include "fleetprint/cli.h"
 #include "fleetprint/log.h"
-#include "store_internal.h"
+#include "fleetprint/store.h"
 
 typedef struct baseline_cfg {
     const char *action;
@@ -32,40 +32,6 @@ static const fp_opt baseline_opts[] = {
     {0},
 };
 
-bool fp__parse_date(const char *text, double *out)
-{
-    struct tm tm;
-    memset(&tm, 0, sizeof tm);
-    int y, mo, d, h = 0, mi = 0, s = 0, used = 0;
-    if (sscanf(text, "%4d-%2d-%2d%n", &y, &mo, &d, &used) != 3)
-        return false;
-    const char *p = text + used;
-    if (*p == 'T' || *p == ' ') {
-        int u2 = 0;
-        if (sscanf(p + 1, "%2d:%2d%n", &h, &mi, &u2) != 2)
-            return false;
-        p += 1 + u2;
-        if (*p == ':') {
-            int u3 = 0;
-            if (sscanf(p + 1, "%2d%n", &s, &u3) != 1)
-                return false;
-            p += 1 + u3;
-        }
-    }
-    if (*p == 'Z')
-        p++;
-    if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60 || y < 1970)
-        return false;
-    tm.tm_year = y - 1900;
-    tm.tm_mon = mo - 1;
-    tm.tm_mday = d;
-    tm.tm_hour = h;
-    tm.tm_min = mi;
-    tm.tm_sec = s;
-    *out = (double)timegm(&tm);
-    return true;
-}
-
 static fp_status baseline_run(const void *config, fp_world *world)
 {
     const baseline_cfg *c = config;
@@ -83,7 +49,7 @@ static fp_status baseline_run(const void *config, fp_world *world)
         FP_FAIL(FP_EUSAGE, "baseline build: --last must be positive, not %d", c->last);
     if (c->last && c->since)
         FP_FAIL(FP_EUSAGE, "baseline build: give --last or --since, not both");
-    if (c->since && !fp__parse_date(c->since, &o.since))
+    if (c->since && !fp_store_parse_date(c->since, &o.since))
         FP_FAIL(FP_EUSAGE, "baseline build: --since '%s' is not a date (YYYY-MM-DD[THH:MM[:SS]])",
                 c->since);
     if (!(c->reject >= 0))

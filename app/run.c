@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fleetprint/cli.h"
+#include "app.h"
 #include "fleetprint/log.h"
 #include "fleetprint/report.h"
 #include "fleetprint/store.h"

@@ -3,7 +3,7 @@
 
 #include "fleetprint/cli.h"
 #include "fleetprint/log.h"
-#include "fleetprint/whatif.h"
+#include "fleetprint/report.h"
 
 typedef struct whatif_cfg {
     const char *trace;
