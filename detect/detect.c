@@ -18,6 +18,8 @@
 #include "fleetprint/log.h"
 
 #include "fleetprint/store.h"
+#include "fleetprint/stats.h"
+#include "fleetprint/mem.h"
 
 /* ---- small tools ------------------------------------------------------------------ */
 
@@ -37,16 +39,6 @@ static uint64_t fnv_u64(uint64_t h, uint64_t v)
         h *= 1099511628211ULL;
     }
     return h;
-}
-
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
 }
 
 /* Open-addressing table of indices; the caller compares candidates. */
@@ -71,66 +63,6 @@ static void table_free(table *t)
 {
     free(t->slot);
     free(t->hash);
-}
-
-/* kth smallest of a[0..n) (reorders a). */
-static double select_k(double *a, size_t n, size_t k)
-{
-    size_t lo = 0, hi = n - 1;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        /* median of three as the pivot */
-        if (a[mid] < a[lo]) { double t = a[mid]; a[mid] = a[lo]; a[lo] = t; }
-        if (a[hi] < a[lo]) { double t = a[hi]; a[hi] = a[lo]; a[lo] = t; }
-        if (a[hi] < a[mid]) { double t = a[hi]; a[hi] = a[mid]; a[mid] = t; }
-        double pivot = a[mid];
-        size_t i = lo, j = hi;
-        while (i <= j) {
-            while (a[i] < pivot)
-                i++;
-            while (a[j] > pivot)
-                j--;
-            if (i <= j) {
-                double t = a[i];
-                a[i] = a[j];
-                a[j] = t;
-                i++;
-                if (j == 0)
-                    break;
-                j--;
-            }
-        }
-        if (k <= j)
-            hi = j;
-        else if (k >= i)
-            lo = i;
-        else
-            return a[k];
-    }
-    return a[k];
-}
-
-/* Median of a[0..n), n > 0 (reorders a). */
-static double median(double *a, size_t n)
-{
-    size_t k = n / 2;
-    double hi = select_k(a, n, k);
-    if (n % 2)
-        return hi;
-    double lo = a[0];
-    for (size_t i = 1; i < k; i++)
-        lo = a[i] > lo ? a[i] : lo;
-    return 0.5 * (lo + hi);
-}
-
-/* Median and MAD of a[0..n) (reorders a). */
-static void median_mad(double *a, size_t n, double *med, double *mad)
-{
-    double m = median(a, n);
-    for (size_t i = 0; i < n; i++)
-        a[i] = fabs(a[i] - m);
-    *med = m;
-    *mad = median(a, n);
 }
 
 static fp_verdict worse(fp_verdict a, fp_verdict b)
@@ -352,14 +284,10 @@ static int64_t key_intern(eng *g, const fp_sample *s)
     for (size_t i = 0; i < g->nkeys; i++)
         if (same_key(g->keys[i].rep, s))
             return (int64_t)i;
-    if (g->nkeys == g->key_cap) {
-        size_t cap = g->key_cap ? 2 * g->key_cap : 32;
-        key_info *k = realloc(g->keys, cap * sizeof *k);
-        if (!k)
-            return -1;
-        g->keys = k;
-        g->key_cap = cap;
-    }
+    key_info *grown = fp_grow(g->keys, &g->key_cap, g->nkeys + 1, sizeof *grown, 32);
+    if (!grown)
+        return -1;
+    g->keys = grown;
     key_info *k = &g->keys[g->nkeys];
     memset(k, 0, sizeof *k);
     k->rep = s;
@@ -410,7 +338,7 @@ static int64_t entity_intern(eng *g, const fp_entity *e)
 
 static int64_t series_find(const eng *g, uint32_t key, uint32_t ent, bool add, eng *gm)
 {
-    uint64_t h = mix64((uint64_t)key << 32 | ent);
+    uint64_t h = fp_mix64((uint64_t)key << 32 | ent);
     size_t i = h & g->ser_tab.mask;
     for (;; i = (i + 1) & g->ser_tab.mask) {
         uint32_t s = g->ser_tab.slot[i];
@@ -507,14 +435,10 @@ static fp_status intern_samples(eng *g)
 
 static fp_reason *add_reason(eng *g, uint32_t owner)
 {
-    if (g->nreasons == g->reason_cap) {
-        size_t cap = g->reason_cap ? 2 * g->reason_cap : 256;
-        owned_reason *t = realloc(g->reasons, cap * sizeof *t);
-        if (!t)
-            return NULL;
-        g->reasons = t;
-        g->reason_cap = cap;
-    }
+    owned_reason *t = fp_grow(g->reasons, &g->reason_cap, g->nreasons + 1, sizeof *t, 256);
+    if (!t)
+        return NULL;
+    g->reasons = t;
     owned_reason *o = &g->reasons[g->nreasons++];
     memset(o, 0, sizeof *o);
     o->owner = owner;
@@ -700,11 +624,11 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     g->reasons[g->nreasons - 1].ser = si;
     g->reasons[g->nreasons - 1].mask = out_f;
     g->reasons[g->nreasons - 1].hold = hold;
-    rs->deviation = median(loss, (size_t)m);
-    rs->z = median(z, (size_t)m);
-    rs->value = median(val, (size_t)m);
-    rs->expected = median(exp_, (size_t)m);
-    rs->band = median(band, (size_t)m);
+    rs->deviation = fp_median_select(loss, (size_t)m);
+    rs->z = fp_median_select(z, (size_t)m);
+    rs->value = fp_median_select(val, (size_t)m);
+    rs->expected = fp_median_select(exp_, (size_t)m);
+    rs->band = fp_median_select(band, (size_t)m);
     rs->ref_runs = ref->runs;
     rs->ref_windows = ref->windows;
     rs->windows_bad = lvl == 3 ? nstrong : lvl == 2 ? nfail : lvl == 1 ? nwarn : 0;
@@ -814,7 +738,7 @@ static fp_status judge_peers(eng *g, const key_info *k, const uint32_t *sers, si
         if (c < (size_t)g->rules->min_peers)
             continue;
         double med, mad;
-        median_mad(buf, c, &med, &mad);
+        fp_median_mad(buf, c, &med, &mad);
         centre[w] = med;
         scale[w] = 1.4826 * mad;
         spread[nsp++] = scale[w];
@@ -824,7 +748,7 @@ static fp_status judge_peers(eng *g, const key_info *k, const uint32_t *sers, si
         return FP_OK; /* too few peers: no evidence (unknown unless baselines speak) */
     /* peers that spread more than the rules' noisy level per window: a noisy
      * metric, judged on persistence only */
-    bool noisy = cls->noisy || (!cls->absolute && median(spread, nsp) > g->rules->base_noisy);
+    bool noisy = cls->noisy || (!cls->absolute && fp_median_select(spread, nsp) > g->rules->base_noisy);
     for (size_t i = 0; i < m; i++) {
         const series *se = &g->ser[sers[i]];
         for (int w = 0; w < W; w++) {
@@ -925,7 +849,7 @@ static fp_status learn_floors(eng *g)
                     v[n++] = sp;
             }
         }
-        double q = n ? select_k(v, n, n / 4) : 0;
+        double q = n ? fp_select_k(v, n, n / 4) : 0;
         g->class_floor[c] = q > r->scale_floor ? q : r->scale_floor;
     }
     free(v);
@@ -1023,7 +947,7 @@ static double live_shift(const eng *g, const series *se, const fp_baseline *b, d
     for (int w = 0; w < k->windows; w++)
         if (!isnan(g->vals[se->off + (size_t)w]))
             buf[c++] = g->vals[se->off + (size_t)w];
-    double m = c ? median(buf, c) : NAN;
+    double m = c ? fp_median_select(buf, c) : NAN;
     if (k->cls->absolute)
         return m - b->median;
     return m > 0 ? log(m / b->median) : NAN;
@@ -1097,7 +1021,7 @@ static fp_status judge_baselines(eng *g, window_score *ws)
                     nodes++;
                 }
             }
-            shift[2 * b + e] = nodes >= (size_t)g->rules->min_peers ? median(tmp, c) : 0;
+            shift[2 * b + e] = nodes >= (size_t)g->rules->min_peers ? fp_median_select(tmp, c) : 0;
         }
     }
     for (size_t s = 0; s < n && st == FP_OK; s++) {

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "fleetprint/log.h"
+#include "fleetprint/stats.h"
 #include "whatif_internal.h"
 
 #define P2P_EPS 5e-5     /* clock slack when matching P2P ops to computes (s) */
@@ -936,20 +937,6 @@ static double mean(const double *x, int n)
     return n ? s / n : NAN;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *x, size_t n)
-{
-    if (n == 0)
-        return NAN;
-    qsort(x, n, sizeof *x, cmp_double);
-    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-}
-
 /* ---- analysis ----------------------------------------------------------------------- */
 
 typedef struct wi_work {
@@ -1261,7 +1248,7 @@ static fp_status measure(const fp_wi_trace *t, const int *row_of, wi_work *w)
                 continue;
             double ideal;
             if (fp_wi_optype_is_comm((fp_wi_optype)ty)) {
-                ideal = median(vals, n);
+                ideal = fp_median(vals, n);
             } else {
                 double s = 0;
                 for (size_t k = 0; k < n; k++)
