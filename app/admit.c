@@ -27,7 +27,7 @@ typedef struct admit_cfg {
 } admit_cfg;
 
 static const fp_opt admit_opts[] = {
-    {"topology", 't', FP_OPT_STRING, offsetof(admit_cfg, topology), NULL,
+    {"topology", 0, FP_OPT_STRING, offsetof(admit_cfg, topology), NULL,
      "Slurm topology.conf (tree plugin) describing the switches (required)"},
     {"nodes", 'N', FP_OPT_INT, offsetof(admit_cfg, nodes), NULL, "nodes the job needs"},
     {"dp", 0, FP_OPT_INT, offsetof(admit_cfg, dp), NULL,

@@ -35,26 +35,40 @@ typedef struct detect_cfg {
     bool contended;
 } detect_cfg;
 
-#define FP_DETECT_OUT_OPTS(type, member)                                                   \
+/* Option rows of the verdict outputs (fields of a detect_out member): the
+ * rules, the files for dashboards and CI (detect, report, preflight), and the
+ * drain lists and --explain (detect, preflight). */
+#define FP_DETECT_REPORT_OPTS(type, member)                                                \
     {"rules", 'r', FP_OPT_STRING, offsetof(type, member.rules), NULL,                      \
-     "rules file (JSON; default: the built-in rules, see --print-rules)"},                 \
+     "rules file (JSON; default: the built-in rules, see detect --print-rules)"},          \
         {"json", 0, FP_OPT_STRING, offsetof(type, member.json), NULL,                      \
          "write the verdicts as JSON to FILE ('-' for stdout)"},                           \
-        {"drain-file", 0, FP_OPT_STRING, offsetof(type, member.drain), NULL,               \
-         "write the failing nodes as a Slurm hostlist to FILE"},                           \
-        {"exclude-file", 0, FP_OPT_STRING, offsetof(type, member.exclude), NULL,           \
-         "write the nodes to exclude (srun --exclude) to FILE"},                           \
         {"junit", 0, FP_OPT_STRING, offsetof(type, member.junit), NULL,                    \
          "write the verdicts as JUnit XML to FILE (a test case per entity)"},              \
         {"html", 0, FP_OPT_STRING, offsetof(type, member.html), NULL,                      \
          "write an HTML page with the verdicts, link matrix and timeline to FILE"},        \
         {"prometheus", 0, FP_OPT_STRING, offsetof(type, member.prometheus), NULL,          \
-         "write a Prometheus textfile (node_exporter textfile collector) to FILE"},         \
+         "write a Prometheus textfile (node_exporter textfile collector) to FILE"}
+#define FP_DETECT_DRAIN_OPTS(type, member)                                                 \
+    {"drain-file", 0, FP_OPT_STRING, offsetof(type, member.drain), NULL,                   \
+     "write the failing nodes as a Slurm hostlist to FILE"},                               \
+        {"exclude-file", 0, FP_OPT_STRING, offsetof(type, member.exclude), NULL,           \
+         "write the nodes to exclude (srun --exclude) to FILE"},                           \
         {"explain", 0, FP_OPT_STRING, offsetof(type, member.explain), NULL,                \
          "print the evidence chain of ENTITY (node:n3 with its devices, links and ranks)"}
-
-/* detect's option table (report uses it too). */
-extern const fp_opt fp_app_detect_opts[];
+#define FP_DETECT_OUT_OPTS(type, member)                                                   \
+    FP_DETECT_REPORT_OPTS(type, member), FP_DETECT_DRAIN_OPTS(type, member)
+/* Where detect and report read the run from (fields of detect_cfg). */
+#define FP_DETECT_INPUT_OPTS                                                               \
+    {"store", 0, FP_OPT_STRING, offsetof(detect_cfg, store), NULL,                         \
+     "HDF5 store: the run and its baselines come from it"},                                \
+        {"run", 0, FP_OPT_STRING, offsetof(detect_cfg, run), "latest", "run id or 'latest'"}, \
+        {"tag", 0, FP_OPT_STRING, offsetof(detect_cfg, tag), NULL,                         \
+         "latest: only runs with this tag"},                                               \
+        {"input", 'i', FP_OPT_STRING, offsetof(detect_cfg, input), NULL,                   \
+         "read the run from a file instead: run JSON (run --json) or JSON Lines (simulate)"}, \
+        {"no-baselines", 0, FP_OPT_FLAG, offsetof(detect_cfg, no_baselines), NULL,         \
+         "peer evidence only, even with a store"}
 
 /* Detect on run with optional baselines (base may be NULL), print the verdicts
  * unless o->quiet, write the outputs o names. contended: NULL, or the note

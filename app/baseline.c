@@ -20,9 +20,9 @@ typedef struct baseline_cfg {
 static const fp_opt baseline_opts[] = {
     {"ACTION", 0, FP_OPT_POSITIONAL, offsetof(baseline_cfg, action), NULL,
      "build (the only action: baselines from the store's runs)"},
-    {"store", 's', FP_OPT_STRING, offsetof(baseline_cfg, store), NULL, "the store file (HDF5)"},
-    {"tag", 't', FP_OPT_STRING, offsetof(baseline_cfg, tag), NULL, "only runs with this tag"},
-    {"last", 'n', FP_OPT_INT, offsetof(baseline_cfg, last), NULL, "only the newest N runs"},
+    {"store", 0, FP_OPT_STRING, offsetof(baseline_cfg, store), NULL, "the store file (HDF5)"},
+    {"tag", 0, FP_OPT_STRING, offsetof(baseline_cfg, tag), NULL, "only runs with this tag"},
+    {"last", 0, FP_OPT_INT, offsetof(baseline_cfg, last), NULL, "only the newest N runs"},
     {"since", 0, FP_OPT_STRING, offsetof(baseline_cfg, since), NULL,
      "only runs started at or after DATE (YYYY-MM-DD[THH:MM[:SS]], UTC)"},
     {"reject", 0, FP_OPT_DOUBLE, offsetof(baseline_cfg, reject), "3.5",

@@ -69,8 +69,11 @@ static fp_status burnin_main(const void *config, fp_world *w)
     return st;
 }
 
+/* burn-in's own rows and, of the suite's, only those it reads */
 static const fp_opt burnin_opts[] = {
-    FP_SUITE_OPTS,
+    FP_OPTS_BACKENDS,
+    FP_OPTS_RUN_CONTROL,
+    FP_OPTS_GEMM,
     {"duration", 'D', FP_OPT_SECONDS, offsetof(fp_config, duration), "60s",
      "how long to stress (e.g. 30m)"},
     {"interval", 'I', FP_OPT_SECONDS, offsetof(fp_config, interval), "10s",

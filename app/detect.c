@@ -224,15 +224,8 @@ static fp_status read_run_file(const char *path, const char *which, fp_run *run)
 
 /* ==== fleetprint detect ================================================================ */
 
-const fp_opt fp_app_detect_opts[] = {
-    {"store", 0, FP_OPT_STRING, offsetof(detect_cfg, store), NULL,
-     "HDF5 store: the run and its baselines come from it"},
-    {"run", 0, FP_OPT_STRING, offsetof(detect_cfg, run), "latest", "run id or 'latest'"},
-    {"tag", 0, FP_OPT_STRING, offsetof(detect_cfg, tag), NULL, "latest: only runs with this tag"},
-    {"input", 'i', FP_OPT_STRING, offsetof(detect_cfg, input), NULL,
-     "read the run from a file instead: run JSON (run --json) or JSON Lines (simulate)"},
-    {"no-baselines", 0, FP_OPT_FLAG, offsetof(detect_cfg, no_baselines), NULL,
-     "peer evidence only, even with a store"},
+static const fp_opt detect_opts[] = {
+    FP_DETECT_INPUT_OPTS,
     FP_DETECT_OUT_OPTS(detect_cfg, out),
     {"contended", 0, FP_OPT_FLAG, offsetof(detect_cfg, contended), NULL,
      "the run's ranks shared CPU cores: use the rules' contended thresholds"},
@@ -302,7 +295,7 @@ cleanup:
 const fp_command fp_cmd_detect = {
     .name = "detect",
     .summary = "verdicts for a stored run: peers, drift and fleet evidence; drain lists",
-    .opts = fp_app_detect_opts,
+    .opts = detect_opts,
     .config_size = sizeof(detect_cfg),
     .needs_world = false,
     .run = fp_app_detect_main,

@@ -60,6 +60,8 @@ int main(int argc, char **argv)
     char err[512];
     fp_status st = fp_opts_parse(cmd->opts, argc - 2, argv + 2, cfg, err, sizeof err);
     if (st != FP_OK) {
+        if (err[0])
+            fp_command_foreign_option(cmd, argc - 2, argv + 2, err, sizeof err);
         if (speak && !err[0])
             fp_opts_usage(stdout, cmd->name, cmd->summary, cmd->opts);
         else if (speak)

@@ -35,6 +35,11 @@ static bool selected(const fp_config *cfg, const fp_test *t)
 
 fp_status fp_selection_check(const fp_config *cfg, bool speak)
 {
+    if (cfg->iters < 1) {
+        if (speak)
+            fp_error("--iters must be at least 1");
+        return FP_EUSAGE;
+    }
     for (int i = 0; i < cfg->tests.n; i++) {
         bool known = false;
         for (int k = 0; fp_tests[k]; k++)

@@ -118,6 +118,17 @@ static const fp_opt *find_short(const fp_opt *opts, char c)
     return NULL;
 }
 
+const fp_opt *fp_opts_find(const fp_opt *opts, const char *arg)
+{
+    if (arg[0] != '-' || !arg[1])
+        return NULL;
+    if (arg[1] == '-') {
+        const char *eq = strchr(arg + 2, '=');
+        return find_long(opts, arg + 2, eq ? (size_t)(eq - arg - 2) : strlen(arg + 2));
+    }
+    return arg[2] == 0 ? find_short(opts, arg[1]) : NULL;
+}
+
 static const char *kind_word(fp_opt_type t)
 {
     switch (t) {

@@ -266,11 +266,6 @@ fp_status fp_ctx_open(fp_ctx *ctx, const fp_config *cfg, fp_world *w, fp_inject_
         st = fp_inject_validate(inject, ctx->nranks, err, sizeof err);
     if (st != FP_OK && ctx->rank == 0)
         fp_error("%s", err);
-    if (st == FP_OK && cfg->iters < 1) {
-        st = FP_EUSAGE;
-        if (ctx->rank == 0)
-            fp_error("--iters must be at least 1");
-    }
     if (st == FP_OK)
         st = fp_device_choose(cfg->device, &ctx->dev_ops);
     st = fp_world_agree(w, st);
