@@ -3,6 +3,7 @@
 /* What the commands of app/ share. Only app/ includes this header. */
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "fleetprint/cli.h"
 #include "fleetprint/detect.h"
@@ -98,5 +99,35 @@ fp_status fp_selection_check(const fp_config *cfg, bool speak);
 
 /* Run the tests cfg selects (suite and --test), in registry order. */
 fp_status fp_run_selected(fp_ctx *ctx);
+
+/* What a measuring command does at each step of fp_measure; arg is its own. */
+typedef struct fp_measure_steps {
+    /* Every rank, in the open context: the measurement. */
+    fp_status (*measure)(fp_ctx *ctx, void *arg);
+    /* NULL, or every rank once all measured without error: a collective
+     * step before the gather (counting wrong results, gathering verdicts). */
+    fp_status (*collect)(fp_ctx *ctx, void *arg);
+    /* Rank 0, with the gathered run: set its status, print and write it.
+     * Returns FP_OK, FP_EFAIL (something failed), FP_EINTR or an error. */
+    fp_status (*report)(fp_run *run, void *arg);
+    /* NULL, or every rank at the end, before the context (its device) closes:
+     * free what measure holds on the device. */
+    void (*release)(void *arg);
+} fp_measure_steps;
+
+/* Open the test context of cfg on every rank, run steps->measure, agree on
+ * the status, steps->collect, gather the run to rank 0, steps->report there
+ * and append the run to cfg->store when the report passed, failed or was
+ * interrupted; every rank returns the worst status. A timeout is returned at
+ * once without agreeing (the ranks that hang cannot). */
+fp_status fp_measure(const fp_config *cfg, fp_world *w, const fp_measure_steps *steps, void *arg);
+
+/* ---- the manual (app/manual.c) ------------------------------------------------- */
+
+/* The man page (roff, section 1) of every command and option, from the tables. */
+void fp_print_man(FILE *out);
+
+/* A bash completion script: the commands, and each command's own options. */
+void fp_print_bash_completion(FILE *out);
 
 #endif

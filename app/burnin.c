@@ -11,61 +11,70 @@
 #include "fleetprint/report.h"
 #include "fleetprint/store.h"
 
+typedef struct burnin_state {
+    const fp_burnin_config *cfg;
+    fp_burnin *bi;
+    fp_burnin_result res;
+} burnin_state;
+
+static fp_status burnin_measure(fp_ctx *ctx, void *arg)
+{
+    return fp_burnin_run(((burnin_state *)arg)->bi, ctx);
+}
+
+static fp_status burnin_collect(fp_ctx *ctx, void *arg)
+{
+    burnin_state *bs = arg;
+    return fp_burnin_verdicts(bs->bi, &bs->res);
+}
+
+static fp_status burnin_report(fp_run *run, void *arg)
+{
+    const burnin_state *bs = arg;
+    const fp_config *base = &bs->cfg->base;
+    const fp_burnin_result *res = &bs->res;
+    fp_status st = FP_OK;
+    snprintf(run->status, sizeof run->status, "%s",
+             res->interrupted ? "interrupted" : res->failed ? "failed" : "complete");
+    if (!base->quiet)
+        fp_report_console(stdout, run);
+    fp_report_burnin_console(stdout, run, res->all, res->nranks, res->interrupted, res->done,
+                             res->planned);
+    if (base->json)
+        st = fp_report_burnin_json(run, res->all, res->nranks, res->interrupted, res->done,
+                                   res->planned, base->json);
+    if (st == FP_OK && base->junit)
+        st = fp_report_burnin_junit(run, res->all, res->nranks, base->junit);
+    fp_info("burn-in %s: %zu samples from %d %s: %s%s", run->id, run->nsamples, run->nranks,
+            fp_plural(run->nranks, "rank", "ranks"), res->failed ? "FAIL" : "pass",
+            res->interrupted ? " (interrupted)" : "");
+    /* a failure found is definitive even in a partial run */
+    if (st == FP_OK && res->failed)
+        return FP_EFAIL;
+    return st == FP_OK && res->interrupted ? FP_EINTR : st;
+}
+
+/* the device buffers go before the device closes; the signal handlers with them */
+static void burnin_release(void *arg)
+{
+    burnin_state *bs = arg;
+    fp_burnin_end(bs->bi);
+    bs->bi = NULL;
+}
+
 static fp_status burnin_main(const void *config, fp_world *w)
 {
-    const fp_burnin_config *cfg = config;
-    fp_inject_set inject;
-    fp_run local, run;
-    fp_ctx ctx;
-    fp_burnin *bi = NULL;
-    fp_burnin_result res;
-    memset(&res, 0, sizeof res);
-    memset(&ctx, 0, sizeof ctx);
-    fp_run_init(&local);
-    fp_run_init(&run);
-    fp_status st = fp_burnin_begin(cfg, fp_world_rank(w), &bi);
-    if (st != FP_OK)
-        return st;
-    st = fp_ctx_open(&ctx, &cfg->base, w, &inject, &local);
+    static const fp_measure_steps steps = {.measure = burnin_measure,
+                                           .collect = burnin_collect,
+                                           .report = burnin_report,
+                                           .release = burnin_release};
+    burnin_state bs = {.cfg = config};
+    /* the signal handlers are up from before the context opens */
+    fp_status st = fp_burnin_begin(bs.cfg, fp_world_rank(w), &bs.bi);
     if (st == FP_OK)
-        st = fp_burnin_run(bi, &ctx);
-    if (st != FP_ETIMEOUT)
-        st = fp_world_agree(w, st);
-    if (st == FP_OK)
-        st = fp_burnin_verdicts(bi, &res);
-    if (st == FP_OK)
-        st = fp_ctx_gather(&ctx, &run);
-    if (st == FP_OK && ctx.rank == 0) {
-        snprintf(run.status, sizeof run.status, "%s",
-                 res.interrupted ? "interrupted" : res.failed ? "failed" : "complete");
-        if (!cfg->base.quiet)
-            fp_report_console(stdout, &run);
-        fp_report_burnin_console(stdout, &run, res.all, res.nranks, res.interrupted, res.done,
-                                 res.planned);
-        if (cfg->base.json)
-            st = fp_report_burnin_json(&run, res.all, res.nranks, res.interrupted, res.done,
-                                       res.planned, cfg->base.json);
-        if (st == FP_OK && cfg->base.junit)
-            st = fp_report_burnin_junit(&run, res.all, res.nranks, cfg->base.junit);
-        /* an interrupted run is stored too, marked so: baselines skip it */
-        if (st == FP_OK && cfg->base.store)
-            st = fp_store_append_file(cfg->base.store, &run, cfg->base.timeout);
-        fp_info("burn-in %s: %zu samples from %d %s: %s%s", run.id, run.nsamples, run.nranks,
-                fp_plural(run.nranks, "rank", "ranks"), res.failed ? "FAIL" : "pass",
-                res.interrupted ? " (interrupted)" : "");
-    }
-    /* a failure found is definitive even in a partial run */
-    if (st == FP_OK && res.failed)
-        st = FP_EFAIL;
-    else if (st == FP_OK && res.interrupted)
-        st = FP_EINTR;
-    if (st != FP_ETIMEOUT)
-        st = fp_world_agree(w, st);
-    fp_burnin_end(bi);
-    fp_ctx_close(&ctx);
-    free(res.all);
-    fp_run_free(&local);
-    fp_run_free(&run);
+        st = fp_measure(&bs.cfg->base, w, &steps, &bs);
+    fp_burnin_end(bs.bi);
+    free(bs.res.all);
     return st;
 }
 

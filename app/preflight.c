@@ -108,6 +108,34 @@ static bool registered(const char *name)
     return false;
 }
 
+typedef struct pf_state {
+    const preflight_cfg *pc;
+    const fp_rules *rules;
+    const fp_baselines *base; /* NULL: peer evidence only */
+    const detect_out *out;
+    const char *contended;    /* NULL, or why the timings are only roughly comparable */
+    double t0;
+} pf_state;
+
+static fp_status pf_measure(fp_ctx *ctx, void *arg)
+{
+    return fp_run_selected(ctx);
+}
+
+static fp_status pf_report(fp_run *run, void *arg)
+{
+    const pf_state *ps = arg;
+    fp_info("preflight: %zu samples from %d %s on %d %s in %.1f s", run->nsamples, run->nranks,
+            fp_plural(run->nranks, "rank", "ranks"), run->nnodes,
+            fp_plural(run->nnodes, "node", "nodes"), fp_clock() - ps->t0);
+    fp_status st = FP_OK;
+    if (ps->pc->run_json)
+        st = fp_report_json(run, ps->pc->run_json);
+    if (st == FP_OK)
+        st = fp_app_detect_and_report(run, ps->rules, ps->base, ps->out, ps->contended);
+    return st;
+}
+
 static fp_status preflight_main(const void *config, fp_world *w)
 {
     const preflight_cfg *pc = config;
@@ -116,12 +144,7 @@ static fp_status preflight_main(const void *config, fp_world *w)
     fp_rules *rules = NULL;
     fp_store *store = NULL;
     fp_baselines *base = NULL;
-    fp_inject_set inject;
-    fp_run local, run;
-    fp_ctx ctx;
-    bool opened = false;
-    fp_run_init(&local);
-    fp_run_init(&run);
+    static const fp_measure_steps steps = {.measure = pf_measure, .report = pf_report};
     int rank = fp_world_rank(w);
     double t0 = fp_clock();
     detect_out out = pc->out;
@@ -167,40 +190,13 @@ static fp_status preflight_main(const void *config, fp_world *w)
     if (contended && rank == 0)
         fp_warn("preflight: ranks share CPU cores (%s): timing rules use the contended "
                 "thresholds", note);
-    st = fp_ctx_open(&ctx, &cfg, w, &inject, &local);
-    opened = true;
-    if (st == FP_OK)
-        st = fp_run_selected(&ctx);
-    if (st != FP_ETIMEOUT)
-        st = fp_world_agree(w, st);
-    if (st == FP_OK)
-        st = fp_ctx_gather(&ctx, &run);
-    if (st == FP_OK && rank == 0) {
-        fp_info("preflight: %zu samples from %d %s on %d %s in %.1f s", run.nsamples, run.nranks,
-                fp_plural(run.nranks, "rank", "ranks"), run.nnodes,
-                fp_plural(run.nnodes, "node", "nodes"), fp_clock() - t0);
-        if (pc->run_json)
-            st = fp_report_json(&run, pc->run_json);
-        if (st == FP_OK)
-            st = fp_app_detect_and_report(&run, rules, base, &out, contended ? note : NULL);
-        /* the run joins the store whatever its verdict: history, and the
-         * health that admit --store --tag preflight reads */
-        if ((st == FP_OK || st == FP_EFAIL) && cfg.store) {
-            fp_status stored = fp_store_append_file(cfg.store, &run, cfg.timeout);
-            st = stored == FP_OK ? st : stored;
-        }
-    }
-    /* every rank exits with the verdict's code */
-    if (st != FP_ETIMEOUT)
-        st = fp_world_agree(w, st);
+    pf_state ps = {.pc = pc, .rules = rules, .base = base, .out = &out,
+                   .contended = contended ? note : NULL, .t0 = t0};
+    st = fp_measure(&cfg, w, &steps, &ps);
 cleanup:
-    if (opened)
-        fp_ctx_close(&ctx);
     fp_baselines_free(base);
     fp_store_close(store);
     fp_rules_free(rules);
-    fp_run_free(&local);
-    fp_run_free(&run);
     return st;
 }
 

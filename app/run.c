@@ -10,13 +10,24 @@
 #include "fleetprint/store.h"
 #include "fleetprint/suite.h"
 
-/* Total wrong results over all ranks (deadline applies). */
-static fp_status count_wrong(fp_ctx *ctx, long long *total)
+typedef struct run_state {
+    const fp_config *cfg;
+    long long wrong; /* wrong results over all ranks */
+} run_state;
+
+static fp_status run_measure(fp_ctx *ctx, void *arg)
 {
+    return fp_run_selected(ctx);
+}
+
+/* Total wrong results over all ranks (deadline applies). */
+static fp_status count_wrong(fp_ctx *ctx, void *arg)
+{
+    run_state *rs = arg;
     MPI_Request req;
     long long mine = ctx->wrong;
-    if (MPI_Iallreduce(&mine, total, 1, MPI_LONG_LONG, MPI_SUM, fp_world_comm(ctx->world), &req) !=
-        MPI_SUCCESS)
+    if (MPI_Iallreduce(&mine, &rs->wrong, 1, MPI_LONG_LONG, MPI_SUM, fp_world_comm(ctx->world),
+                       &req) != MPI_SUCCESS)
         return FP_EMPI;
     return fp_world_wait(ctx->world, &req, 1, "counting wrong results");
 }
@@ -32,49 +43,33 @@ static fp_status write_junit(const fp_run *run, const char *path)
     return st;
 }
 
+static fp_status run_report(fp_run *run, void *arg)
+{
+    const run_state *rs = arg;
+    const fp_config *cfg = rs->cfg;
+    fp_status st = FP_OK;
+    if (rs->wrong > 0)
+        snprintf(run->status, sizeof run->status, "failed");
+    if (!cfg->quiet)
+        fp_report_console(stdout, run);
+    if (cfg->json)
+        st = fp_report_json(run, cfg->json);
+    if (st == FP_OK && cfg->junit)
+        st = write_junit(run, cfg->junit);
+    fp_info("run %s: %zu samples from %d %s on %d %s: %s", run->id, run->nsamples, run->nranks,
+            fp_plural(run->nranks, "rank", "ranks"), run->nnodes,
+            fp_plural(run->nnodes, "node", "nodes"), rs->wrong ? "FAIL" : "pass");
+    if (rs->wrong)
+        fp_error("%lld wrong results: see the rows with wrong > 0", rs->wrong);
+    return st == FP_OK && rs->wrong > 0 ? FP_EFAIL : st;
+}
+
 static fp_status run_main(const void *config, fp_world *w)
 {
-    const fp_config *cfg = config;
-    fp_inject_set inject;
-    fp_run local, run;
-    fp_ctx ctx;
-    fp_run_init(&local);
-    fp_run_init(&run);
-    long long wrong = 0;
-    fp_status st = fp_ctx_open(&ctx, cfg, w, &inject, &local);
-    if (st == FP_OK)
-        st = fp_run_selected(&ctx);
-    if (st != FP_ETIMEOUT)
-        st = fp_world_agree(w, st);
-    if (st == FP_OK)
-        st = count_wrong(&ctx, &wrong);
-    if (st == FP_OK)
-        st = fp_ctx_gather(&ctx, &run);
-    if (st == FP_OK && wrong > 0)
-        snprintf(run.status, sizeof run.status, "failed");
-    if (st == FP_OK && ctx.rank == 0) {
-        if (!cfg->quiet)
-            fp_report_console(stdout, &run);
-        if (cfg->json)
-            st = fp_report_json(&run, cfg->json);
-        if (st == FP_OK && cfg->junit)
-            st = write_junit(&run, cfg->junit);
-        if (st == FP_OK && cfg->store)
-            st = fp_store_append_file(cfg->store, &run, cfg->timeout);
-        fp_info("run %s: %zu samples from %d %s on %d %s: %s", run.id, run.nsamples, run.nranks,
-                fp_plural(run.nranks, "rank", "ranks"), run.nnodes,
-                fp_plural(run.nnodes, "node", "nodes"), wrong ? "FAIL" : "pass");
-        if (wrong)
-            fp_error("%lld wrong results: see the rows with wrong > 0", wrong);
-    }
-    if (st == FP_OK && wrong > 0)
-        st = FP_EFAIL;
-    if (st != FP_ETIMEOUT)
-        st = fp_world_agree(w, st);
-    fp_ctx_close(&ctx);
-    fp_run_free(&local);
-    fp_run_free(&run);
-    return st;
+    static const fp_measure_steps steps = {
+        .measure = run_measure, .collect = count_wrong, .report = run_report};
+    run_state rs = {.cfg = config};
+    return fp_measure(config, w, &steps, &rs);
 }
 
 static const fp_opt run_opts[] = {FP_SUITE_OPTS, {0}};

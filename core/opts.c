@@ -141,8 +141,7 @@ static const char *kind_word(fp_opt_type t)
     }
 }
 
-/* The argument an option takes, as help shows it ("" for a flag). */
-static const char *placeholder(fp_opt_type t)
+const char *fp_opts_placeholder(fp_opt_type t)
 {
     switch (t) {
     case FP_OPT_FLAG: return "";
@@ -236,7 +235,7 @@ void fp_opts_usage(FILE *out, const char *cmd, const char *summary, const fp_opt
         if (o->type == FP_OPT_POSITIONAL)
             continue;
         char left[64];
-        const char *arg = placeholder(o->type);
+        const char *arg = fp_opts_placeholder(o->type);
         if (o->short_name)
             snprintf(left, sizeof left, "-%c, --%s%s%s", o->short_name, o->name, arg[0] ? " " : "",
                      arg);
