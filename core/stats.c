@@ -1,6 +1,6 @@
-/* Small statistics and hashing helpers every layer shares (one copy each):
- * comparison, sorting, medians (sorting and selecting), quantiles, MAD and a
- * 64-bit mixer. */
+/* Small statistics helpers every layer shares (one copy each): comparison,
+ * sorting, medians (sorting and selecting), quantiles and MAD. The 64-bit
+ * mixer fp_mix64 is inline in stats.h. */
 #include "fleetprint/stats.h"
 
 #include <math.h>
@@ -117,17 +117,4 @@ double fp_mad(const double *v, size_t n, double med, double *scratch)
         scratch[i] = fabs(v[i] - med);
     fp_sort_doubles(scratch, n);
     return fp_quantile(scratch, n, 0.5);
-}
-
-/* ---- hashing ------------------------------------------------------------------------ */
-
-/* The finalizer of MurmurHash3 (fmix64): every input bit affects every output bit. */
-uint64_t fp_mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
 }

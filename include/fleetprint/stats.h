@@ -35,7 +35,16 @@ double fp_quantile(const double *sorted, size_t n, double q);
  * deviations; scratch holds n values. */
 double fp_mad(const double *v, size_t n, double med, double *scratch);
 
-/* A 64-bit integer hash with full avalanche (MurmurHash3's fmix64). */
-uint64_t fp_mix64(uint64_t x);
+/* A 64-bit integer hash with full avalanche (MurmurHash3's fmix64). Inline:
+ * the hash tables of the store and the detector call it on every lookup. */
+static inline uint64_t fp_mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
 
 #endif
