@@ -13,12 +13,9 @@
 #include <string.h>
 
 #include "fleetprint/burnin.h"
-#include "fleetprint/cli.h"
-#include "fleetprint/kernels.h"
+#include "fleetprint/stats.h"
 #include "fleetprint/log.h"
 #include "fleetprint/progress.h"
-#include "fleetprint/report.h"
-#include "fleetprint/store.h"
 #include "fleetprint/timer.h"
 
 /* ---- what burn-in records ------------------------------------------------------- */
@@ -625,7 +622,7 @@ cleanup:
     return st;
 }
 
-/* ---- the command ------------------------------------------------------------------ */
+/* ---- one burn-in ------------------------------------------------------------------ */
 
 static fp_status burn_alloc(burn *b)
 {
@@ -701,100 +698,60 @@ cleanup:
     return st;
 }
 
-static fp_status burnin_main(const void *config, fp_world *w)
-{
-    const fp_burnin_config *cfg = config;
-    fp_inject_set inject;
-    fp_run local, run;
-    fp_ctx ctx;
+/* ---- the entry points ------------------------------------------------------------ */
+
+struct fp_burnin {
     burn b;
-    memset(&b, 0, sizeof b);
-    fp_run_init(&local);
-    fp_run_init(&run);
-    fp_burnin_verdict *all = NULL;
-    saved_signals old;
-    signals_install(&old);
     fp_gemm_type want;
-    fp_status st = validate(cfg, fp_world_rank(w), &want);
+    saved_signals old;
+};
+
+fp_status fp_burnin_begin(const fp_burnin_config *cfg, int rank, fp_burnin **out)
+{
+    *out = NULL;
+    fp_burnin *bi = calloc(1, sizeof *bi);
+    if (!bi)
+        return FP_ENOMEM;
+    signals_install(&bi->old);
+    fp_status st = validate(cfg, rank, &bi->want);
     if (st != FP_OK) {
-        signals_restore(&old);
+        signals_restore(&bi->old);
+        free(bi);
         return st;
     }
-    st = fp_ctx_open(&ctx, &cfg->base, w, &inject, &local);
-    b.ctx = &ctx;
-    b.cfg = cfg;
-    if (st == FP_OK)
-        st = burn_run(&b, want);
-    if (st != FP_ETIMEOUT)
-        st = fp_world_agree(w, st);
-    if (st == FP_OK) {
-        all = calloc((size_t)ctx.nranks, sizeof *all);
-        st = all ? fp_world_allgather(w, &b.v, all, (int)sizeof b.v, "burn-in verdicts")
-                 : FP_ENOMEM;
-    }
-    if (st == FP_OK)
-        st = fp_ctx_gather(&ctx, &run);
-    bool failed = false;
-    for (int q = 0; st == FP_OK && q < ctx.nranks; q++)
-        failed |= all[q].outcome == FP_BURNIN_FAIL;
-    if (st == FP_OK && ctx.rank == 0) {
-        snprintf(run.status, sizeof run.status, "%s",
-                 b.interrupted ? "interrupted" : failed ? "failed" : "complete");
-        if (!cfg->base.quiet)
-            fp_report_console(stdout, &run);
-        fp_report_burnin_console(stdout, &run, all, ctx.nranks, b.interrupted, b.done, b.nwin);
-        if (cfg->base.json)
-            st = fp_report_burnin_json(&run, all, ctx.nranks, b.interrupted, b.done, b.nwin,
-                                       cfg->base.json);
-        if (st == FP_OK && cfg->base.junit)
-            st = fp_report_burnin_junit(&run, all, ctx.nranks, cfg->base.junit);
-        /* an interrupted run is stored too, marked so: baselines skip it */
-        if (st == FP_OK && cfg->base.store)
-            st = fp_store_append_file(cfg->base.store, &run, cfg->base.timeout);
-        fp_info("burn-in %s: %zu samples from %d %s: %s%s", run.id, run.nsamples, run.nranks,
-                fp_plural(run.nranks, "rank", "ranks"), failed ? "FAIL" : "pass",
-                b.interrupted ? " (interrupted)" : "");
-    }
-    /* a failure found is definitive even in a partial run */
-    if (st == FP_OK && failed)
-        st = FP_EFAIL;
-    else if (st == FP_OK && b.interrupted)
-        st = FP_EINTR;
-    if (st != FP_ETIMEOUT)
-        st = fp_world_agree(w, st);
-    burn_free(&b);
-    fp_ctx_close(&ctx);
-    free(all);
-    fp_run_free(&local);
-    fp_run_free(&run);
-    signals_restore(&old);
+    bi->b.cfg = cfg;
+    *out = bi;
+    return FP_OK;
+}
+
+fp_status fp_burnin_run(fp_burnin *bi, fp_ctx *ctx)
+{
+    bi->b.ctx = ctx;
+    return burn_run(&bi->b, bi->want);
+}
+
+fp_status fp_burnin_verdicts(fp_burnin *bi, fp_burnin_result *res)
+{
+    burn *b = &bi->b;
+    memset(res, 0, sizeof *res);
+    res->nranks = b->ctx->nranks;
+    res->interrupted = b->interrupted;
+    res->done = b->done;
+    res->planned = b->nwin;
+    res->all = calloc((size_t)res->nranks, sizeof *res->all);
+    fp_status st = res->all ? fp_world_allgather(b->ctx->world, &b->v, res->all, (int)sizeof b->v,
+                                                 "burn-in verdicts")
+                            : FP_ENOMEM;
+    for (int q = 0; st == FP_OK && q < res->nranks; q++)
+        res->failed |= res->all[q].outcome == FP_BURNIN_FAIL;
     return st;
 }
 
-static const fp_opt burnin_opts[] = {
-    FP_SUITE_OPTS,
-    {"duration", 'D', FP_OPT_SECONDS, offsetof(fp_config, duration), "60s",
-     "how long to stress (e.g. 30m)"},
-    {"interval", 'I', FP_OPT_SECONDS, offsetof(fp_config, interval), "10s",
-     "window: one throughput sample, telemetry reading and result check per device"},
-    {"memory-fraction", 0, FP_OPT_DOUBLE, offsetof(fp_config, memory_fraction), "-1",
-     "device memory for the pattern test (0 skips; -1 auto: 0.5 on cuda, 32 MiB on host)"},
-    {"gemm-type", 0, FP_OPT_STRING, offsetof(fp_burnin_config, gemm_type), "auto",
-     "GEMM precision: auto (bf16 on GPUs, else f64), f64, f32, tf32, f16, bf16, fp8"},
-    {"sdc-tolerance", 0, FP_OPT_DOUBLE, offsetof(fp_burnin_config, sdc_tol),
-     FP_BURNIN_SDC_TOL_DEFAULT, "relative tolerance of result checks (0: bitwise)"},
-    {"degrade-threshold", 0, FP_OPT_DOUBLE, offsetof(fp_burnin_config, degrade),
-     FP_BURNIN_DEGRADE_DEFAULT, "throughput drop (late vs early windows, and vs peers) that fails"},
-    {"nvml", 0, FP_OPT_STRING, offsetof(fp_burnin_config, nvml), NULL,
-     "NVML library to load (default $FLEETPRINT_NVML, else libnvidia-ml.so.1 on cuda)"},
-    {0},
-};
-
-const fp_command fp_cmd_burnin = {
-    .name = "burnin",
-    .summary = "sustained stress with result checks (SDC), memory test and telemetry",
-    .opts = burnin_opts,
-    .config_size = sizeof(fp_burnin_config),
-    .needs_world = true,
-    .run = burnin_main,
-};
+void fp_burnin_end(fp_burnin *bi)
+{
+    if (!bi)
+        return;
+    burn_free(&bi->b);
+    signals_restore(&bi->old);
+    free(bi);
+}

@@ -6,21 +6,15 @@
 #include <string.h>
 
 #include "fleetprint/burnin.h"
+#include "fleetprint/stats.h"
 
 /* ---- cross-rank vote ---------------------------------------------------------- */
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* Median of n values copied into tmp. */
 static double median_of(const double *v, int n, double *tmp)
 {
     memcpy(tmp, v, (size_t)n * sizeof *tmp);
-    qsort(tmp, (size_t)n, sizeof *tmp, cmp_double);
-    return n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
+    return fp_median(tmp, (size_t)n);
 }
 
 int fp_sdc_vote(const fp_digest *all, int nranks, double tol, int *disagree)

@@ -11,6 +11,7 @@
 
 #include "fleetprint/collectives.h"
 #include "fleetprint/log.h"
+#include "fleetprint/stats.h"
 
 enum { MAX_SIZES = 256 };
 
@@ -287,18 +288,6 @@ typedef struct sweep {
     char first_wrong[128];
 } sweep;
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static fp_status emit(sweep *s, const fp_metric *m, const fp_coll_variant *v, const fp_entity *e,
                       uint64_t size, int iter, double value)
 {
@@ -339,7 +328,7 @@ static fp_status figures(sweep *s, const fp_coll_variant *v, const fp_coll_geom 
                 late = r;
         }
         double mine_enter = s->scratch[me];
-        double med = median(s->scratch, n);
+        double med = fp_median(s->scratch, n);
         FP_CHECK(emit(s, &m_lateness, v, &mine, g->bytes, it, (mine_enter - med) * 1e6));
         if (me == 0) {
             fp_entity who = rank_entity(ctx, late);

@@ -11,6 +11,7 @@
 
 #include "fleetprint/collectives.h"
 #include "fleetprint/log.h"
+#include "fleetprint/stats.h"
 
 enum {
     PASSES = 7,      /* passes over all rounds: a link's samples span the whole sweep */
@@ -242,20 +243,6 @@ typedef struct links_state {
     size_t count;       /* floats per direction */
     long long wrong;
 } links_state;
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    if (n == 0)
-        return NAN;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* This rank's partner, if any, in each round of one pass: inter-node pairs
  * through node leaders, then intra-node pairs of local ranks (all nodes at
@@ -527,9 +514,9 @@ static fp_status emit_links(links_state *s, int total_pairs)
         const fp_metric *bw = l->intra ? &m_bw_intra : &m_bw_inter;
         for (int k = 0; k < l->nbw; k++)
             FP_CHECK(fp_emit(ctx, s->t, bw, &e, bytes, k, l->bw[k]));
-        FP_CHECK(fp_emit(ctx, s->t, bw, &e, bytes, -1, median(l->bw, l->nbw)));
+        FP_CHECK(fp_emit(ctx, s->t, bw, &e, bytes, -1, fp_median(l->bw, l->nbw)));
         FP_CHECK(fp_emit(ctx, s->t, l->intra ? &m_lat_intra : &m_lat_inter, &e, LAT_ELEMS * 4, -1,
-                         median(l->lat, l->nlat) * 1e6));
+                         fp_median(l->lat, l->nlat) * 1e6));
     }
     if (ctx->cfg->check)
         FP_CHECK(fp_emit(ctx, s->t, &m_wrong, &ctx->self, bytes, -1, (double)s->wrong));

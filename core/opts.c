@@ -118,6 +118,17 @@ static const fp_opt *find_short(const fp_opt *opts, char c)
     return NULL;
 }
 
+const fp_opt *fp_opts_find(const fp_opt *opts, const char *arg)
+{
+    if (arg[0] != '-' || !arg[1])
+        return NULL;
+    if (arg[1] == '-') {
+        const char *eq = strchr(arg + 2, '=');
+        return find_long(opts, arg + 2, eq ? (size_t)(eq - arg - 2) : strlen(arg + 2));
+    }
+    return arg[2] == 0 ? find_short(opts, arg[1]) : NULL;
+}
+
 static const char *kind_word(fp_opt_type t)
 {
     switch (t) {
@@ -130,8 +141,7 @@ static const char *kind_word(fp_opt_type t)
     }
 }
 
-/* The argument an option takes, as help shows it ("" for a flag). */
-static const char *placeholder(fp_opt_type t)
+const char *fp_opts_placeholder(fp_opt_type t)
 {
     switch (t) {
     case FP_OPT_FLAG: return "";
@@ -225,7 +235,7 @@ void fp_opts_usage(FILE *out, const char *cmd, const char *summary, const fp_opt
         if (o->type == FP_OPT_POSITIONAL)
             continue;
         char left[64];
-        const char *arg = placeholder(o->type);
+        const char *arg = fp_opts_placeholder(o->type);
         if (o->short_name)
             snprintf(left, sizeof left, "-%c, --%s%s%s", o->short_name, o->name, arg[0] ? " " : "",
                      arg);

@@ -266,11 +266,6 @@ fp_status fp_ctx_open(fp_ctx *ctx, const fp_config *cfg, fp_world *w, fp_inject_
         st = fp_inject_validate(inject, ctx->nranks, err, sizeof err);
     if (st != FP_OK && ctx->rank == 0)
         fp_error("%s", err);
-    if (st == FP_OK && cfg->iters < 1) {
-        st = FP_EUSAGE;
-        if (ctx->rank == 0)
-            fp_error("--iters must be at least 1");
-    }
     if (st == FP_OK)
         st = fp_device_choose(cfg->device, &ctx->dev_ops);
     st = fp_world_agree(w, st);
@@ -326,77 +321,6 @@ void fp_ctx_close(fp_ctx *ctx)
         ctx->dev_ops->close(ctx->dev);
     ctx->comm = NULL;
     ctx->dev = NULL;
-}
-
-/* ---- the test loop ------------------------------------------------------------- */
-
-static bool selected(const fp_config *cfg, const fp_test *t)
-{
-    if (cfg->tests.n > 0) {
-        for (int i = 0; i < cfg->tests.n; i++)
-            if (strcmp(cfg->tests.item[i], t->name) == 0)
-                return true;
-        return false;
-    }
-    return strcmp(cfg->suite, "all") == 0 || strcmp(cfg->suite, t->suite) == 0;
-}
-
-fp_status fp_selection_check(const fp_config *cfg, bool speak)
-{
-    for (int i = 0; i < cfg->tests.n; i++) {
-        bool known = false;
-        for (int k = 0; fp_tests[k]; k++)
-            known |= strcmp(fp_tests[k]->name, cfg->tests.item[i]) == 0;
-        if (!known) {
-            if (speak)
-                fp_error("unknown test '%s' (see fleetprint run --help)", cfg->tests.item[i]);
-            return FP_EUSAGE;
-        }
-    }
-    bool suite_known = strcmp(cfg->suite, "all") == 0;
-    for (int k = 0; fp_tests[k]; k++)
-        suite_known |= strcmp(fp_tests[k]->suite, cfg->suite) == 0;
-    if (!suite_known) {
-        if (speak) {
-            /* the names offered are the registry's, so none of them is refused;
-             * burn-in is its own command (its windows, SDC votes and telemetry) */
-            char names[256] = "";
-            size_t len = 0;
-            for (int k = 0; fp_tests[k]; k++)
-                if (k == 0 || strcmp(fp_tests[k]->suite, fp_tests[k - 1]->suite) != 0)
-                    len += (size_t)snprintf(names + len, len < sizeof names ? sizeof names - len : 0,
-                                            "%s, ", fp_tests[k]->suite);
-            fp_error("unknown suite '%s' (%sor all; burn-in is its own command: fleetprint burnin)",
-                     cfg->suite, names);
-        }
-        return FP_EUSAGE;
-    }
-    return FP_OK;
-}
-
-fp_status fp_run_selected(fp_ctx *ctx)
-{
-    const fp_config *cfg = ctx->cfg;
-    if (fp_selection_check(cfg, ctx->rank == 0) != FP_OK)
-        return FP_EUSAGE;
-    fp_status st = FP_OK;
-    int ran = 0;
-    for (int k = 0; fp_tests[k] && st == FP_OK; k++) {
-        const fp_test *t = fp_tests[k];
-        if (!selected(cfg, t))
-            continue;
-        fp_info("test %s/%s: %s", t->suite, t->name, t->summary);
-        st = fp_ctx_barrier(ctx, t->name);
-        if (st == FP_OK)
-            st = t->run(ctx, t);
-        ran++;
-    }
-    if (st == FP_OK && ran == 0) {
-        if (ctx->rank == 0)
-            fp_error("no test selected in suite '%s'", cfg->suite);
-        st = FP_EUSAGE;
-    }
-    return st;
 }
 
 fp_status fp_ctx_gather(fp_ctx *ctx, fp_run *run)

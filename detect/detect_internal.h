@@ -62,11 +62,6 @@ const fp_value_rule *fp__rules_value(const fp_rules *r, const char *key);
 const fp_rule_class *fp__rules_class(const fp_rules *r, const char *key);
 bool fp__glob(const char *pattern, const char *text);
 
-/* True when e is the entity named by text (canonical, "gpu:n3/1"), or text
- * names a node ("node:n3") and e is that node or one of its devices, ranks
- * or links: what `--explain` shows. */
-bool fp__entity_in(const fp_entity *e, const char *text);
-
 struct fp_verdicts {
     const fp_run *run;
     fp_entity_verdict *ents;
@@ -79,5 +74,141 @@ struct fp_verdicts {
     char (*node_names)[FP_NAME_MAX]; /* every node judged, verdict order */
     size_t nnodes;
 };
+
+/* ---- the engine's state (detect.c, evidence.c, demarcate.c) ---------------------------- */
+
+/* Open-addressing table of indices; the caller compares candidates. */
+typedef struct table {
+    uint32_t *slot; /* index + 1; 0 = empty */
+    uint64_t *hash;
+    size_t mask;
+} table;
+
+typedef struct ent_info {
+    const fp_entity *e;
+    int32_t node, peer; /* node indices; peer only for links */
+    int32_t sku;
+    fp_verdict v;
+    bool explain;       /* record its passing evidence too (--explain) */
+    /* windows (bit min(w, 63)) where at least one / two of its series are
+     * out of bounds against peers: corroboration of a short episode */
+    uint64_t bad1, bad2;
+} ent_info;
+
+typedef struct key_info {
+    const fp_sample *rep;
+    char text[96];
+    int32_t windows;
+    int32_t raw_windows; /* windows as measured (the summary aside), at least 1 */
+    int32_t test;
+    bool windowed;
+    bool has_summary;
+    bool use_summary; /* judge only the summary values (class option) */
+    const fp_value_rule *vrule;
+    const fp_rule_class *cls;
+} key_info;
+
+typedef struct series {
+    uint32_t key, ent;
+    size_t off;    /* first of key.windows values */
+    size_t woff;   /* first of key.raw_windows values in wvals */
+    bool windowed; /* has per-window samples (else one summary) */
+    bool drift_judged; /* judged against its own baseline of min_runs runs */
+    fp_verdict drift;  /* that verdict, a transient far window aside */
+} series;
+
+/* Why a failing reason's verdict waits for all evidence (a bit set). */
+enum {
+    HOLD_EPISODE = 1, /* fewer than a persistent share of windows: fails only
+                         where another series of the entity agrees */
+    HOLD_DRIFT = 2    /* peers or fleet against an entity with its own
+                         baseline: fails only where drift saw a change */
+};
+
+typedef struct owned_reason {
+    uint32_t owner; /* node index, or nnodes + entity id */
+    uint32_t ser;   /* the series judged (held reasons) */
+    uint64_t mask;  /* its out-of-bounds windows (held reasons) */
+    int hold;       /* HOLD_* bits: a fail that release() decides */
+    fp_reason r;
+} owned_reason;
+
+typedef struct eng {
+    const fp_run *run;
+    const fp_rules *rules;
+    const fp_baselines *base;
+    bool contended;
+    const char *contended_note;
+    /* nodes: the run's, then any named only by samples */
+    char (*node)[FP_NAME_MAX];
+    int32_t *node_sku;
+    size_t nnodes, node_cap;
+    table node_tab;
+    /* SKUs */
+    char (*sku)[FP_NAME_MAX];
+    size_t nsku;
+    /* interned keys, tests, entities, series */
+    key_info *keys;
+    size_t nkeys, key_cap;
+    char (*tests)[48];
+    size_t ntests;
+    ent_info *ents;
+    size_t nents;
+    table ent_tab;
+    series *ser;
+    size_t nser;
+    table ser_tab;
+    uint32_t *sample_ser;
+    double *vals;
+    double *wvals; /* per-window values (a summary-only series: its summary) */
+    double *class_floor; /* per rule class: the spread floor learned from the baselines */
+    const char *explain;
+    /* output */
+    owned_reason *reasons;
+    size_t nreasons, reason_cap;
+    fp_verdict *node_v;
+} eng;
+
+/* Per-window judgement of one series against a centre and scale. */
+typedef struct window_score {
+    double loss, z, value, expected;
+    double band; /* expected +- band: the scale in the metric's unit */
+    int level; /* 0 ok, 1 warn, 2 fail */
+} window_score;
+
+/* Late-rank records: in each collective call the last rank to arrive has a
+ * record. Over all calls of every collective, a rank that was the last in a
+ * fraction of them at least the class's warn / fail (and at least twice its
+ * fair share 1/N) is a straggler: magnitude-free, so it holds on fast fabrics
+ * and on cores shared by many ranks alike (Mycroft counts the same way). */
+typedef struct late_tally {
+    const fp_rule_class *cls; /* the first late class met */
+    uint32_t *count;          /* per entity: calls in which it was last */
+    uint64_t calls;           /* calls seen over all late keys */
+} late_tally;
+
+/* ---- the engine's steps, shared by its files ------------------------------------------- */
+/* Each is documented where it is defined: the helpers of reasons and interning
+ * in detect.c, the judges in evidence.c and demarcate.c. fp_detect (detect.c)
+ * runs them in order: value, peers and late ranks per key, baselines, release
+ * of held fails, missing results, demarcation, assembly. */
+
+fp_verdict fp__det_worse(fp_verdict a, fp_verdict b);
+int64_t fp__det_series_find(const eng *g, uint32_t key, uint32_t ent, bool add, eng *gm);
+fp_reason *fp__det_add_reason(eng *g, uint32_t owner);
+uint32_t fp__det_ent_owner(const eng *g, uint32_t ent);
+void fp__det_set_ent_verdict(eng *g, uint32_t ent, fp_verdict v);
+fp_reason *fp__det_series_reason(eng *g, const series *se, fp_evidence ev, fp_verdict v,
+                                 const char *rule);
+fp_status fp__det_judge_value(eng *g, const series *se);
+fp_status fp__det_judge_peers(eng *g, const key_info *k, const uint32_t *sers, size_t m,
+                              double *buf, window_score *ws);
+fp_status fp__det_judge_baselines(eng *g, window_score *ws);
+void fp__det_release(eng *g);
+fp_status fp__det_judge_missing(eng *g, const uint32_t *key_first, const uint32_t *by_key);
+fp_status fp__det_demarcate(eng *g);
+void fp__det_tally_late(const eng *g, const key_info *k, const uint32_t *sers, size_t m,
+                        late_tally *t);
+fp_status fp__det_judge_late(eng *g, const late_tally *t);
 
 #endif

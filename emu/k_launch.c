@@ -1,4 +1,4 @@
-/* Emulated twin of kernels/launch.cu: the empty kernel. */
+/* Emulated twin of core/k_launch.cu: the empty kernel. */
 #include "fleetprint/cuda_kernels.h"
 #include "fpemu.h"
 

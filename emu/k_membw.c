@@ -1,4 +1,4 @@
-/* Emulated twins of kernels/membw.cu: the same FP_HD element functions in a
+/* Emulated twins of core/k_membw.cu: the same FP_HD element functions in a
  * loop, launched in stream order through fpemu_launch. */
 #include "fleetprint/cuda_kernels.h"
 #include "fleetprint/hd.h"

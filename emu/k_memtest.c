@@ -1,4 +1,4 @@
-/* Emulation twin of kernels/memtest.cu: the same fp_k_* launchers, the same
+/* Emulation twin of core/k_memtest.cu: the same fp_k_* launchers, the same
  * fp_mem_word per word, run by fpemu_launch in stream order. Built only in
  * the emulated build (-DFLEETPRINT_EMU=ON). */
 #include "fleetprint/cuda_kernels.h"

@@ -1,4 +1,4 @@
-/* Emulation twin of kernels/results.cu: GEMM operands and result
+/* Emulation twin of core/k_results.cu: GEMM operands and result
  * digests with the same FP_HD element functions, run by fpemu_launch in
  * stream order. Built only in the emulated build (-DFLEETPRINT_EMU=ON). */
 #include "fleetprint/cuda_kernels.h"

@@ -8,6 +8,7 @@
 
 #include "fleetprint/mem.h"
 #include "fleetprint/log.h"
+#include "fleetprint/stats.h"
 #include "store_internal.h"
 
 #define KEY_WIDTH 96
@@ -39,47 +40,6 @@ struct fp_baselines {
 
 /* ==== statistics ===================================================================== */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static void sort_doubles(double *v, size_t n)
-{
-    if (n > 24) {
-        qsort(v, n, sizeof *v, cmp_double);
-        return;
-    }
-    for (size_t i = 1; i < n; i++) {
-        double x = v[i];
-        size_t j = i;
-        for (; j > 0 && v[j - 1] > x; j--)
-            v[j] = v[j - 1];
-        v[j] = x;
-    }
-}
-
-/* Quantile q of sorted v[0..n), linear interpolation between order statistics
- * (the "type 7" rule of R and numpy's default). */
-static double quantile(const double *v, size_t n, double q)
-{
-    if (n == 0)
-        return NAN;
-    double h = q * (double)(n - 1);
-    size_t lo = (size_t)floor(h);
-    size_t hi = lo + 1 < n ? lo + 1 : lo;
-    return v[lo] + (h - (double)lo) * (v[hi] - v[lo]);
-}
-
-static double mad_of(const double *v, size_t n, double med, double *scratch)
-{
-    for (size_t i = 0; i < n; i++)
-        scratch[i] = fabs(v[i] - med);
-    sort_doubles(scratch, n);
-    return quantile(scratch, n, 0.5);
-}
-
 /* Statistics of v[0..n) (sorted in place), dropping values farther than
  * reject * 1.4826 * MAD from the median. When the MAD is 0 (most values equal)
  * nothing is dropped: there is no scale to call anything an outlier by; nor
@@ -87,9 +47,9 @@ static double mad_of(const double *v, size_t n, double med, double *scratch)
  * (with 5 values of clean uniform noise it would drop a quarter of them). */
 static void robust_stats(double *v, size_t n, double reject, double *scratch, fp_baseline *b)
 {
-    sort_doubles(v, n);
-    double med = quantile(v, n, 0.5);
-    double mad = mad_of(v, n, med, scratch);
+    fp_sort_doubles(v, n);
+    double med = fp_quantile(v, n, 0.5);
+    double mad = fp_mad(v, n, med, scratch);
     size_t lo = 0, hi = n;
     if (reject > 0 && mad > 0 && n >= MIN_REJECT_N) {
         double lim = reject * 1.4826 * mad;
@@ -102,10 +62,10 @@ static void robust_stats(double *v, size_t n, double reject, double *scratch, fp
     size_t m = hi - lo;
     b->count = (uint32_t)m;
     b->rejected = (uint32_t)(n - m);
-    b->median = quantile(k, m, 0.5);
-    b->mad = mad_of(k, m, b->median, scratch);
-    b->p05 = quantile(k, m, 0.05);
-    b->p95 = quantile(k, m, 0.95);
+    b->median = fp_quantile(k, m, 0.5);
+    b->mad = fp_mad(k, m, b->median, scratch);
+    b->p05 = fp_quantile(k, m, 0.05);
+    b->p95 = fp_quantile(k, m, 0.95);
     b->min = k[0];
     b->max = k[m - 1];
 }
@@ -158,8 +118,8 @@ static void obs_free(obs *o)
 /* Median of v[0..n) (sorted in place); NaN when n is 0. */
 static double median_of(double *v, size_t n)
 {
-    sort_doubles(v, n);
-    return quantile(v, n, 0.5);
+    fp_sort_doubles(v, n);
+    return fp_quantile(v, n, 0.5);
 }
 
 /* Robust relative spread of v[0..n) (sorted in place): 1.4826 x MAD over
@@ -169,7 +129,7 @@ static double rel_spread(double *v, size_t n, size_t min_n, double *scratch)
     if (n < min_n || n == 0)
         return NAN;
     double med = median_of(v, n);
-    return med != 0 ? 1.4826 * mad_of(v, n, med, scratch) / fabs(med) : NAN;
+    return med != 0 ? 1.4826 * fp_mad(v, n, med, scratch) / fabs(med) : NAN;
 }
 
 /* Groups: (key, who) pairs with dense ids. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "store_internal.h"
+#include "fleetprint/stats.h"
 
 /* ---- string map ------------------------------------------------------------------ */
 
@@ -126,16 +127,6 @@ void fp__strmap_free(fp__strmap *m)
 
 /* ---- 64-bit key map --------------------------------------------------------------- */
 
-static size_t mix64(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdULL;
-    k ^= k >> 33;
-    k *= 0xc4ceb9fe1a85ec53ULL;
-    k ^= k >> 33;
-    return (size_t)k;
-}
-
 static fp_status u64map_grow(fp__u64map *m, size_t nslots)
 {
     uint64_t *key = malloc(nslots * sizeof *key);
@@ -149,7 +140,7 @@ static fp_status u64map_grow(fp__u64map *m, size_t nslots)
     for (size_t i = 0; i < m->nslots; i++) {
         if (m->val[i] == FP__NONE)
             continue;
-        size_t j = mix64(m->key[i]) & (nslots - 1);
+        size_t j = (size_t)fp_mix64(m->key[i]) & (nslots - 1);
         while (val[j] != FP__NONE)
             j = (j + 1) & (nslots - 1);
         key[j] = m->key[i];
@@ -178,7 +169,7 @@ fp_status fp__u64map_put(fp__u64map *m, uint64_t key, uint32_t val)
         if (st != FP_OK)
             return st;
     }
-    size_t j = mix64(key) & (m->nslots - 1);
+    size_t j = (size_t)fp_mix64(key) & (m->nslots - 1);
     while (m->val[j] != FP__NONE && m->key[j] != key)
         j = (j + 1) & (m->nslots - 1);
     if (m->val[j] == FP__NONE)
@@ -192,7 +183,7 @@ uint32_t fp__u64map_get(const fp__u64map *m, uint64_t key)
 {
     if (!m->nslots)
         return FP__NONE;
-    for (size_t j = mix64(key) & (m->nslots - 1);; j = (j + 1) & (m->nslots - 1)) {
+    for (size_t j = (size_t)fp_mix64(key) & (m->nslots - 1);; j = (j + 1) & (m->nslots - 1)) {
         if (m->val[j] == FP__NONE)
             return FP__NONE;
         if (m->key[j] == key)

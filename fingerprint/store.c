@@ -1,7 +1,8 @@
 /* The HDF5 fingerprint store: handle, writer lock, the manifest and its
  * partition files (atomic commits: new partition, fsync, new manifest,
- * rename), run groups (write, read, list), retention, runtabs.
- * Layout: docs/store.md. Baselines: baseline.c. */
+ * rename), the catalog of runs (list), retention.
+ * Layout: docs/store.md. Run groups (write, read): store_runs.c. HDF5 helpers:
+ * h5.c. Runtabs: runtab.c. Baselines: baseline.c. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,465 +18,6 @@
 #include "fleetprint/mem.h"
 #include "fleetprint/log.h"
 #include "store_internal.h"
-
-#define ROWS_PER_CHUNK 32768
-
-/* ==== HDF5 helpers ================================================================ */
-
-hid_t fp__h5_str_type(size_t width)
-{
-    hid_t t = H5Tcopy(H5T_C_S1);
-    if (t < 0)
-        return t;
-    if (H5Tset_size(t, width ? width : 1) < 0 || H5Tset_strpad(t, H5T_STR_NULLTERM) < 0) {
-        H5Tclose(t);
-        return H5I_INVALID_HID;
-    }
-    return t;
-}
-
-/* Write a scalar attribute, replacing one of the same name: stored as
- * filetype, value given in memtype. */
-static fp_status attr_write(hid_t obj, const char *name, hid_t filetype, hid_t memtype,
-                            const void *value)
-{
-    fp_status st = FP_OK;
-    hid_t space = H5I_INVALID_HID, attr = H5I_INVALID_HID;
-    if (H5Aexists(obj, name) > 0)
-        FP_CHECK_H5(H5Adelete(obj, name));
-    FP_CHECK_H5(space = H5Screate(H5S_SCALAR));
-    FP_CHECK_H5(attr = H5Acreate2(obj, name, filetype, space, H5P_DEFAULT, H5P_DEFAULT));
-    FP_CHECK_H5(H5Awrite(attr, memtype, value));
-cleanup:
-    if (attr >= 0)
-        H5Aclose(attr);
-    if (space >= 0)
-        H5Sclose(space);
-    return st;
-}
-
-fp_status fp__h5_attr_str(hid_t obj, const char *name, const char *value)
-{
-    hid_t t = fp__h5_str_type(strlen(value) + 1);
-    if (t < 0)
-        return FP_EH5;
-    fp_status st = attr_write(obj, name, t, t, value);
-    H5Tclose(t);
-    return st;
-}
-
-fp_status fp__h5_attr_double(hid_t obj, const char *name, double value)
-{
-    /* file type: IEEE little-endian; memory: native */
-    return attr_write(obj, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &value);
-}
-
-fp_status fp__h5_attr_i64(hid_t obj, const char *name, long long value)
-{
-    return attr_write(obj, name, H5T_STD_I64LE, H5T_NATIVE_LLONG, &value);
-}
-
-static int attr_open(hid_t obj, const char *name, hid_t *attr)
-{
-    htri_t ex = H5Aexists(obj, name);
-    if (ex <= 0)
-        return ex < 0 ? -1 : 0;
-    *attr = H5Aopen(obj, name, H5P_DEFAULT);
-    return *attr < 0 ? -1 : 1;
-}
-
-fp_status fp__h5_read_attr_str(hid_t obj, const char *name, char *buf, size_t len)
-{
-    hid_t attr = H5I_INVALID_HID, ftype = H5I_INVALID_HID, mtype = H5I_INVALID_HID;
-    fp_status st = FP_OK;
-    char *tmp = NULL;
-    buf[0] = 0;
-    int r = attr_open(obj, name, &attr);
-    if (r <= 0)
-        return r < 0 ? FP_EH5 : FP_OK;
-    FP_CHECK_H5(ftype = H5Aget_type(attr));
-    if (H5Tget_class(ftype) != H5T_STRING || H5Tis_variable_str(ftype) > 0)
-        FP_FAIL(FP_EINPUT, "attribute '%s' is not a fixed-size string", name);
-    size_t w = H5Tget_size(ftype);
-    tmp = calloc(1, w + 1);
-    FP_CHECK_ALLOC(tmp);
-    FP_CHECK_H5(mtype = fp__h5_str_type(w + 1));
-    FP_CHECK_H5(H5Aread(attr, mtype, tmp));
-    snprintf(buf, len, "%s", tmp);
-cleanup:
-    free(tmp);
-    if (mtype >= 0)
-        H5Tclose(mtype);
-    if (ftype >= 0)
-        H5Tclose(ftype);
-    H5Aclose(attr);
-    return st;
-}
-
-/* Read a scalar numeric attribute in memtype; a missing one reads as 0. */
-static fp_status attr_read_num(hid_t obj, const char *name, hid_t memtype, void *out)
-{
-    hid_t attr;
-    int r = attr_open(obj, name, &attr);
-    if (r <= 0)
-        return r < 0 ? FP_EH5 : FP_OK;
-    herr_t e = H5Aread(attr, memtype, out);
-    H5Aclose(attr);
-    return e < 0 ? FP_EH5 : FP_OK;
-}
-
-fp_status fp__h5_read_attr_double(hid_t obj, const char *name, double *out)
-{
-    *out = 0;
-    return attr_read_num(obj, name, H5T_NATIVE_DOUBLE, out);
-}
-
-fp_status fp__h5_read_attr_i64(hid_t obj, const char *name, long long *out)
-{
-    *out = 0;
-    return attr_read_num(obj, name, H5T_NATIVE_LLONG, out);
-}
-
-fp_status fp__h5_write_table(hid_t loc, const char *name, hid_t filetype, hid_t memtype,
-                             const void *data, size_t n)
-{
-    fp_status st = FP_OK;
-    hid_t space = H5I_INVALID_HID, dcpl = H5I_INVALID_HID, ds = H5I_INVALID_HID;
-    hsize_t dims[1] = {n}, maxdims[1] = {H5S_UNLIMITED};
-    hsize_t chunk[1] = {n < ROWS_PER_CHUNK ? (n ? n : 1) : ROWS_PER_CHUNK};
-    size_t rowbytes = H5Tget_size(filetype);
-    /* keep a chunk within HDF5's default 1 MiB chunk cache */
-    while (chunk[0] > 1 && chunk[0] * rowbytes > (1u << 20))
-        chunk[0] /= 2;
-    FP_CHECK_H5(space = H5Screate_simple(1, dims, maxdims));
-    FP_CHECK_H5(dcpl = H5Pcreate(H5P_DATASET_CREATE));
-    FP_CHECK_H5(H5Pset_chunk(dcpl, 1, chunk));
-    FP_CHECK_H5(H5Pset_shuffle(dcpl));
-    FP_CHECK_H5(H5Pset_deflate(dcpl, 1));
-    FP_CHECK_H5(ds = H5Dcreate2(loc, name, filetype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
-    if (n)
-        FP_CHECK_H5(H5Dwrite(ds, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data));
-cleanup:
-    if (ds >= 0)
-        H5Dclose(ds);
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
-    if (space >= 0)
-        H5Sclose(space);
-    return st;
-}
-
-fp_status fp__h5_read_table(hid_t loc, const char *name, hid_t memtype, size_t rowsize,
-                            void **out, size_t *n)
-{
-    fp_status st = FP_OK;
-    hid_t ds = H5I_INVALID_HID, space = H5I_INVALID_HID;
-    void *data = NULL;
-    *out = NULL;
-    *n = 0;
-    if (H5Lexists(loc, name, H5P_DEFAULT) <= 0)
-        FP_FAIL(FP_EINPUT, "dataset '%s' is missing", name);
-    FP_CHECK_H5(ds = H5Dopen2(loc, name, H5P_DEFAULT));
-    FP_CHECK_H5(space = H5Dget_space(ds));
-    hsize_t dims[1];
-    if (H5Sget_simple_extent_ndims(space) != 1)
-        FP_FAIL(FP_EINPUT, "dataset '%s' is not one-dimensional", name);
-    FP_CHECK_H5(H5Sget_simple_extent_dims(space, dims, NULL));
-    data = malloc(dims[0] ? dims[0] * rowsize : 1);
-    FP_CHECK_ALLOC(data);
-    if (dims[0]) {
-        memset(data, 0, dims[0] * rowsize);
-        if (H5Dread(ds, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
-            FP_FAIL(FP_EINPUT, "dataset '%s' cannot be read as the expected type", name);
-    }
-    *out = data;
-    *n = dims[0];
-    data = NULL;
-cleanup:
-    free(data);
-    if (space >= 0)
-        H5Sclose(space);
-    if (ds >= 0)
-        H5Dclose(ds);
-    return st;
-}
-
-fp_status fp__h5_read_strings(hid_t loc, const char *name, fp__strmap *m)
-{
-    fp_status st = FP_OK;
-    hid_t ds = H5I_INVALID_HID, ftype = H5I_INVALID_HID, mtype = H5I_INVALID_HID;
-    char *buf = NULL;
-    size_t n = 0;
-    memset(m, 0, sizeof *m);
-    if (H5Lexists(loc, name, H5P_DEFAULT) <= 0)
-        FP_FAIL(FP_EINPUT, "dataset '%s' is missing", name);
-    FP_CHECK_H5(ds = H5Dopen2(loc, name, H5P_DEFAULT));
-    FP_CHECK_H5(ftype = H5Dget_type(ds));
-    if (H5Tget_class(ftype) != H5T_STRING || H5Tis_variable_str(ftype) > 0)
-        FP_FAIL(FP_EINPUT, "dataset '%s' is not fixed-size strings", name);
-    size_t w = H5Tget_size(ftype) + 1;
-    FP_CHECK_H5(mtype = fp__h5_str_type(w));
-    H5Dclose(ds);
-    ds = H5I_INVALID_HID;
-    FP_CHECK(fp__h5_read_table(loc, name, mtype, w, (void **)&buf, &n));
-    for (size_t i = 0; i < n; i++) {
-        const char *s = buf + i * w;
-        uint32_t id;
-        bool added;
-        FP_CHECK(fp__strmap_intern(m, s, strlen(s), &id, &added));
-        if (!added)
-            FP_FAIL(FP_EINPUT, "dataset '%s': row %zu repeats '%s'", name, i, s);
-    }
-cleanup:
-    free(buf);
-    if (mtype >= 0)
-        H5Tclose(mtype);
-    if (ftype >= 0)
-        H5Tclose(ftype);
-    if (ds >= 0)
-        H5Dclose(ds);
-    return st;
-}
-
-fp_status fp__h5_write_strings(hid_t loc, const char *name, const fp__strmap *m)
-{
-    fp_status st = FP_OK;
-    size_t w = fp__strmap_width(m);
-    char *buf = calloc(m->n ? m->n : 1, w);
-    hid_t t = H5I_INVALID_HID;
-    FP_CHECK_ALLOC(buf);
-    for (uint32_t i = 0; i < m->n; i++)
-        memcpy(buf + (size_t)i * w, fp__strmap_str(m, i), strlen(fp__strmap_str(m, i)));
-    FP_CHECK_H5(t = fp__h5_str_type(w));
-    FP_CHECK(fp__h5_write_table(loc, name, t, t, buf, m->n));
-cleanup:
-    if (t >= 0)
-        H5Tclose(t);
-    free(buf);
-    return st;
-}
-
-/* ---- record types ----------------------------------------------------------------- */
-
-typedef struct rank_rec {
-    int32_t node, local_rank, dev;
-    double clock_offset, clock_error;
-    char model[FP_NAME_MAX];
-    char uuid[48];
-    char pci_bus[24];
-} rank_rec;
-
-/* Build the memory (native, padded) or file (little-endian, packed) compound
- * type for one of the record kinds below. */
-typedef enum { REC_ROW, REC_METRIC, REC_RANK } rec_kind;
-
-static hid_t rec_type(rec_kind kind, bool file)
-{
-    hid_t t = H5I_INVALID_HID, s16 = fp__h5_str_type(16), s24 = fp__h5_str_type(24),
-          s32 = fp__h5_str_type(32), s48 = fp__h5_str_type(48),
-          s64 = fp__h5_str_type(FP_NAME_MAX);
-    hid_t u8 = file ? H5T_STD_U8LE : H5T_NATIVE_UINT8, u32 = file ? H5T_STD_U32LE : H5T_NATIVE_UINT32,
-          i32 = file ? H5T_STD_I32LE : H5T_NATIVE_INT32, u64 = file ? H5T_STD_U64LE : H5T_NATIVE_UINT64,
-          f64 = file ? H5T_IEEE_F64LE : H5T_NATIVE_DOUBLE;
-    size_t off = 0;
-    bool ok = true;
-#define FIELD(name, type, memoff, size)                                                    \
-    do {                                                                                   \
-        ok = ok && H5Tinsert(t, name, file ? off : (memoff), type) >= 0;                   \
-        off += (size);                                                                     \
-    } while (0)
-    switch (kind) {
-    case REC_ROW:
-        t = H5Tcreate(H5T_COMPOUND, file ? 28 : sizeof(fp__row));
-        FIELD("entity", u32, HOFFSET(fp__row, entity), 4);
-        FIELD("metric", u32, HOFFSET(fp__row, metric), 4);
-        FIELD("iter", i32, HOFFSET(fp__row, iter), 4);
-        FIELD("value", f64, HOFFSET(fp__row, value), 8);
-        FIELD("t", f64, HOFFSET(fp__row, t), 8);
-        break;
-    case REC_METRIC:
-        t = H5Tcreate(H5T_COMPOUND, file ? 16 + 24 + 32 + 16 + 1 + 8 : sizeof(fp__metric));
-        FIELD("suite", s16, HOFFSET(fp__metric, suite), 16);
-        FIELD("test", s24, HOFFSET(fp__metric, test), 24);
-        FIELD("metric", s32, HOFFSET(fp__metric, metric), 32);
-        FIELD("unit", s16, HOFFSET(fp__metric, unit), 16);
-        FIELD("better", u8, HOFFSET(fp__metric, better), 1);
-        FIELD("size", u64, HOFFSET(fp__metric, size), 8);
-        break;
-    case REC_RANK:
-        t = H5Tcreate(H5T_COMPOUND, file ? 12 + 16 + FP_NAME_MAX + 48 + 24 : sizeof(rank_rec));
-        FIELD("node", i32, HOFFSET(rank_rec, node), 4);
-        FIELD("local_rank", i32, HOFFSET(rank_rec, local_rank), 4);
-        FIELD("dev", i32, HOFFSET(rank_rec, dev), 4);
-        FIELD("clock_offset", f64, HOFFSET(rank_rec, clock_offset), 8);
-        FIELD("clock_error", f64, HOFFSET(rank_rec, clock_error), 8);
-        FIELD("model", s64, HOFFSET(rank_rec, model), FP_NAME_MAX);
-        FIELD("uuid", s48, HOFFSET(rank_rec, uuid), 48);
-        FIELD("pci_bus", s24, HOFFSET(rank_rec, pci_bus), 24);
-        break;
-    }
-#undef FIELD
-    H5Tclose(s16);
-    H5Tclose(s24);
-    H5Tclose(s32);
-    H5Tclose(s48);
-    H5Tclose(s64);
-    if (!ok && t >= 0) {
-        H5Tclose(t);
-        t = H5I_INVALID_HID;
-    }
-    return t;
-}
-
-/* ==== runtabs ======================================================================= */
-
-fp_status fp__run_copy_context(fp_run *dst, const fp_run *src)
-{
-    *dst = *src;
-    dst->samples = NULL;
-    dst->nsamples = dst->cap = 0;
-    dst->nodes = NULL;
-    dst->ranks = NULL;
-    dst->nnodes = dst->nranks = 0;
-    fp_status st = fp_run_set_shape(dst, src->nnodes, src->nranks);
-    if (st != FP_OK)
-        return st;
-    if (src->nnodes)
-        memcpy(dst->nodes, src->nodes, (size_t)src->nnodes * sizeof *src->nodes);
-    if (src->nranks)
-        memcpy(dst->ranks, src->ranks, (size_t)src->nranks * sizeof *src->ranks);
-    return FP_OK;
-}
-
-/* Append text to a key buffer, with a separator that names never contain. */
-static char *key_put(char *p, const char *s)
-{
-    size_t n = strlen(s);
-    memcpy(p, s, n);
-    p[n] = '\x1f';
-    return p + n + 1;
-}
-
-/* The key id of s's metric in t, added when new. */
-static fp_status metric_id(fp__runtab *t, const fp_sample *s, uint32_t *mid, bool *added)
-{
-    char key[160];
-    *added = false;
-    if (t->nrows && t->last_metric < t->keys.n) {
-        /* samples come grouped by metric: the previous one's key is likely */
-        const fp__metric *m = &t->metrics[t->last_metric];
-        if (m->size == s->size && strcmp(m->metric, s->metric) == 0 &&
-            strcmp(m->test, s->test) == 0 && strcmp(m->suite, s->suite) == 0) {
-            *mid = t->last_metric;
-            return FP_OK;
-        }
-    }
-    char *p = key_put(key_put(key_put(key, s->suite), s->test), s->metric);
-    char digits[24];
-    int nd = 0;
-    uint64_t v = s->size;
-    do {
-        digits[nd++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (nd)
-        *p++ = digits[--nd];
-    fp_status st = fp__strmap_intern(&t->keys, key, (size_t)(p - key), mid, added);
-    if (st != FP_OK || !*added)
-        return st;
-    fp__metric *grown = fp_grow(t->metrics, &t->metric_cap, (size_t)*mid + 1, sizeof *grown, 64);
-    if (!grown)
-        return FP_ENOMEM;
-    t->metrics = grown;
-    fp__metric *m = &t->metrics[*mid];
-    memset(m, 0, sizeof *m);
-    memcpy(m->suite, s->suite, sizeof m->suite);
-    memcpy(m->test, s->test, sizeof m->test);
-    memcpy(m->metric, s->metric, sizeof m->metric);
-    memcpy(m->unit, s->unit, sizeof m->unit);
-    m->suite[sizeof m->suite - 1] = m->test[sizeof m->test - 1] = 0;
-    m->metric[sizeof m->metric - 1] = m->unit[sizeof m->unit - 1] = 0;
-    m->better = (uint8_t)s->better;
-    m->size = s->size;
-    return FP_OK;
-}
-
-fp_status fp__runtab_add(fp__runtab *t, const fp_sample *s, char *err, size_t errlen)
-{
-    char ent[2 * FP_NAME_MAX + 32];
-    fp_entity_format(&s->entity, ent, sizeof ent);
-    uint32_t eid, mid;
-    bool added;
-    fp_status st = fp__strmap_intern(&t->entities, ent, strlen(ent), &eid, NULL);
-    if (st == FP_OK)
-        st = metric_id(t, s, &mid, &added);
-    if (st != FP_OK)
-        return st;
-    const fp__metric *m = &t->metrics[mid];
-    if (!added && (strcmp(m->unit, s->unit) != 0 || m->better != (uint8_t)s->better)) {
-        char k[128];
-        snprintf(err, errlen,
-                 "metric %s has unit '%s' (%s is better) here but '%s' (%s) earlier in run %s",
-                 fp_sample_key(s, k, sizeof k), s->unit,
-                 s->better == FP_BETTER_LOWER ? "lower" : "higher", m->unit,
-                 m->better == FP_BETTER_LOWER ? "lower" : "higher", t->ctx.id);
-        return FP_EINPUT;
-    }
-    fp__row *rows = fp_grow(t->rows, &t->row_cap, t->nrows + 1, sizeof *rows, 1024);
-    if (!rows)
-        return FP_ENOMEM;
-    t->rows = rows;
-    fp__row *r = &t->rows[t->nrows++];
-    memset(r, 0, sizeof *r);
-    r->entity = eid;
-    r->metric = mid;
-    r->iter = s->iter;
-    r->value = s->value;
-    r->t = s->t_start;
-    t->last_metric = mid;
-    return FP_OK;
-}
-
-fp_status fp__runtab_from_run(fp__runtab *t, const fp_run *run)
-{
-    memset(t, 0, sizeof *t);
-    fp_status st = fp__run_copy_context(&t->ctx, run);
-    char err[256];
-    for (size_t i = 0; st == FP_OK && i < run->nsamples; i++) {
-        st = fp__runtab_add(t, &run->samples[i], err, sizeof err);
-        if (st == FP_EINPUT)
-            fp_error("run %s, sample %zu: %s", run->id, i, err);
-    }
-    return st;
-}
-
-void fp__runtab_sample(const fp__runtab *t, size_t i, fp_sample *s)
-{
-    const fp__row *r = &t->rows[i];
-    const fp__metric *m = &t->metrics[r->metric];
-    memset(s, 0, sizeof *s);
-    memcpy(s->suite, m->suite, sizeof s->suite);
-    memcpy(s->test, m->test, sizeof s->test);
-    memcpy(s->metric, m->metric, sizeof s->metric);
-    memcpy(s->unit, m->unit, sizeof s->unit);
-    s->better = m->better ? FP_BETTER_LOWER : FP_BETTER_HIGHER;
-    s->size = m->size;
-    s->entity = t->ent[r->entity];
-    s->iter = r->iter;
-    s->value = r->value;
-    s->t_start = r->t;
-}
-
-void fp__runtab_free(fp__runtab *t)
-{
-    fp_run_free(&t->ctx);
-    fp__strmap_free(&t->entities);
-    fp__strmap_free(&t->keys);
-    free(t->ent);
-    free(t->metrics);
-    free(t->rows);
-    memset(t, 0, sizeof *t);
-}
 
 /* ---- names, ids, contexts ----------------------------------------------------------- */
 
@@ -518,7 +60,7 @@ cleanup:
     return st;
 }
 
-static bool valid_run_id(const char *id)
+bool fp__store_valid_run_id(const char *id)
 {
     size_t n = strlen(id);
     if (n == 0 || n >= sizeof(((fp_run *)0)->id) || strcmp(id, ".") == 0 ||
@@ -530,7 +72,7 @@ static bool valid_run_id(const char *id)
     return true;
 }
 
-static fp_status read_context(hid_t g, fp_run *c)
+fp_status fp__store_read_context(hid_t g, fp_run *c)
 {
     fp_status st = FP_OK;
 #define STR(field) FP_CHECK(fp__h5_read_attr_str(g, #field, c->field, sizeof c->field));
@@ -545,21 +87,7 @@ cleanup:
 
 /* ==== the catalog: the runs the manifest lists ======================================= */
 
-#define PART_NAME_MAX 24
 
-/* One run as the manifest lists it (/catalog row): its summary and the
- * partition file that holds it. */
-typedef struct cat_row {
-    char id[48];
-    char file[PART_NAME_MAX]; /* under FILE.d/; "" is FILE itself (a schema-1 store) */
-    char tag[32];
-    char status[16];
-    double time, duration;
-    int32_t nranks, nnodes;
-    uint64_t nsamples;
-    uint8_t injected;
-    uint8_t emulated; /* ran on an emulated device: baselines never use it */
-} cat_row;
 
 static hid_t cat_type(bool file)
 {
@@ -599,7 +127,7 @@ static hid_t cat_type(bool file)
     return t;
 }
 
-static void cat_row_of(cat_row *r, const fp_run *c, uint64_t nsamples, const char *file)
+void fp__store_cat_row_of(cat_row *r, const fp_run *c, uint64_t nsamples, const char *file)
 {
     memset(r, 0, sizeof *r);
     memcpy(r->id, c->id, sizeof r->id);
@@ -630,25 +158,6 @@ static bool part_name_ok(const char *name)
 
 /* ==== open, validate, lock ========================================================== */
 
-struct fp_store {
-    char *path;      /* FILE: the manifest (schema 2) or the whole store (schema 1) */
-    char *lock_path; /* FILE.lock */
-    char *tmp_path;  /* FILE.tmp: the next manifest while it is written */
-    char *dir;       /* the directory holding FILE */
-    char *parts;     /* FILE.d: the partition files */
-    char *parts_rel; /* the same, relative to dir (what the external links name) */
-    fp_store_mode mode;
-    int lock_fd;
-    int schema;      /* of the committed FILE: 0 none yet, 1 one file, 2 manifest */
-    cat_row *cat;    /* the committed runs (plus the change being made, while it is) */
-    size_t ncat, catcap;
-    fp__strmap ids;  /* run id -> catalog row */
-    bool has_baselines;
-    char baselines[PART_NAME_MAX]; /* the file holding /baselines ("" = FILE) */
-    char pending[PART_NAME_MAX];   /* the baselines file being written */
-    long long next_part;           /* number of the next partition file */
-    hid_t bfile;                   /* the baselines file, opened on first use */
-};
 
 static char *dup_printf(const char *a, const char *b)
 {
@@ -660,7 +169,7 @@ static char *dup_printf(const char *a, const char *b)
 }
 
 /* The path of a partition file (or FILE itself for ""). */
-static void part_path(const fp_store *s, const char *file, char *buf, size_t len)
+void fp__store_part_path(const fp_store *s, const char *file, char *buf, size_t len)
 {
     if (file[0])
         snprintf(buf, len, "%s/%s", s->parts, file);
@@ -704,11 +213,11 @@ cleanup:
 }
 
 /* Open the partition file of a run or of the baselines. */
-static fp_status open_part(const fp_store *s, const char *file, const char *what, hid_t *out)
+fp_status fp__store_open_part(const fp_store *s, const char *file, const char *what, hid_t *out)
 {
     char p[4096];
     long long schema = 0;
-    part_path(s, file, p, sizeof p);
+    fp__store_part_path(s, file, p, sizeof p);
     *out = H5I_INVALID_HID;
     if (file[0] && access(p, F_OK) != 0) {
         fp_error("%s: %s is missing: %s (removed by a store rm or compact that ran meanwhile? "
@@ -740,7 +249,7 @@ cleanup:
     return st;
 }
 
-static fp_status cat_push(fp_store *s, const cat_row *r)
+fp_status fp__store_cat_push(fp_store *s, const cat_row *r)
 {
     cat_row *g = fp_grow(s->cat, &s->catcap, s->ncat + 1, sizeof *g, 64);
     if (!g)
@@ -780,15 +289,15 @@ static fp_status load_single(fp_store *s, hid_t f)
         cat_row r;
         FP_CHECK_H5(g = H5Gopen2(runs, names.name[i], H5P_DEFAULT));
         memset(ctx, 0, sizeof *ctx);
-        FP_CHECK(read_context(g, ctx));
+        FP_CHECK(fp__store_read_context(g, ctx));
         snprintf(ctx->id, sizeof ctx->id, "%s", names.name[i]);
         FP_CHECK(fp__h5_read_attr_i64(g, "nranks", &nr));
         FP_CHECK(fp__h5_read_attr_i64(g, "nnodes", &nn));
         FP_CHECK(fp__h5_read_attr_i64(g, "nsamples", &ns));
         ctx->nranks = (int)nr;
         ctx->nnodes = (int)nn;
-        cat_row_of(&r, ctx, (uint64_t)ns, "");
-        FP_CHECK(cat_push(s, &r));
+        fp__store_cat_row_of(&r, ctx, (uint64_t)ns, "");
+        FP_CHECK(fp__store_cat_push(s, &r));
         H5Gclose(g);
         g = H5I_INVALID_HID;
     }
@@ -825,7 +334,7 @@ static fp_status load_manifest(fp_store *s, hid_t f)
         if (!part_name_ok(r->file) || r->file[0] != 'p')
             FP_FAIL(FP_EINPUT, "%s: catalog row %zu names partition '%s' (corrupt)", s->path, i,
                     r->file);
-        FP_CHECK(cat_push(s, r));
+        FP_CHECK(fp__store_cat_push(s, r));
     }
 cleanup:
     free(rows);
@@ -1012,7 +521,7 @@ fp_status fp__store_baselines_file(fp_store *s, hid_t *file)
 {
     fp_status st = FP_OK;
     if (s->bfile < 0 && s->has_baselines)
-        st = open_part(s, s->baselines, "the baselines file", &s->bfile);
+        st = fp__store_open_part(s, s->baselines, "the baselines file", &s->bfile);
     *file = s->bfile;
     return st;
 }
@@ -1097,7 +606,7 @@ static fp_status next_part(fp_store *s, char kind, char *name, char *path, size_
 {
     fp_status st = FP_OK;
     snprintf(name, PART_NAME_MAX, "%c%010lld.h5", kind, s->next_part++);
-    part_path(s, name, path, len);
+    fp__store_part_path(s, name, path, len);
     if (mkdir(s->parts, 0777) != 0 && errno != EEXIST)
         FP_FAIL(FP_EIO, "cannot create %s: %s", s->parts, strerror(errno));
     if (unlink(path) != 0 && errno != ENOENT)
@@ -1107,7 +616,7 @@ cleanup:
 }
 
 /* Create a partition file with the root attributes and /runs. */
-static fp_status part_create(fp_store *s, char kind, char *name, hid_t *out)
+fp_status fp__store_part_create(fp_store *s, char kind, char *name, hid_t *out)
 {
     fp_status st = FP_OK;
     char p[4096];
@@ -1130,11 +639,11 @@ cleanup:
 }
 
 /* Close a partition file being written and make it durable. */
-static fp_status part_finish(fp_store *s, hid_t f, const char *name)
+fp_status fp__store_part_finish(fp_store *s, hid_t f, const char *name)
 {
     fp_status st = FP_OK;
     char p[4096];
-    part_path(s, name, p, sizeof p);
+    fp__store_part_path(s, name, p, sizeof p);
     if (H5Fclose(f) < 0)
         FP_FAIL(FP_EIO, "cannot finish writing %s%s", p, fp__io_cause());
     if (fsync_path(p, O_RDONLY) != FP_OK)
@@ -1146,7 +655,7 @@ cleanup:
 /* A schema-1 store becomes partition p0000000000.h5 of a manifest: a hard
  * link to the same bytes (a copy where links are not possible). Lands with
  * the first commit; until then FILE is untouched. */
-static fp_status make_partitioned(fp_store *s)
+fp_status fp__store_make_partitioned(fp_store *s)
 {
     fp_status st = FP_OK;
     char name[PART_NAME_MAX], p[4096];
@@ -1189,7 +698,7 @@ static void collect_garbage(fp_store *s)
                                             FP__NONE)
             continue;
         char p[4096];
-        part_path(s, e->d_name, p, sizeof p);
+        fp__store_part_path(s, e->d_name, p, sizeof p);
         if (unlink(p) != 0)
             fp_warn("cannot remove %s, which the store no longer uses: %s", p, strerror(errno));
     }
@@ -1266,7 +775,7 @@ cleanup:
 /* Commit the in-memory catalog, or, when st (the change so far) failed or
  * the commit fails, go back to the committed one. Either way the files no
  * one lists any more are removed. */
-static fp_status finish_change(fp_store *s, fp_status st)
+fp_status fp__store_finish_change(fp_store *s, fp_status st)
 {
     if (s->bfile >= 0)
         H5Fclose(s->bfile);
@@ -1295,8 +804,8 @@ fp_status fp__store_tx_begin(fp_store *s, hid_t *tmp)
     *tmp = H5I_INVALID_HID;
     if (s->mode != FP_STORE_APPEND)
         FP_FAIL(FP_EUSAGE, "%s was opened read-only", s->path);
-    FP_CHECK(make_partitioned(s));
-    FP_CHECK(part_create(s, 'b', s->pending, tmp));
+    FP_CHECK(fp__store_make_partitioned(s));
+    FP_CHECK(fp__store_part_create(s, 'b', s->pending, tmp));
 cleanup:
     if (st != FP_OK)
         rollback(s);
@@ -1305,12 +814,12 @@ cleanup:
 
 fp_status fp__store_tx_commit(fp_store *s, hid_t tmp)
 {
-    fp_status st = part_finish(s, tmp, s->pending);
+    fp_status st = fp__store_part_finish(s, tmp, s->pending);
     if (st == FP_OK) {
         s->has_baselines = true;
         memcpy(s->baselines, s->pending, sizeof s->baselines);
     }
-    return finish_change(s, st);
+    return fp__store_finish_change(s, st);
 }
 
 void fp__store_tx_abort(fp_store *s, hid_t tmp)
@@ -1320,530 +829,6 @@ void fp__store_tx_abort(fp_store *s, hid_t tmp)
     rollback(s);
 }
 
-/* ==== run groups ===================================================================== */
-
-static fp_status write_run(hid_t runs, const fp__runtab *t)
-{
-    fp_status st = FP_OK;
-    hid_t g = H5I_INVALID_HID, ft = H5I_INVALID_HID, mt = H5I_INVALID_HID;
-    hid_t nodet = H5I_INVALID_HID;
-    rank_rec *rr = NULL;
-    const fp_run *c = &t->ctx;
-    FP_CHECK_H5(g = H5Gcreate2(runs, c->id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-#define STR(field) FP_CHECK(fp__h5_attr_str(g, #field, c->field));
-    STR(id)
-    FP_RUN_TEXT_FIELDS(STR)
-#undef STR
-    FP_CHECK(fp__h5_attr_double(g, "time", c->time));
-    FP_CHECK(fp__h5_attr_double(g, "duration", c->duration));
-    FP_CHECK(fp__h5_attr_i64(g, "nranks", c->nranks));
-    FP_CHECK(fp__h5_attr_i64(g, "nnodes", c->nnodes));
-    FP_CHECK(fp__h5_attr_i64(g, "nsamples", (long long)t->nrows));
-
-    FP_CHECK_H5(nodet = fp__h5_str_type(FP_NAME_MAX));
-    FP_CHECK(fp__h5_write_table(g, "nodes", nodet, nodet, c->nodes, (size_t)c->nnodes));
-
-    rr = calloc(c->nranks > 0 ? (size_t)c->nranks : 1, sizeof *rr);
-    FP_CHECK_ALLOC(rr);
-    for (int r = 0; r < c->nranks; r++) {
-        const fp_rank_info *ri = &c->ranks[r];
-        rr[r].node = ri->node;
-        rr[r].local_rank = ri->local_rank;
-        rr[r].dev = ri->dev;
-        rr[r].clock_offset = ri->clock_offset;
-        rr[r].clock_error = ri->clock_error;
-        memcpy(rr[r].model, ri->model, sizeof rr[r].model);
-        memcpy(rr[r].uuid, ri->uuid, sizeof rr[r].uuid);
-        memcpy(rr[r].pci_bus, ri->pci_bus, sizeof rr[r].pci_bus);
-    }
-    FP_CHECK_H5(ft = rec_type(REC_RANK, true));
-    FP_CHECK_H5(mt = rec_type(REC_RANK, false));
-    FP_CHECK(fp__h5_write_table(g, "ranks", ft, mt, rr, (size_t)c->nranks));
-    H5Tclose(ft);
-    H5Tclose(mt);
-    ft = mt = H5I_INVALID_HID;
-
-    FP_CHECK(fp__h5_write_strings(g, "entities", &t->entities));
-
-    FP_CHECK_H5(ft = rec_type(REC_METRIC, true));
-    FP_CHECK_H5(mt = rec_type(REC_METRIC, false));
-    FP_CHECK(fp__h5_write_table(g, "metrics", ft, mt, t->metrics, t->keys.n));
-    H5Tclose(ft);
-    H5Tclose(mt);
-    ft = mt = H5I_INVALID_HID;
-
-    FP_CHECK_H5(ft = rec_type(REC_ROW, true));
-    FP_CHECK_H5(mt = rec_type(REC_ROW, false));
-    FP_CHECK(fp__h5_write_table(g, "samples", ft, mt, t->rows, t->nrows));
-cleanup:
-    free(rr);
-    if (nodet >= 0)
-        H5Tclose(nodet);
-    if (ft >= 0)
-        H5Tclose(ft);
-    if (mt >= 0)
-        H5Tclose(mt);
-    if (g >= 0)
-        H5Gclose(g);
-    return st;
-}
-
-static uint32_t find_run(const fp_store *s, const char *id)
-{
-    return fp__strmap_find(&s->ids, id, strlen(id));
-}
-
-fp_status fp__store_append_runtabs(fp_store *s, fp__runtab *const *tabs, size_t n)
-{
-    fp_status st = FP_OK;
-    hid_t part = H5I_INVALID_HID, runs = H5I_INVALID_HID;
-    char name[PART_NAME_MAX];
-    bool started = false;
-    if (s->mode != FP_STORE_APPEND)
-        FP_FAIL(FP_EUSAGE, "%s was opened read-only", s->path);
-    for (size_t i = 0; i < n; i++) {
-        const char *id = tabs[i]->ctx.id;
-        if (!valid_run_id(id))
-            FP_FAIL(FP_EINPUT, "run id '%s' is not valid (1-47 printable characters, no '/', "
-                               "not 'latest' or 'all')", id);
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(tabs[j]->ctx.id, id) == 0)
-                FP_FAIL(FP_EINPUT, "run %s is given twice", id);
-        if (find_run(s, id) != FP__NONE)
-            FP_FAIL(FP_EINPUT, "run %s is already in %s (nothing written)", id, s->path);
-    }
-    started = true;
-    FP_CHECK(make_partitioned(s));
-    FP_CHECK(part_create(s, 'p', name, &part));
-    FP_CHECK_H5(runs = H5Gopen2(part, "runs", H5P_DEFAULT));
-    for (size_t i = 0; i < n; i++) {
-        cat_row r;
-        FP_CHECK(write_run(runs, tabs[i]));
-        cat_row_of(&r, &tabs[i]->ctx, tabs[i]->nrows, name);
-        FP_CHECK(cat_push(s, &r));
-    }
-    H5Gclose(runs);
-    runs = H5I_INVALID_HID;
-    st = part_finish(s, part, name);
-    part = H5I_INVALID_HID;
-cleanup:
-    if (runs >= 0)
-        H5Gclose(runs);
-    if (part >= 0)
-        H5Fclose(part);
-    return started ? finish_change(s, st) : st;
-}
-
-fp_status fp_store_append_runs(fp_store *s, const fp_run *const *runs, size_t n)
-{
-    fp_status st = FP_OK;
-    fp__runtab *tabs = calloc(n ? n : 1, sizeof *tabs);
-    fp__runtab **ptrs = calloc(n ? n : 1, sizeof *ptrs);
-    size_t built = 0;
-    FP_CHECK_ALLOC(tabs);
-    FP_CHECK_ALLOC(ptrs);
-    for (; built < n; built++) {
-        ptrs[built] = &tabs[built];
-        FP_CHECK(fp__runtab_from_run(&tabs[built], runs[built]));
-    }
-    FP_CHECK(fp__store_append_runtabs(s, ptrs, n));
-cleanup:
-    for (size_t i = 0; tabs && i < n; i++)
-        fp__runtab_free(&tabs[i]);
-    free(tabs);
-    free(ptrs);
-    return st;
-}
-
-fp_status fp_store_append(fp_store *s, const fp_run *run)
-{
-    return fp_store_append_runs(s, &run, 1);
-}
-
-fp_status fp_store_append_file(const char *path, const fp_run *run, double lock_timeout_s)
-{
-    fp_store *s = NULL;
-    fp_status st = fp_store_open(&s, path, FP_STORE_APPEND, lock_timeout_s);
-    if (st == FP_OK)
-        st = fp_store_append(s, run);
-    fp_store_close(s);
-    if (st == FP_OK)
-        fp_info("stored run %s (%zu samples) in %s", run->id, run->nsamples, path);
-    return st;
-}
-
-
-/* Copy the runs at catalog rows idx[0..n) into one new partition; their rows
- * then name it (committed by the caller's finish_change). */
-static fp_status copy_into_part(fp_store *s, const size_t *idx, size_t n)
-{
-    fp_status st = FP_OK;
-    hid_t dst = H5I_INVALID_HID, runs = H5I_INVALID_HID, src = H5I_INVALID_HID;
-    char name[PART_NAME_MAX], from[PART_NAME_MAX] = "";
-    FP_CHECK(part_create(s, 'p', name, &dst));
-    FP_CHECK_H5(runs = H5Gopen2(dst, "runs", H5P_DEFAULT));
-    for (size_t i = 0; i < n; i++) {
-        cat_row *r = &s->cat[idx[i]];
-        char obj[64];
-        if (src < 0 || strcmp(from, r->file) != 0) {
-            if (src >= 0)
-                H5Fclose(src);
-            src = H5I_INVALID_HID;
-            FP_CHECK(open_part(s, r->file, r->id, &src));
-            memcpy(from, r->file, sizeof from);
-        }
-        snprintf(obj, sizeof obj, "runs/%s", r->id);
-        FP_CHECK_H5(H5Ocopy(src, obj, runs, r->id, H5P_DEFAULT, H5P_DEFAULT));
-    }
-    H5Gclose(runs);
-    runs = H5I_INVALID_HID;
-    st = part_finish(s, dst, name);
-    dst = H5I_INVALID_HID;
-    for (size_t i = 0; st == FP_OK && i < n; i++)
-        memcpy(s->cat[idx[i]].file, name, sizeof name);
-cleanup:
-    if (src >= 0)
-        H5Fclose(src);
-    if (runs >= 0)
-        H5Gclose(runs);
-    if (dst >= 0)
-        H5Fclose(dst);
-    return st;
-}
-
-fp_status fp_store_remove(fp_store *s, const char *const *ids, size_t n)
-{
-    fp_status st = FP_OK;
-    bool *gone = NULL, started = false;
-    size_t *keep = NULL;
-    if (s->mode != FP_STORE_APPEND)
-        FP_FAIL(FP_EUSAGE, "%s was opened read-only", s->path);
-    if (s->schema == 0)
-        FP_FAIL(FP_EINPUT, "%s: no such store", s->path);
-    gone = calloc(s->ncat ? s->ncat : 1, sizeof *gone);
-    keep = calloc(s->ncat ? s->ncat : 1, sizeof *keep);
-    FP_CHECK_ALLOC(gone);
-    FP_CHECK_ALLOC(keep);
-    for (size_t i = 0; i < n; i++) {
-        uint32_t k = find_run(s, ids[i]);
-        if (!valid_run_id(ids[i]) || k == FP__NONE)
-            FP_FAIL(FP_EINPUT, "no run '%s' in %s (nothing removed)", ids[i], s->path);
-        gone[k] = true;
-    }
-    started = true;
-    FP_CHECK(make_partitioned(s));
-    /* a partition that loses some of its runs is rewritten with the others;
-     * one that loses all of them is simply no longer listed */
-    for (size_t i = 0; i < s->ncat; i++) {
-        if (!gone[i] || !s->cat[i].file[0])
-            continue;
-        char file[PART_NAME_MAX];
-        size_t nkeep = 0;
-        memcpy(file, s->cat[i].file, sizeof file);
-        for (size_t j = 0; j < s->ncat; j++) {
-            if (strcmp(s->cat[j].file, file) != 0)
-                continue;
-            if (!gone[j])
-                keep[nkeep++] = j;
-            else
-                s->cat[j].file[0] = 0; /* this partition is done */
-        }
-        if (nkeep)
-            FP_CHECK(copy_into_part(s, keep, nkeep));
-    }
-    size_t m = 0;
-    for (size_t i = 0; i < s->ncat; i++)
-        if (!gone[i])
-            s->cat[m++] = s->cat[i];
-    s->ncat = m;
-cleanup:
-    free(gone);
-    free(keep);
-    return started ? finish_change(s, st) : st;
-}
-
-static int cat_time_cmp(const void *a, const void *b, void *arg)
-{
-    const cat_row *cat = arg, *x = &cat[*(const size_t *)a], *y = &cat[*(const size_t *)b];
-    if (x->time != y->time)
-        return x->time < y->time ? -1 : 1;
-    return strcmp(x->id, y->id);
-}
-
-fp_status fp_store_compact(fp_store *s, uint64_t target, fp_compact_summary *sum)
-{
-    fp_status st = FP_OK;
-    size_t *order = NULL, *batch = NULL, nb = 0;
-    uint64_t *fsize = NULL, *fsamples = NULL, bytes = 0;
-    fp__strmap files = {0};
-    bool started = false;
-    hid_t bsrc = H5I_INVALID_HID, bdst = H5I_INVALID_HID;
-    fp_compact_summary out = {0};
-    if (s->mode != FP_STORE_APPEND)
-        FP_FAIL(FP_EUSAGE, "%s was opened read-only", s->path);
-    if (s->schema == 0)
-        FP_FAIL(FP_EINPUT, "%s: no such store", s->path);
-    if (target == 0)
-        FP_FAIL(FP_EUSAGE, "compact: the target size must be positive");
-    started = true;
-    FP_CHECK(make_partitioned(s));
-    size_t n = s->ncat;
-    order = malloc((n ? n : 1) * sizeof *order);
-    batch = malloc((n ? n : 1) * sizeof *batch);
-    fsize = calloc(n ? n : 1, sizeof *fsize);
-    fsamples = calloc(n ? n : 1, sizeof *fsamples);
-    FP_CHECK_ALLOC(order);
-    FP_CHECK_ALLOC(batch);
-    FP_CHECK_ALLOC(fsize);
-    FP_CHECK_ALLOC(fsamples);
-    /* each partition's size on disk and samples, to estimate a run's bytes */
-    for (size_t i = 0; i < n; i++) {
-        uint32_t f;
-        bool added;
-        FP_CHECK(fp__strmap_intern(&files, s->cat[i].file, strlen(s->cat[i].file), &f, &added));
-        if (added) {
-            char p[4096];
-            struct stat sb;
-            part_path(s, s->cat[i].file, p, sizeof p);
-            fsize[f] = stat(p, &sb) == 0 ? (uint64_t)sb.st_size : 0;
-        }
-        fsamples[f] += s->cat[i].nsamples + 1;
-        order[i] = i;
-    }
-    out.files_before = files.n;
-    qsort_r(order, n, sizeof *order, cat_time_cmp, s->cat);
-    /* runs of partitions smaller than the target, oldest first, are copied
-     * into new partitions of about the target size; big ones stay */
-    for (size_t k = 0; k <= n; k++) {
-        uint32_t f = k < n ? fp__strmap_find(&files, s->cat[order[k]].file,
-                                             strlen(s->cat[order[k]].file))
-                           : FP__NONE;
-        bool small = f != FP__NONE && fsize[f] < target;
-        if (small) {
-            batch[nb++] = order[k];
-            bytes += fsize[f] * (s->cat[order[k]].nsamples + 1) / fsamples[f];
-        }
-        if (nb && (bytes >= target || k == n)) {
-            /* a batch that is exactly one whole partition is left as it is */
-            const char *first = s->cat[batch[0]].file;
-            size_t same = 0;
-            for (size_t i = 0; i < nb; i++)
-                same += strcmp(s->cat[batch[i]].file, first) == 0;
-            size_t whole = 0;
-            for (size_t i = 0; i < n; i++)
-                whole += strcmp(s->cat[i].file, first) == 0;
-            if (same != nb || whole != nb) {
-                FP_CHECK(copy_into_part(s, batch, nb));
-                out.runs_moved += nb;
-            }
-            nb = 0;
-            bytes = 0;
-        }
-    }
-    /* baselines that share a partition with runs (a migrated schema-1 store)
-     * move to a file of their own, so that partition can go */
-    if (s->has_baselines && s->baselines[0] == 'p') {
-        FP_CHECK(open_part(s, s->baselines, "the baselines file", &bsrc));
-        FP_CHECK(part_create(s, 'b', s->pending, &bdst));
-        FP_CHECK_H5(H5Ocopy(bsrc, "baselines", bdst, "baselines", H5P_DEFAULT, H5P_DEFAULT));
-        st = part_finish(s, bdst, s->pending);
-        bdst = H5I_INVALID_HID;
-        FP_CHECK(st);
-        memcpy(s->baselines, s->pending, sizeof s->baselines);
-    }
-    fp__strmap_free(&files);
-    for (size_t i = 0; i < n; i++)
-        FP_CHECK(fp__strmap_intern(&files, s->cat[i].file, strlen(s->cat[i].file),
-                                   &(uint32_t){0}, NULL));
-    out.files_after = files.n;
-    if (sum)
-        *sum = out;
-cleanup:
-    if (bsrc >= 0)
-        H5Fclose(bsrc);
-    if (bdst >= 0)
-        H5Fclose(bdst);
-    fp__strmap_free(&files);
-    free(order);
-    free(batch);
-    free(fsize);
-    free(fsamples);
-    return started ? finish_change(s, st) : st;
-}
-
-/* ---- reading runs ------------------------------------------------------------------ */
-
-fp_status fp__store_read_runtab(fp_store *s, const char *id, fp__runtab *t)
-{
-    fp_status st = FP_OK;
-    hid_t g = H5I_INVALID_HID, mt = H5I_INVALID_HID, nodet = H5I_INVALID_HID;
-    hid_t part = H5I_INVALID_HID;
-    rank_rec *rr = NULL;
-    char (*nodes)[FP_NAME_MAX] = NULL;
-    size_t nn = 0, nr = 0, nm = 0;
-    char name[64];
-    memset(t, 0, sizeof *t);
-    snprintf(name, sizeof name, "runs/%s", id);
-    uint32_t k = valid_run_id(id) ? find_run(s, id) : FP__NONE;
-    if (k == FP__NONE)
-        FP_FAIL(FP_EINPUT, "no run '%s' in %s", id, s->path);
-    FP_CHECK(open_part(s, s->cat[k].file, id, &part));
-    if (H5Lexists(part, name, H5P_DEFAULT) <= 0)
-        FP_FAIL(FP_EINPUT, "%s: run %s is not in its partition %s (corrupt)", s->path, id,
-                s->cat[k].file);
-    FP_CHECK_H5(g = H5Gopen2(part, name, H5P_DEFAULT));
-    FP_CHECK(read_context(g, &t->ctx));
-
-    FP_CHECK_H5(nodet = fp__h5_str_type(FP_NAME_MAX));
-    FP_CHECK(fp__h5_read_table(g, "nodes", nodet, FP_NAME_MAX, (void **)&nodes, &nn));
-    FP_CHECK_H5(mt = rec_type(REC_RANK, false));
-    FP_CHECK(fp__h5_read_table(g, "ranks", mt, sizeof *rr, (void **)&rr, &nr));
-    H5Tclose(mt);
-    mt = H5I_INVALID_HID;
-    FP_CHECK(fp_run_set_shape(&t->ctx, (int)nn, (int)nr));
-    for (size_t i = 0; i < nn; i++) {
-        nodes[i][FP_NAME_MAX - 1] = 0;
-        memcpy(t->ctx.nodes[i], nodes[i], FP_NAME_MAX);
-    }
-    for (size_t r = 0; r < nr; r++) {
-        fp_rank_info *ri = &t->ctx.ranks[r];
-        if (rr[r].node < 0 || (size_t)rr[r].node >= nn)
-            FP_FAIL(FP_EINPUT, "%s: run %s: rank %zu names node %d of %zu (corrupt)", s->path,
-                    id, r, rr[r].node, nn);
-        ri->node = rr[r].node;
-        ri->local_rank = rr[r].local_rank;
-        ri->dev = rr[r].dev;
-        ri->clock_offset = rr[r].clock_offset;
-        ri->clock_error = rr[r].clock_error;
-        memcpy(ri->model, rr[r].model, sizeof ri->model);
-        memcpy(ri->uuid, rr[r].uuid, sizeof ri->uuid);
-        memcpy(ri->pci_bus, rr[r].pci_bus, sizeof ri->pci_bus);
-        ri->model[sizeof ri->model - 1] = ri->uuid[sizeof ri->uuid - 1] = 0;
-        ri->pci_bus[sizeof ri->pci_bus - 1] = 0;
-    }
-
-    FP_CHECK(fp__h5_read_strings(g, "entities", &t->entities));
-    t->ent = calloc(t->entities.n ? t->entities.n : 1, sizeof *t->ent);
-    FP_CHECK_ALLOC(t->ent);
-    for (uint32_t i = 0; i < t->entities.n; i++)
-        if (!fp_entity_parse(fp__strmap_str(&t->entities, i), &t->ent[i]))
-            FP_FAIL(FP_EINPUT, "%s: run %s: entity %u '%s' is malformed", s->path, id, i,
-                    fp__strmap_str(&t->entities, i));
-
-    FP_CHECK_H5(mt = rec_type(REC_METRIC, false));
-    FP_CHECK(fp__h5_read_table(g, "metrics", mt, sizeof(fp__metric), (void **)&t->metrics, &nm));
-    H5Tclose(mt);
-    mt = H5I_INVALID_HID;
-    t->metric_cap = nm;
-    for (size_t i = 0; i < nm; i++) {
-        fp__metric *m = &t->metrics[i];
-        char key[160];
-        m->suite[sizeof m->suite - 1] = m->test[sizeof m->test - 1] = 0;
-        m->metric[sizeof m->metric - 1] = m->unit[sizeof m->unit - 1] = 0;
-        int len = snprintf(key, sizeof key, "%s\x1f%s\x1f%s\x1f%llu", m->suite, m->test,
-                           m->metric, (unsigned long long)m->size);
-        uint32_t kid;
-        FP_CHECK(fp__strmap_intern(&t->keys, key, (size_t)len, &kid, NULL));
-        if (kid != i)
-            FP_FAIL(FP_EINPUT, "%s: run %s: metric row %zu is repeated (corrupt)", s->path, id, i);
-    }
-
-    FP_CHECK_H5(mt = rec_type(REC_ROW, false));
-    FP_CHECK(fp__h5_read_table(g, "samples", mt, sizeof(fp__row), (void **)&t->rows, &t->nrows));
-    t->row_cap = t->nrows;
-    for (size_t i = 0; i < t->nrows; i++)
-        if (t->rows[i].entity >= t->entities.n || t->rows[i].metric >= nm)
-            FP_FAIL(FP_EINPUT, "%s: run %s: sample %zu refers past the entity or metric table "
-                               "(corrupt)", s->path, id, i);
-cleanup:
-    if (st == FP_EH5)
-        fp_error("%s: run %s cannot be read", s->path, id);
-    free(rr);
-    free(nodes);
-    if (nodet >= 0)
-        H5Tclose(nodet);
-    if (mt >= 0)
-        H5Tclose(mt);
-    if (g >= 0)
-        H5Gclose(g);
-    if (part >= 0)
-        H5Fclose(part);
-    return st;
-}
-
-static int summary_cmp(const void *a, const void *b)
-{
-    const fp_run_summary *x = a, *y = b;
-    if (x->time != y->time)
-        return x->time < y->time ? -1 : 1;
-    return strcmp(x->id, y->id);
-}
-
-fp_status fp_store_list(fp_store *s, fp_run_summary **out, size_t *n)
-{
-    fp_status st = FP_OK;
-    fp_run_summary *rows = calloc(s->ncat ? s->ncat : 1, sizeof *rows);
-    *out = NULL;
-    *n = 0;
-    FP_CHECK_ALLOC(rows);
-    for (size_t i = 0; i < s->ncat; i++) {
-        const cat_row *c = &s->cat[i];
-        fp_run_summary *r = &rows[i];
-        memcpy(r->id, c->id, sizeof r->id);
-        memcpy(r->tag, c->tag, sizeof r->tag);
-        memcpy(r->status, c->status, sizeof r->status);
-        r->time = c->time;
-        r->duration = c->duration;
-        r->nranks = c->nranks;
-        r->nnodes = c->nnodes;
-        r->nsamples = c->nsamples;
-        r->injected = c->injected != 0;
-        r->emulated = c->emulated != 0;
-    }
-    qsort(rows, s->ncat, sizeof *rows, summary_cmp);
-    *out = rows;
-    *n = s->ncat;
-    rows = NULL;
-cleanup:
-    free(rows);
-    return st;
-}
-
-fp_status fp_store_load_run(fp_store *s, const char *which, const char *tag, fp_run *run)
-{
-    fp_status st = FP_OK;
-    fp__runtab t;
-    fp_run_summary *rows = NULL;
-    size_t n = 0;
-    char id[48];
-    memset(run, 0, sizeof *run);
-    memset(&t, 0, sizeof t);
-    if (strcmp(which, "latest") == 0) {
-        FP_CHECK(fp_store_list(s, &rows, &n));
-        const fp_run_summary *best = NULL;
-        for (size_t i = 0; i < n; i++)
-            if (!tag || !tag[0] || strcmp(rows[i].tag, tag) == 0)
-                best = &rows[i];
-        if (!best)
-            FP_FAIL(FP_EINPUT, "%s holds no run%s%s", s->path, tag && tag[0] ? " tagged " : "",
-                    tag && tag[0] ? tag : "");
-        snprintf(id, sizeof id, "%s", best->id);
-    } else {
-        snprintf(id, sizeof id, "%s", which);
-    }
-    FP_CHECK(fp__store_read_runtab(s, id, &t));
-    FP_CHECK(fp__run_copy_context(run, &t.ctx));
-    run->samples = malloc((t.nrows ? t.nrows : 1) * sizeof *run->samples);
-    FP_CHECK_ALLOC(run->samples);
-    run->cap = t.nrows;
-    for (size_t i = 0; i < t.nrows; i++)
-        fp__runtab_sample(&t, i, &run->samples[i]);
-    run->nsamples = t.nrows;
-cleanup:
-    free(rows);
-    fp__runtab_free(&t);
-    return st;
-}
 /* ==== SKU index ======================================================================= */
 
 struct fp_sku_index {

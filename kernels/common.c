@@ -19,18 +19,6 @@ double fp_flux_efficiency(double ect_overlap, double ect_seq)
     return 1.0 - ect_overlap / ect_seq;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double fp_median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 fp_status fp_parse_int_list(const fp_strlist *l, const char *opt, const int *defaults, int ndef,
                             int *out, int max, int *n, char *err, size_t len)
 {

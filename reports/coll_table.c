@@ -9,6 +9,8 @@
 #include "fleetprint/collectives.h"
 #include "fleetprint/log.h"
 #include "fleetprint/report.h"
+#include "fleetprint/stats.h"
+#include "fleetprint/mem.h"
 
 enum { MAX_TESTS = 16 };
 
@@ -62,14 +64,10 @@ static crow *find_row(tables *t, int test, const fp_coll_variant *v, uint64_t si
     for (size_t i = t->nrows; i-- > 0;)
         if (same_row(&t->rows[i], test, v, size))
             return &t->rows[t->hint = i];
-    if (t->nrows == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 64;
-        crow *rows = realloc(t->rows, cap * sizeof *rows);
-        if (!rows)
-            return NULL;
-        t->rows = rows;
-        t->cap = cap;
-    }
+    crow *rows = fp_grow(t->rows, &t->cap, t->nrows + 1, sizeof *rows, 64);
+    if (!rows)
+        return NULL;
+    t->rows = rows;
     crow *r = &t->rows[t->nrows];
     memset(r, 0, sizeof *r);
     r->test = test;
@@ -183,12 +181,6 @@ static void print_test(FILE *out, const tables *t, int test, size_t from, size_t
     fprintf(out, "\n");
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The link sweep's summary samples (iter -1) as one table. */
 static bool print_links(FILE *out, const fp_run *run)
 {
@@ -215,10 +207,7 @@ static bool print_links(FILE *out, const fp_run *run)
     }
     double m[2] = {NAN, NAN};
     for (int k = 0; k < 2 && med[0] && med[1]; k++) {
-        qsort(med[k], cnt[k], sizeof(double), cmp_double);
-        if (cnt[k])
-            m[k] = cnt[k] % 2 ? med[k][cnt[k] / 2]
-                              : 0.5 * (med[k][cnt[k] / 2 - 1] + med[k][cnt[k] / 2]);
+        m[k] = fp_median(med[k], cnt[k]);
     }
     free(med[0]);
     free(med[1]);

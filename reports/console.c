@@ -4,12 +4,7 @@
 #include <string.h>
 
 #include "fleetprint/report.h"
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+#include "fleetprint/stats.h"
 
 static int cmp_key(const void *a, const void *b)
 {
@@ -54,11 +49,10 @@ void fp_report_console(FILE *out, const fp_run *run)
         for (size_t k = i; k < j; k++)
             if (!any_summary || idx[k]->iter < 0)
                 vals[m++] = idx[k]->value;
-        qsort(vals, m, sizeof *vals, cmp_double);
+        double med = fp_median(vals, m); /* sorts: vals[0] and vals[m - 1] are min and max */
         const fp_sample *s = idx[i];
         char key[96];
         snprintf(key, sizeof key, "%s/%s %s", s->suite, s->test, s->metric);
-        double med = m % 2 ? vals[m / 2] : 0.5 * (vals[m / 2 - 1] + vals[m / 2]);
         fprintf(out, "%-34s %10llu %6zu %12.4g %12.4g %12.4g  %s (%s is better)\n", key,
                 (unsigned long long)s->size, m, vals[0], med, vals[m - 1], s->unit,
                 s->better == FP_BETTER_LOWER ? "lower" : "higher");

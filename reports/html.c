@@ -10,6 +10,7 @@
 #include "fleetprint/log.h"
 #include "fleetprint/report.h"
 #include "fleetprint/outfile.h"
+#include "fleetprint/stats.h"
 
 enum { MATRIX_MAX = 64, TIMELINE_MAX = 64 };
 
@@ -29,12 +30,6 @@ static void esc(FILE *f, const char *s)
     }
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* White at ratio >= 1 to deep red at ratio <= 0.4 of the median. */
 static void ratio_colour(double ratio, char *buf, size_t len)
 {
@@ -50,12 +45,6 @@ static bool is_link_bw(const fp_sample *s)
 {
     return s->entity.kind == FP_ENT_LINK && strcmp(s->suite, "collectives") == 0 &&
            strcmp(s->metric, "bw_inter") == 0;
-}
-
-static double median_of(double *a, size_t n)
-{
-    qsort(a, n, sizeof *a, cmp_double);
-    return n % 2 ? a[n / 2] : 0.5 * (a[n / 2 - 1] + a[n / 2]);
 }
 
 /* Per node pair (a < b, both among the first n nodes): the sweep's summary
@@ -99,7 +88,7 @@ static void link_values(const fp_run *run, int n, double *bw)
     }
     for (size_t c = 0; c < cells; c++)
         if (!summary[c] && count[c + 1] > count[c])
-            bw[c] = median_of(vals + count[c], count[c + 1] - count[c]);
+            bw[c] = fp_median(vals + count[c], count[c + 1] - count[c]);
     for (int x = 0; x < n; x++)
         for (int y = 0; y < x; y++)
             bw[x * n + y] = bw[y * n + x];
@@ -126,7 +115,7 @@ static void link_matrix(FILE *f, const fp_run *run, const fp_verdicts *v)
         fprintf(f, "<p>No link sweep in this run (<code>--test links</code>).</p>\n");
         goto done;
     }
-    double med = median_of(vals, m);
+    double med = fp_median(vals, m);
     if (run->nnodes > n)
         fprintf(f, "<p>%d nodes: the matrix shows the first %d.</p>\n", run->nnodes, n);
     /* about 600..900 px whatever the node count; values in cells of 40 px or more */

@@ -1,67 +1,14 @@
+/* The run as one JSON document (fp_report_json) and the JSON file writer the
+ * other JSON outputs share. The schema of a sample and a run context is the
+ * store's interchange format: fingerprint/json_schema.c. */
 #include "fleetprint/report.h"
 
 #include <errno.h>
-
-#include <limits.h>
-#include <math.h>
 #include <string.h>
 
+#include "fleetprint/jsonl.h"
 #include "fleetprint/log.h"
 #include "fleetprint/outfile.h"
-
-/* ---- writing -------------------------------------------------------------------- */
-
-json_t *fp_json_sample(const fp_sample *s)
-{
-    char ent[2 * FP_NAME_MAX + 32];
-    fp_entity_format(&s->entity, ent, sizeof ent);
-    json_t *j = json_object();
-    json_object_set_new(j, "suite", json_string(s->suite));
-    json_object_set_new(j, "test", json_string(s->test));
-    json_object_set_new(j, "metric", json_string(s->metric));
-    json_object_set_new(j, "unit", json_string(s->unit));
-    json_object_set_new(j, "better", json_string(s->better == FP_BETTER_LOWER ? "lower" : "higher"));
-    json_object_set_new(j, "entity", json_string(ent));
-    json_object_set_new(j, "size", json_integer((json_int_t)s->size));
-    json_object_set_new(j, "iter", json_integer(s->iter));
-    /* JSON has no NaN or Inf: write null and read it back as NaN */
-    json_object_set_new(j, "value", isfinite(s->value) ? json_real(s->value) : json_null());
-    json_object_set_new(j, "t", json_real(s->t_start));
-    return j;
-}
-
-json_t *fp_json_context(const fp_run *run)
-{
-    json_t *j = json_object();
-#define STR(field) json_object_set_new(j, #field, json_string(run->field));
-    STR(id)
-    FP_RUN_TEXT_FIELDS(STR)
-#undef STR
-    json_object_set_new(j, "time", json_real(run->time));
-    json_object_set_new(j, "duration", json_real(run->duration));
-    json_t *nodes = json_array();
-    for (int i = 0; i < run->nnodes; i++)
-        json_array_append_new(nodes, json_string(run->nodes[i]));
-    json_object_set_new(j, "nodes", nodes);
-    json_t *ranks = json_array();
-    for (int r = 0; r < run->nranks; r++) {
-        const fp_rank_info *ri = &run->ranks[r];
-        json_t *o = json_object();
-        json_object_set_new(o, "node", json_string(ri->node >= 0 && ri->node < run->nnodes
-                                                       ? run->nodes[ri->node]
-                                                       : ""));
-        json_object_set_new(o, "local_rank", json_integer(ri->local_rank));
-        json_object_set_new(o, "dev", json_integer(ri->dev));
-        json_object_set_new(o, "clock_offset", json_real(ri->clock_offset));
-        json_object_set_new(o, "clock_error", json_real(ri->clock_error));
-        json_object_set_new(o, "model", json_string(ri->model));
-        json_object_set_new(o, "uuid", json_string(ri->uuid));
-        json_object_set_new(o, "pci_bus", json_string(ri->pci_bus));
-        json_array_append_new(ranks, o);
-    }
-    json_object_set_new(j, "ranks", ranks);
-    return j;
-}
 
 json_t *fp_json_run(const fp_run *run)
 {
@@ -97,117 +44,4 @@ fp_status fp_json_write(json_t *root, const char *path)
 fp_status fp_report_json(const fp_run *run, const char *path)
 {
     return fp_json_write(fp_json_run(run), path);
-}
-
-/* ---- reading -------------------------------------------------------------------- */
-
-static bool get_str(const json_t *j, const char *key, char *dst, size_t len, bool required)
-{
-    const json_t *v = json_object_get(j, key);
-    if (!v)
-        return !required && (dst[0] = 0, true);
-    if (!json_is_string(v) || json_string_length(v) >= len)
-        return false;
-    memcpy(dst, json_string_value(v), json_string_length(v) + 1);
-    return true;
-}
-
-static bool get_num(const json_t *j, const char *key, double *out, bool required)
-{
-    const json_t *v = json_object_get(j, key);
-    if (!v || json_is_null(v)) {
-        *out = v ? NAN : 0;
-        return v ? true : !required;
-    }
-    if (!json_is_number(v))
-        return false;
-    *out = json_number_value(v);
-    return true;
-}
-
-#define BAD(field)                                                                         \
-    do {                                                                                   \
-        snprintf(err, errlen, "field '%s' missing or malformed", field);                   \
-        return FP_EINPUT;                                                                  \
-    } while (0)
-
-fp_status fp_json_parse_sample(const json_t *j, fp_sample *out, char *err, size_t errlen)
-{
-    fp_sample s;
-    memset(&s, 0, sizeof s);
-    if (!json_is_object(j))
-        BAD("sample");
-    if (!get_str(j, "suite", s.suite, sizeof s.suite, true)) BAD("suite");
-    if (!get_str(j, "test", s.test, sizeof s.test, true)) BAD("test");
-    if (!get_str(j, "metric", s.metric, sizeof s.metric, true)) BAD("metric");
-    if (!get_str(j, "unit", s.unit, sizeof s.unit, true)) BAD("unit");
-    char text[2 * FP_NAME_MAX + 32];
-    if (!get_str(j, "better", text, sizeof text, true)) BAD("better");
-    if (strcmp(text, "higher") == 0)
-        s.better = FP_BETTER_HIGHER;
-    else if (strcmp(text, "lower") == 0)
-        s.better = FP_BETTER_LOWER;
-    else
-        BAD("better");
-    if (!get_str(j, "entity", text, sizeof text, true) || !fp_entity_parse(text, &s.entity))
-        BAD("entity");
-    double size, iter;
-    if (!get_num(j, "size", &size, false) || !(size >= 0 && size < 0x1p64) || size != floor(size))
-        BAD("size");
-    if (!get_num(j, "iter", &iter, false) || iter != floor(iter) || fabs(iter) > 2e9) BAD("iter");
-    if (!get_num(j, "value", &s.value, true)) BAD("value");
-    if (!get_num(j, "t", &s.t_start, false)) BAD("t");
-    s.size = (uint64_t)size;
-    s.iter = (int32_t)iter;
-    *out = s;
-    return FP_OK;
-}
-
-fp_status fp_json_parse_context(const json_t *j, fp_run *run, char *err, size_t errlen)
-{
-    if (!json_is_object(j))
-        BAD("run");
-    if (!get_str(j, "id", run->id, sizeof run->id, true))
-        BAD("id");
-#define STR(field)                                                                         \
-    if (!get_str(j, #field, run->field, sizeof run->field, false))                         \
-        BAD(#field);
-    FP_RUN_TEXT_FIELDS(STR)
-#undef STR
-    if (!get_num(j, "time", &run->time, false)) BAD("time");
-    if (!get_num(j, "duration", &run->duration, false)) BAD("duration");
-    const json_t *nodes = json_object_get(j, "nodes"), *ranks = json_object_get(j, "ranks");
-    if (nodes && !json_is_array(nodes)) BAD("nodes");
-    if (ranks && !json_is_array(ranks)) BAD("ranks");
-    int nn = nodes ? (int)json_array_size(nodes) : 0, nr = ranks ? (int)json_array_size(ranks) : 0;
-    if (fp_run_set_shape(run, nn, nr) != FP_OK)
-        return FP_ENOMEM;
-    for (int i = 0; i < nn; i++) {
-        const json_t *v = json_array_get(nodes, (size_t)i);
-        if (!json_is_string(v) || json_string_length(v) >= FP_NAME_MAX) BAD("nodes");
-        memcpy(run->nodes[i], json_string_value(v), json_string_length(v) + 1);
-    }
-    for (int r = 0; r < nr; r++) {
-        const json_t *o = json_array_get(ranks, (size_t)r);
-        fp_rank_info *ri = &run->ranks[r];
-        char node[FP_NAME_MAX];
-        double lr, dev;
-        if (!json_is_object(o) || !get_str(o, "node", node, sizeof node, true)) BAD("ranks.node");
-        ri->node = fp_run_node_index(run, node);
-        if (ri->node < 0) BAD("ranks.node");
-        /* whole numbers in int range: a cast of anything else is undefined */
-        if (!get_num(o, "local_rank", &lr, false) || !(lr >= 0 && lr <= INT_MAX) ||
-            lr != floor(lr))
-            BAD("ranks.local_rank");
-        if (!get_num(o, "dev", &dev, false) || !(dev >= -1 && dev <= INT_MAX) || dev != floor(dev))
-            BAD("ranks.dev");
-        if (!get_num(o, "clock_offset", &ri->clock_offset, false)) BAD("ranks.clock_offset");
-        if (!get_num(o, "clock_error", &ri->clock_error, false)) BAD("ranks.clock_error");
-        if (!get_str(o, "model", ri->model, sizeof ri->model, false)) BAD("ranks.model");
-        if (!get_str(o, "uuid", ri->uuid, sizeof ri->uuid, false)) BAD("ranks.uuid");
-        if (!get_str(o, "pci_bus", ri->pci_bus, sizeof ri->pci_bus, false)) BAD("ranks.pci_bus");
-        ri->local_rank = (int)lr;
-        ri->dev = (int)dev;
-    }
-    return FP_OK;
 }

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "fleetprint/log.h"
-#include "fleetprint/trace.h"
+#include "fleetprint/report.h"
 
 fp_status fp_tr_write_timeline(const fp_tr_job *job, const char *path)
 {

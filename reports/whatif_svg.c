@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "fleetprint/log.h"
-#include "fleetprint/whatif.h"
+#include "fleetprint/report.h"
 #include "fleetprint/outfile.h"
 
 #define VMIN 1.0

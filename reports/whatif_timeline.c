@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "fleetprint/log.h"
-#include "fleetprint/whatif.h"
+#include "fleetprint/report.h"
 #include "fleetprint/outfile.h"
 
 enum { CLS_COMPUTE, CLS_PP, CLS_DP, CLS_N };

@@ -230,22 +230,34 @@ typedef struct fp_burnin_verdict {
     char reasons[768];           /* "; "-separated, "" when all passed */
 } fp_burnin_verdict;
 
-/* Print the throughput timeline (one row per rank, a column per window, from
- * run's burnin.gemm.gflops samples), one verdict line per rank with its
- * reasons, and a summary line to out. */
-void fp_report_burnin_console(FILE *out, const fp_run *run, const fp_burnin_verdict *v, int nranks,
-                              bool interrupted, int windows, int planned);
+/* ---- one burn-in on every rank (burnin/burnin.c) ---------------------------------- */
 
-/* Write the verdicts as JUnit XML (timestamp and duration from run): one test
- * case per rank (its device), failing with the rank's reasons when its
- * outcome is fail, passing with them in <system-out> when it warns. FP_EIO. */
-fp_status fp_report_burnin_junit(const fp_run *run, const fp_burnin_verdict *v, int nranks,
-                                 const char *path);
+typedef struct fp_burnin fp_burnin;
 
-/* Write {"run": context, "burnin": {verdicts}, "samples": [...]} to path
- * ("-" for stdout). FP_EIO when it cannot be written. */
-fp_status fp_report_burnin_json(const fp_run *run, const fp_burnin_verdict *v, int nranks,
-                                bool interrupted, int windows, int planned, const char *path);
+/* What a burn-in left on every rank once the verdicts were gathered. */
+typedef struct fp_burnin_result {
+    fp_burnin_verdict *all; /* nranks verdicts in rank order; the caller frees */
+    int nranks;
+    int done, planned;      /* windows completed and planned */
+    bool interrupted;       /* a SIGINT or SIGTERM ended it early */
+    bool failed;            /* some rank's outcome is fail */
+} fp_burnin_result;
+
+/* Check cfg (FP_EUSAGE, one line naming the option on rank 0) and catch
+ * SIGINT/SIGTERM until fp_burnin_end, so a signal ends the windows early and
+ * partial results are kept. *out is new; fp_burnin_end frees it. */
+fp_status fp_burnin_begin(const fp_burnin_config *cfg, int rank, fp_burnin **out);
+
+/* The memory test, then the windows of GEMM stress with result votes, throughput
+ * and telemetry on ctx's device, then this rank's verdict. Collective over
+ * ctx's world; samples go to ctx's run. */
+fp_status fp_burnin_run(fp_burnin *bi, fp_ctx *ctx);
+
+/* Gather every rank's verdict into res (collective; res->all is new). */
+fp_status fp_burnin_verdicts(fp_burnin *bi, fp_burnin_result *res);
+
+/* Free the device buffers and telemetry and restore the signal handlers. NULL is fine. */
+void fp_burnin_end(fp_burnin *bi);
 
 /* "pass", "warn", "fail". */
 const char *fp_burnin_outcome_name(int outcome);

@@ -1,7 +1,7 @@
 #ifndef FLEETPRINT_CLI_H
 #define FLEETPRINT_CLI_H
 /* Subcommands. Each module that owns a command defines one const fp_command;
- * core/commands.c lists them and main dispatches on argv[1]. */
+ * app/commands.c lists them and main dispatches on argv[1]. */
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -29,5 +29,12 @@ extern const fp_command *const fp_commands[];
 
 /* Look a command up by name; NULL when unknown. */
 const fp_command *fp_command_find(const char *name);
+
+/* When argv[0..argc) (the words after the command's name) holds an option that
+ * cmd does not take but other commands do, write "option '--X' does not apply
+ * to CMD (an option of A, B)" to err and return true; else leave err alone and
+ * return false. Used to explain a parse error. */
+bool fp_command_foreign_option(const fp_command *cmd, int argc, char **argv, char *err,
+                               size_t errlen);
 
 #endif

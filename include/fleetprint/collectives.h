@@ -83,7 +83,7 @@ fp_status fp_coll_sizes(uint64_t min, uint64_t max, double factor, uint64_t *siz
  * line on one rank and FP_EUSAGE. */
 fp_status fp_coll_sweep(fp_ctx *ctx, const fp_test *t, const fp_coll_variant *only);
 
-/* The suite's tests, also registered in core/tests.c. */
+/* The suite's tests, also registered in app/tests.c. */
 extern const fp_test fp_test_allreduce, fp_test_allgather, fp_test_reduce_scatter,
     fp_test_alltoall, fp_test_broadcast, fp_test_reduce, fp_test_sendrecv, fp_test_links;
 

@@ -28,7 +28,7 @@ fp_status fp_k_count_wrong(const double *x, size_t n, double expect, double tol,
 /* One empty kernel (launch latency). */
 fp_status fp_k_empty(cudaStream_t stream);
 
-/* Memory test passes (kernels/memtest.cu) over words 8-byte words at region
+/* Memory test passes (core/k_memtest.cu) over words 8-byte words at region
  * (16-byte aligned, words even): write puts fp_mem_word(p, region, i, seed)
  * in word i; verify compares every word with it, adding the wrong ones to
  * out->errors and keeping the first found in out (device memory, zeroed by
@@ -38,7 +38,7 @@ fp_status fp_k_mem_write(int p, uint64_t *region, size_t words, uint64_t seed,
 fp_status fp_k_mem_verify(int p, const uint64_t *region, size_t words, uint64_t seed,
                           fp_mem_check *out, cudaStream_t stream);
 
-/* GEMM data on the device (kernels/results.cu). Element i < n of dst gets
+/* GEMM data on the device (core/k_results.cu). Element i < n of dst gets
  * fp_gemm_operand(seed, i, exact) stored by fp_gemm_store(type). */
 fp_status fp_k_fill_gemm(int type, void *dst, size_t n, uint64_t seed, int exact,
                          cudaStream_t stream);

@@ -146,40 +146,13 @@ size_t fp_verdicts_nodes_at(const fp_verdicts *v, fp_verdict min, const char *co
 /* The status a command exits with: FP_EFAIL when anything failed, else FP_OK. */
 fp_status fp_verdicts_status(const fp_verdicts *v);
 
-/* ---- outputs --------------------------------------------------------------------------- */
+/* The number of nodes judged: the first entities of fp_verdicts_get. */
+size_t fp_verdicts_node_count(const fp_verdicts *v);
 
-/* Human summary: one line per non-passing entity with its reasons, then a
- * total line. Nodes that pass are counted, not listed. */
-void fp_verdicts_print(FILE *out, const fp_verdicts *v, const fp_run *run);
-
-/* The evidence chain of one entity (canonical text: "node:n3", "gpu:n3/1",
- * "link:n2~n6"; a node also shows its devices, links and ranks): each
- * entity's verdict, then every piece of evidence -- peers, drift, fleet,
- * value, missing, and what demarcation concluded -- with the value, expected
- * +- band, the runs x windows or peers behind it, z, the windows out of
- * bounds and the rule. Passing evidence is listed only when fp_detect ran
- * with opts.explain naming this entity. FP_EINPUT (one line logged) when the
- * run has no such entity. */
-fp_status fp_verdicts_explain(FILE *out, const fp_verdicts *v, const char *entity);
-
-/* Write {"run", "verdict", "counts", "entities":[...]} to path ("-": stdout).
- * Every node is listed; other entities only when not passing. FP_EIO naming
- * the path when it cannot be written. */
-fp_status fp_verdicts_write_json(const fp_verdicts *v, const fp_run *run, const char *path);
-
-/* Write the failing nodes as one hostlist expression and a newline (Slurm
- * syntax: scontrol update NodeName=$(cat F) State=DRAIN), or an empty file
- * when none fail. The exclude file is the same list, for srun --exclude and
- * mpirun --host filtering. FP_EIO naming the path on error. */
-fp_status fp_verdicts_write_hostlist(const fp_verdicts *v, const char *path);
-
-/* Write the verdicts as JUnit XML for CI (timestamp, duration from run): one
- * test case per judged entity. A failing one has a failure typed by its first
- * failing rule, one line per failing reason (metric, value, expected value,
- * deviation, evidence, rule) as fp_verdicts_print shows it; a warning one
- * passes with its reasons in <system-out>; an unknown one is <skipped>.
- * FP_EIO; FP_ENOMEM. */
-fp_status fp_verdicts_write_junit(const fp_verdicts *v, const fp_run *run, const char *path);
+/* True when e is the entity named by text (canonical, "gpu:n3/1"), or text
+ * names a node ("node:n3") and e is that node or one of its devices, ranks
+ * or links: what `--explain` shows. */
+bool fp_entity_in(const fp_entity *e, const char *text);
 
 /* ---- fleet simulation --------------------------------------------------------------------- */
 

@@ -94,6 +94,7 @@ static inline FP_HD uint64_t fp_ag_source(uint64_t t, uint64_t mc, int nranks, u
 #include <stdbool.h>
 
 #include "fleetprint/suite.h"
+#include "fleetprint/stats.h"
 
 /* Flux (arXiv 2406.06858): exposed communication time of a region that took
  * total seconds, against the best non-split GEMM time. */
@@ -119,9 +120,6 @@ fp_status fp_gemm_upload(fp_ctx *ctx, fp_gemm_type t, const double *src, size_t 
  * costs no host memory or host time. */
 fp_status fp_gemm_upload_periodic(fp_ctx *ctx, fp_gemm_type t, const double *period, size_t p,
                                   size_t n, void *dst);
-
-/* Median of n values (n >= 1); reorders v. */
-double fp_median(double *v, int n);
 
 /* Parse a list of positive integers given as repeated options and/or
  * comma-separated ("1,2,4") into out (at most max). On bad text returns

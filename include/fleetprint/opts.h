@@ -45,8 +45,16 @@ typedef struct fp_opt {
 fp_status fp_opts_parse(const fp_opt *opts, int argc, char **argv, void *cfg, char *err,
                         size_t errlen);
 
+/* The row of opts that the command-line word arg names ("--name", "--name=value"
+ * or "-c"); NULL when it names none (or is not an option). */
+const fp_opt *fp_opts_find(const fp_opt *opts, const char *arg);
+
 /* Print "usage: fleetprint CMD [options]" and one line per option. */
 void fp_opts_usage(FILE *out, const char *cmd, const char *summary, const fp_opt *opts);
+
+/* The argument an option of type t takes, as help shows it ("N", "SIZE",
+ * "TIME", ...; "" for a flag). */
+const char *fp_opts_placeholder(fp_opt_type t);
 
 /* Value parsers shared with other modules; each returns false on bad text. */
 bool fp_parse_bytes(const char *text, uint64_t *out);

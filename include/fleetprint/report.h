@@ -6,19 +6,15 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "fleetprint/admit.h"
+#include "fleetprint/burnin.h"
+#include "fleetprint/detect.h"
+#include "fleetprint/jsonl.h"
 #include "fleetprint/sample.h"
+#include "fleetprint/trace.h"
+#include "fleetprint/whatif.h"
 
 /* ---- JSON ------------------------------------------------------------------ */
-
-/* The run context (everything but the samples) as a new JSON object. */
-json_t *fp_json_context(const fp_run *run);
-/* One sample as a new JSON object:
- * {"suite","test","metric","unit","better":"higher|lower","entity","size","iter","value","t"} */
-json_t *fp_json_sample(const fp_sample *s);
-/* Parse a sample object. On error returns FP_EINPUT with the bad field named in err. */
-fp_status fp_json_parse_sample(const json_t *j, fp_sample *out, char *err, size_t errlen);
-/* Parse a context object into run (samples untouched). FP_EINPUT with err on error. */
-fp_status fp_json_parse_context(const json_t *j, fp_run *run, char *err, size_t errlen);
 
 /* {"run": context, "samples": [...]} as a new JSON object. */
 json_t *fp_json_run(const fp_run *run);
@@ -31,49 +27,6 @@ fp_status fp_json_write(json_t *root, const char *path);
 /* Write fp_json_run(run) to path ("-" for stdout). */
 fp_status fp_report_json(const fp_run *run, const char *path);
 
-/* ---- JSON Lines ------------------------------------------------------------------
- * The store's interchange format (docs/store.md): one JSON object per line.
- *   {"kind":"run","run":{context as fp_json_context}}     a run's context
- *   {"kind":"sample","run":"<id>","suite":...,"t":...}    one sample of run <id>
- *   {"kind":"baseline",...}                               export only (not ingested)
- * "kind" may be left out of sample lines. Unknown keys are ignored. */
-
-typedef enum fp_jsonl_kind {
-    FP_JSONL_BLANK,    /* an empty or all-blank line */
-    FP_JSONL_SAMPLE,   /* run_id and sample are set */
-    FP_JSONL_RUN,      /* context is set (a new reference the caller must json_decref) */
-    FP_JSONL_BASELINE, /* a baseline row from an export; nothing else is set */
-} fp_jsonl_kind;
-
-typedef struct fp_jsonl_line {
-    fp_jsonl_kind kind;
-    char run_id[48];
-    fp_sample sample;
-    json_t *context;
-} fp_jsonl_line;
-
-/* Parse one line (len bytes, no need for a terminating NUL or newline). Sample
- * lines take a fast path that does not build a JSON tree; lines with nested
- * values go through jansson. On bad input returns FP_EINPUT with a message
- * naming the field, or the column of a syntax error, in err (the caller adds
- * the file name and line number); out->context is then NULL. */
-fp_status fp_jsonl_parse(const char *line, size_t len, fp_jsonl_line *out, char *err,
-                         size_t errlen);
-
-/* Format one sample line, newline included, into buf. Doubles are written so
- * that they read back bit for bit; run_id is at most 47 bytes (fp_run.id). A
- * line is under 2 KB even when every byte of its strings needs escaping. Returns the length of the full line like
- * snprintf: a value >= len means buf was too small (then buf holds a prefix). */
-int fp_jsonl_format_sample(char *buf, size_t len, const char *run_id, const fp_sample *s);
-
-/* Write the run line of run's context (samples not included) to out.
- * Returns FP_EIO when the stream fails. */
-fp_status fp_jsonl_write_run(FILE *out, const fp_run *run);
-
-/* Write s into buf as a JSON string literal, quotes included, escaping what
- * JSON requires. Returns the length like snprintf. */
-int fp_json_quote(char *buf, size_t len, const char *s);
-
 /* ---- console ----------------------------------------------------------------- */
 
 /* Summary table: one row per metric key with count, min, median, max over
@@ -82,7 +35,6 @@ void fp_report_console(FILE *out, const fp_run *run);
 
 /* ---- pictures and dashboards ------------------------------------------------------ */
 
-typedef struct fp_verdicts fp_verdicts; /* fleetprint/detect.h */
 
 /* One self-contained HTML page: run context, verdicts (v may be NULL), the
  * link matrix of the link sweep and the burn-in throughput timeline as inline
@@ -137,5 +89,100 @@ fp_status fp_junit_from_checks(const fp_run *run, fp_junit_case **out, size_t *n
  * late rank, out-of-place and in-place), then the link sweep's table.
  * Prints nothing and returns false when run has no collective samples. */
 bool fp_report_collectives(FILE *out, const fp_run *run);
+
+/* ---- burn-in ----------------------------------------------------------------------- */
+
+/* Print the throughput timeline (one row per rank, a column per window, from
+ * run's burnin.gemm.gflops samples), one verdict line per rank with its
+ * reasons, and a summary line to out. */
+void fp_report_burnin_console(FILE *out, const fp_run *run, const fp_burnin_verdict *v, int nranks,
+                              bool interrupted, int windows, int planned);
+
+/* Write the verdicts as JUnit XML (timestamp and duration from run): one test
+ * case per rank (its device), failing with the rank's reasons when its
+ * outcome is fail, passing with them in <system-out> when it warns. FP_EIO. */
+fp_status fp_report_burnin_junit(const fp_run *run, const fp_burnin_verdict *v, int nranks,
+                                 const char *path);
+
+/* Write {"run": context, "burnin": {verdicts}, "samples": [...]} to path
+ * ("-" for stdout). FP_EIO when it cannot be written. */
+fp_status fp_report_burnin_json(const fp_run *run, const fp_burnin_verdict *v, int nranks,
+                                bool interrupted, int windows, int planned, const char *path);
+
+/* ---- verdicts (reports/verdict.c) --------------------------------------------------------------------------- */
+
+/* Human summary: one line per non-passing entity with its reasons, then a
+ * total line. Nodes that pass are counted, not listed. */
+void fp_verdicts_print(FILE *out, const fp_verdicts *v, const fp_run *run);
+
+/* The evidence chain of one entity (canonical text: "node:n3", "gpu:n3/1",
+ * "link:n2~n6"; a node also shows its devices, links and ranks): each
+ * entity's verdict, then every piece of evidence -- peers, drift, fleet,
+ * value, missing, and what demarcation concluded -- with the value, expected
+ * +- band, the runs x windows or peers behind it, z, the windows out of
+ * bounds and the rule. Passing evidence is listed only when fp_detect ran
+ * with opts.explain naming this entity. FP_EINPUT (one line logged) when the
+ * run has no such entity. */
+fp_status fp_verdicts_explain(FILE *out, const fp_verdicts *v, const char *entity);
+
+/* Write {"run", "verdict", "counts", "entities":[...]} to path ("-": stdout).
+ * Every node is listed; other entities only when not passing. FP_EIO naming
+ * the path when it cannot be written. */
+fp_status fp_verdicts_write_json(const fp_verdicts *v, const fp_run *run, const char *path);
+
+/* Write the failing nodes as one hostlist expression and a newline (Slurm
+ * syntax: scontrol update NodeName=$(cat F) State=DRAIN), or an empty file
+ * when none fail. The exclude file is the same list, for srun --exclude and
+ * mpirun --host filtering. FP_EIO naming the path on error. */
+fp_status fp_verdicts_write_hostlist(const fp_verdicts *v, const char *path);
+
+/* Write the verdicts as JUnit XML for CI (timestamp, duration from run): one
+ * test case per judged entity. A failing one has a failure typed by its first
+ * failing rule, one line per failing reason (metric, value, expected value,
+ * deviation, evidence, rule) as fp_verdicts_print shows it; a warning one
+ * passes with its reasons in <system-out>; an unknown one is <skipped>.
+ * FP_EIO; FP_ENOMEM. */
+fp_status fp_verdicts_write_junit(const fp_verdicts *v, const fp_run *run, const char *path);
+
+/* ---- what-if (reports/whatif_*.c) ------------------------------------------------ */
+
+/* The result as JSON with the artifact's field names (step_t_base,
+ * blocking_slowdown, blocking_decompose_by_stage, ...) plus "ms", "mw",
+ * "worker_slowdown" and "replay_error"; path "-" is stdout. FP_EIO on failure. */
+fp_status fp_wi_write_json(const fp_wi_result *result, const char *path);
+
+/* A short human summary: S, T, T_ideal, GPU waste, top attributions, M_W, M_S
+ * and what the pattern suggests. */
+void fp_wi_print_summary(FILE *out, const fp_wi_result *result);
+
+/* DP x PP heat map of per-worker slowdown as a standalone SVG file: one
+ * <rect class="cell"> per worker, rows are stages, columns DP ranks, colour
+ * from 1.0 (white) to 1.5 and above (dark red). FP_EIO on failure. */
+fp_status fp_wi_write_heatmap_svg(const fp_wi_result *result, const char *path);
+
+/* The original and the ideal timelines as one Chrome trace JSON file (open in
+ * Perfetto or chrome://tracing): a process per DP rank and kind, a thread per
+ * stage and op class, steps laid end to end. Needs result->timeline (FP_EUSAGE
+ * when absent); FP_EIO on write failure. */
+fp_status fp_wi_write_timeline(const fp_wi_result *result, const char *path);
+
+/* ---- job traces (reports/trace_timeline.c) ------------------------------------------ */
+
+/* The job's NCCL ops as a Chrome trace JSON file (Perfetto): a process per
+ * rank, a thread per communicator. FP_EIO on write failure. */
+fp_status fp_tr_write_timeline(const fp_tr_job *job, const char *path);
+
+/* ---- admission (reports/admit.c) ------------------------------------------------------- */
+
+/* The hostlist, the job's shape and rank order, and the scores of ours and
+ * first-fit as a table. */
+void fp_report_admit_console(FILE *out, const fp_admit_shape *sh, const char *hostlist,
+                             const fp_placement *ours, const fp_placement *ff);
+
+/* The same as JSON (topology: the topology file's path; the nodes of ours in
+ * rank order) to path ("-": stdout). FP_EIO naming the path. */
+fp_status fp_report_admit_json(const char *path, const char *topology, const fp_admit_shape *sh,
+                               const fp_topology *t, const fp_placement *ours,
+                               const fp_placement *ff, const char *hostlist);
 
 #endif

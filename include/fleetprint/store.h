@@ -208,4 +208,28 @@ double fp_baselines_built(const fp_baselines *b);
 size_t fp_baselines_runs(const fp_baselines *b, const fp_baseline *row, const char **ids,
                          size_t max);
 
+/* ---- the store command's actions ------------------------------------------------ */
+
+/* What `fleetprint store` was asked to do (app/store.c fills it from its options). */
+typedef struct fp_store_action {
+    const char *action; /* ls | show | export | ingest | rm | compact */
+    const char *arg;    /* run id, latest, all; a JSONL file or -; ids a,b */
+    const char *store;
+    const char *tag;
+    const char *out;
+    bool baselines;
+    const char *before;
+    uint64_t target;
+    double lock_timeout;
+} fp_store_action;
+
+/* Check the action and its arguments (FP_EUSAGE with one logged line naming
+ * what is wrong), open the store (read-only unless the action writes) and run
+ * it; prints listings to stdout. Returns the action's status. */
+fp_status fp_store_run_action(const fp_store_action *a);
+
+/* "YYYY-MM-DD", "YYYY-MM-DDTHH:MM[:SS]", optional trailing Z, UTC, as Unix
+ * time in *out; false when text is not such a date. */
+bool fp_store_parse_date(const char *text, double *out);
+
 #endif

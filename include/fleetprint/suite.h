@@ -40,20 +40,24 @@ typedef struct fp_config {
     fp_strlist chunks;          /* fused: chunk counts */
 } fp_config;
 
-/* Option rows shared by run, preflight and burnin. */
-#define FP_SUITE_OPTS                                                                      \
-    {"suite", 's', FP_OPT_STRING, offsetof(fp_config, suite), "kernels",                   \
-     "suite to run: kernels, collectives or all (burn-in: fleetprint burnin)"},                                 \
+/* Option rows of the measuring commands, in groups: run takes them all
+ * (FP_SUITE_OPTS), burnin only the backends, gemm-size and the run controls.
+ * Each command lists only the options it reads (app/). */
+#define FP_OPTS_SELECT                                                                     \
+    {"suite", 0, FP_OPT_STRING, offsetof(fp_config, suite), "kernels",                     \
+     "suite to run: kernels, collectives or all (burn-in: fleetprint burnin)"},           \
         {"test", 't', FP_OPT_LIST, offsetof(fp_config, tests), NULL,                       \
-         "run only this test (repeatable)"},                                               \
-        {"device", 0, FP_OPT_STRING, offsetof(fp_config, device), "auto",                  \
-         "device backend: auto, host or cuda"},                                            \
+         "run only this test (repeatable)"}
+#define FP_OPTS_BACKENDS                                                                   \
+    {"device", 0, FP_OPT_STRING, offsetof(fp_config, device), "auto",                      \
+     "device backend: auto, host or cuda"},                                               \
         {"comm", 0, FP_OPT_STRING, offsetof(fp_config, comm), "auto",                      \
          "comm backend: auto (nccl with cuda, else mpi), mpi or nccl"},                    \
         {"threads", 0, FP_OPT_INT, offsetof(fp_config, threads), "0",                      \
-         "host threads per rank (0: cores / ranks per node)"},                             \
-        {"min-bytes", 'b', FP_OPT_BYTES, offsetof(fp_config, min_bytes), "1M",             \
-         "smallest message size"},                                                         \
+         "host threads per rank (0: cores / ranks per node)"}
+#define FP_OPTS_SIZES                                                                      \
+    {"min-bytes", 'b', FP_OPT_BYTES, offsetof(fp_config, min_bytes), "1M",                 \
+     "smallest message size"},                                                             \
         {"max-bytes", 'e', FP_OPT_BYTES, offsetof(fp_config, max_bytes), "16M",            \
          "largest message size"},                                                          \
         {"step-factor", 'f', FP_OPT_DOUBLE, offsetof(fp_config, step_factor), "2",         \
@@ -66,9 +70,10 @@ typedef struct fp_config {
         {"array-size", 0, FP_OPT_BYTES, offsetof(fp_config, array_bytes), "64M",           \
          "membw: bytes per array"},                                                        \
         {"pairs", 0, FP_OPT_STRING, offsetof(fp_config, pairs), "all",                     \
-         "link sweep pairs: all, ring, k=K or random=K"},                                  \
-        {"timeout", 0, FP_OPT_SECONDS, offsetof(fp_config, timeout), "120s",               \
-         "deadline of every blocking step"},                                               \
+         "link sweep pairs: all, ring, k=K or random=K"}
+#define FP_OPTS_RUN_CONTROL                                                                \
+    {"timeout", 0, FP_OPT_SECONDS, offsetof(fp_config, timeout), "120s",                   \
+     "deadline of every blocking step"},                                                   \
         {"inject", 0, FP_OPT_LIST, offsetof(fp_config, inject), NULL,                      \
          "inject a fault (repeatable; see README)"},                                       \
         {"tag", 0, FP_OPT_STRING, offsetof(fp_config, tag), "adhoc", "tag of the run"},    \
@@ -80,15 +85,21 @@ typedef struct fp_config {
          "write a JUnit XML report to FILE"},                                              \
         {"verbose", 'v', FP_OPT_FLAG, offsetof(fp_config, verbose), NULL,                  \
          "log from every rank"},                                                           \
-        {"quiet", 'q', FP_OPT_FLAG, offsetof(fp_config, quiet), NULL, "only warnings and errors"}, \
-        {"gemm-size", 0, FP_OPT_INT, offsetof(fp_config, gemm_size), "0",                  \
-         "gemm: timed problem size n=m=k (0: 1024 on host, 8192 on cuda)"},                \
-        {"fused-m", 0, FP_OPT_LIST, offsetof(fp_config, fused_m), NULL,                    \
-         "fused: token counts m, e.g. 1024,4096 (default 256,1024 host; 1024,4096,8192 cuda)"}, \
+        {"quiet", 'q', FP_OPT_FLAG, offsetof(fp_config, quiet), NULL, "only warnings and errors"}
+#define FP_OPTS_GEMM                                                                       \
+    {"gemm-size", 0, FP_OPT_INT, offsetof(fp_config, gemm_size), "0",                      \
+     "gemm: timed problem size n=m=k (0: 1024 on host, 8192 on cuda)"}
+#define FP_OPTS_FUSED                                                                      \
+    {"fused-m", 0, FP_OPT_LIST, offsetof(fp_config, fused_m), NULL,                        \
+     "fused: token counts m, e.g. 1024,4096 (default 256,1024 host; 1024,4096,8192 cuda)"}, \
         {"fused-nk", 0, FP_OPT_STRING, offsetof(fp_config, fused_nk), "auto",              \
          "fused: per-rank GEMM n,k (auto: 512,512 host; Flux's GPT-3 shapes cuda)"},        \
         {"chunks", 0, FP_OPT_LIST, offsetof(fp_config, chunks), NULL,                      \
          "fused: chunk counts, e.g. 1,2,4,8 (the default)"}
+/* Every row, in the order `run --help` lists them. */
+#define FP_SUITE_OPTS                                                                      \
+    FP_OPTS_SELECT, FP_OPTS_BACKENDS, FP_OPTS_SIZES, FP_OPTS_RUN_CONTROL, FP_OPTS_GEMM,    \
+        FP_OPTS_FUSED
 
 /* Everything a test needs on one rank. */
 typedef struct fp_ctx {
@@ -115,9 +126,6 @@ struct fp_test {
      * in ctx->wrong. Returns FP_OK unless the test could not run. */
     fp_status (*run)(fp_ctx *ctx, const fp_test *self);
 };
-
-/* Registry, NULL-terminated. */
-extern const fp_test *const fp_tests[];
 
 /* Record a sample of this rank, stamped with the common clock. */
 fp_status fp_emit(fp_ctx *ctx, const fp_test *t, const fp_metric *m, const fp_entity *e,
@@ -186,14 +194,6 @@ fp_status fp_ctx_sync(fp_ctx *ctx, const char *what);
 fp_status fp_ctx_open(fp_ctx *ctx, const fp_config *cfg, fp_world *w, fp_inject_set *inject,
                       fp_run *local);
 void fp_ctx_close(fp_ctx *ctx);
-
-/* Every --test name of cfg is a test of this build and its --suite is known:
- * FP_OK, else FP_EUSAGE with a one-line error when speak. Needs no world, so
- * commands check before MPI and devices start. */
-fp_status fp_selection_check(const fp_config *cfg, bool speak);
-
-/* Run the tests cfg selects (suite and --test), in registry order. */
-fp_status fp_run_selected(fp_ctx *ctx);
 
 /* Gather the local samples into run on rank 0 and fill its context. */
 fp_status fp_ctx_gather(fp_ctx *ctx, fp_run *run);

@@ -3,7 +3,7 @@
 /* Traces of live jobs: the per-rank JSON Lines files that the NCCL profiler
  * plugin (profiler/, libnccl-profiler-fleetprint.so) writes, read back and
  * turned into what-if traces, fleetprint samples and a timeline (docs/trace.md).
- * detect/trace_job.c reads and converts, detect/trace_cmd.c is `fleetprint
+ * whatif/trace_job.c reads and converts, app/trace.c is `fleetprint
  * trace`, reports/trace_timeline.c writes the Chrome trace. */
 #include <stdbool.h>
 #include <stddef.h>
@@ -90,9 +90,5 @@ fp_status fp_tr_whatif_rows(const fp_tr_job *job, const fp_tr_layout *layout, fp
  * with fp_run_free (also on error). FP_ENOMEM. */
 fp_status fp_tr_job_run(const fp_tr_job *job, const fp_tr_layout *layout, const char *command,
                         fp_run *run);
-
-/* The job's NCCL ops as a Chrome trace JSON file (Perfetto): a process per
- * rank, a thread per communicator. FP_EIO on write failure. */
-fp_status fp_tr_write_timeline(const fp_tr_job *job, const char *path);
 
 #endif

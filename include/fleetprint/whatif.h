@@ -8,9 +8,9 @@
  * how much slower than ideal did the job run (S = T / T_ideal), and which DP
  * rank, PP stage or operation type is to blame.
  *
- * Module layout: detect/whatif_trace.c (trace and meta input), detect/whatif.c
- * (dependency model, replay, analyses), detect/whatif_synth.c (synthetic 1F1B
- * traces), detect/whatif_cmd.c (the `whatif` command) and the writers in
+ * Module layout: whatif/whatif_trace.c (trace and meta input), whatif/whatif.c
+ * (dependency model, replay, analyses), whatif/whatif_synth.c (synthetic 1F1B
+ * traces), app/whatif.c (the `whatif` command) and the writers in
  * reports/whatif_*.c declared at the end of this header. */
 #include <stdbool.h>
 #include <stddef.h>
@@ -236,27 +236,5 @@ fp_wi_synth fp_wi_synth_default(void);
 /* Generate the trace of such a job by playing its schedule: *rows is a new
  * array of *n rows (free with free()). FP_EUSAGE for sizes < 1, FP_ENOMEM. */
 fp_status fp_wi_synth_rows(const fp_wi_synth *spec, fp_wi_row **rows, size_t *n);
-
-/* ---- reports (reports/whatif_*.c) ------------------------------------------------ */
-
-/* The result as JSON with the artifact's field names (step_t_base,
- * blocking_slowdown, blocking_decompose_by_stage, ...) plus "ms", "mw",
- * "worker_slowdown" and "replay_error"; path "-" is stdout. FP_EIO on failure. */
-fp_status fp_wi_write_json(const fp_wi_result *result, const char *path);
-
-/* A short human summary: S, T, T_ideal, GPU waste, top attributions, M_W, M_S
- * and what the pattern suggests. */
-void fp_wi_print_summary(FILE *out, const fp_wi_result *result);
-
-/* DP x PP heat map of per-worker slowdown as a standalone SVG file: one
- * <rect class="cell"> per worker, rows are stages, columns DP ranks, colour
- * from 1.0 (white) to 1.5 and above (dark red). FP_EIO on failure. */
-fp_status fp_wi_write_heatmap_svg(const fp_wi_result *result, const char *path);
-
-/* The original and the ideal timelines as one Chrome trace JSON file (open in
- * Perfetto or chrome://tracing): a process per DP rank and kind, a thread per
- * stage and op class, steps laid end to end. Needs result->timeline (FP_EUSAGE
- * when absent); FP_EIO on write failure. */
-fp_status fp_wi_write_timeline(const fp_wi_result *result, const char *path);
 
 #endif

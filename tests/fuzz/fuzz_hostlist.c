@@ -1,4 +1,4 @@
-/* Fuzz target: hostlist expressions (core/hostlist.c).
+/* Fuzz target: hostlist expressions (admit/hostlist.c).
  * Properties: an accepted expression compresses to text that expands back to
  * the same hosts in the same order; a rejected one leaves a message naming a
  * position; sort_unique leaves a sorted, duplicate-free list in which every

@@ -1,4 +1,4 @@
-/* Fuzz target: JSON Lines sample and run lines (reports/jsonl.c, fp_jsonl_parse;
+/* Fuzz target: JSON Lines sample and run lines (fingerprint/jsonl.c, fp_jsonl_parse;
  * run contexts through fp_json_parse_context as `store ingest` does).
  * Properties: a rejected line has a message; a sample the fast scanner accepts
  * is valid JSON to jansson too, and formats (fp_jsonl_format_sample) to a line

@@ -1,4 +1,4 @@
-/* Fuzz target: Slurm topology.conf (detect/topology.c, fp_topology_parse).
+/* Fuzz target: Slurm topology.conf (admit/topology.c, fp_topology_parse).
  * Properties: a rejected file has a message starting with the file name; an
  * accepted one is a tree: every node has a leaf switch that is found by name,
  * every parent is a valid switch one level or more above its child, walking up

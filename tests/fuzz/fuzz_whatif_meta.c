@@ -1,4 +1,4 @@
-/* Fuzz target: the what-if job meta YAML loader (detect/whatif_trace.c,
+/* Fuzz target: the what-if job meta YAML loader (whatif/whatif_trace.c,
  * fp_wi_meta_load). Properties: an accepted file gives a record that passes
  * fp_wi_meta_check; a rejected one is FP_EINPUT. */
 #include "fleetprint/whatif.h"

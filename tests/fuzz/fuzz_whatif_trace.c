@@ -1,4 +1,4 @@
-/* Fuzz target: the what-if trace CSV loader (detect/whatif_trace.c,
+/* Fuzz target: the what-if trace CSV loader (whatif/whatif_trace.c,
  * fp_wi_trace_load_csv), then the analysis of small accepted traces against
  * the meta their ranks imply (fp_wi_analyze must accept or reject, never crash).
  * Properties: every accepted row satisfies the documented constraints. */

@@ -8,7 +8,7 @@ NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 fail=0
-for cu in "$FP_SRC"/kernels/*.cu; do
+for cu in "$FP_SRC"/core/*.cu "$FP_SRC"/kernels/*.cu; do
     name=$(basename "$cu")
     if ! "$NVCC" -std=c++17 -c -I"$FP_SRC/include" \
         --generate-code=arch=compute_80,code=sm_80 --generate-code=arch=compute_90,code=sm_90 \

@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "fleetprint/detect.h"
+#include "fleetprint/report.h"
 
 static fp_rules *rules_default(void)
 {

@@ -10,6 +10,7 @@
 #include "fleetprint/log.h"
 #include "fleetprint/mem.h"
 #include "fleetprint/trace.h"
+#include "fleetprint/stats.h"
 #include "whatif_internal.h"
 
 /* ---- reading -------------------------------------------------------------------------------- */
@@ -740,18 +741,6 @@ static int cmp_call(const void *x, const void *y)
     return p->seq < q->seq ? -1 : p->seq > q->seq;
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double p = *(const double *)x, q = *(const double *)y;
-    return p < q ? -1 : p > q;
-}
-
-static double median_of(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* Windows of one test: the next window index per test name. */
 typedef struct windows {
     char name[16][24];
@@ -823,7 +812,7 @@ static fp_status behind_samples(const fp_tr_job *job, call_key *keys, double *v,
         if (b - a < 2) continue; /* a call whose peers were not traced */
         for (size_t k = a; k < b; k++)
             v[k - a] = job->ops[keys[k].op].t_start;
-        double med = median_of(v, b - a);
+        double med = fp_median(v, b - a);
         char test[24];
         test_name(&job->ops[keys[a].op], test, sizeof test);
         int iter = next_window(&win, test);
@@ -884,7 +873,7 @@ static fp_status self_samples(const fp_tr_job *job, const int *stage, const size
             const fp_tr_op *prev = &job->ops[first[r0] + k - 1];
             if (ref->t_start < prev->t_end)
                 continue; /* issued with the previous op (one group): its gap is that op's */
-            double med = median_of(v, m);
+            double med = fp_median(v, m);
             char test[24];
             test_name(ref, test, sizeof test);
             int iter = next_window(&win, test);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fleetprint/cli.h"
+#include "app.h"
 #include "fleetprint/store.h"
 #include "fleetprint/world.h"
 
@@ -14,7 +14,8 @@ static void usage(FILE *out)
     fprintf(out, "usage: fleetprint <command> [options]\n\ncommands:\n");
     for (int i = 0; fp_commands[i]; i++)
         fprintf(out, "  %-10s %s\n", fp_commands[i]->name, fp_commands[i]->summary);
-    fprintf(out, "\n'fleetprint <command> --help' describes a command's options.\n"
+    fprintf(out, "\n'fleetprint <command> --help' describes a command's options; 'fleetprint --man'\n"
+                 "writes the manual page, 'fleetprint --completion bash' the bash completion.\n"
                  "exit codes: 0 pass, 1 fail found, 2 usage or input error, 3 cannot run here,\n"
                  "            4 internal error or timeout, 5 interrupted (partial results kept)\n");
 }
@@ -45,6 +46,14 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
+    if (strcmp(argv[1], "--man") == 0) {
+        fp_print_man(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--completion") == 0 && argc == 3 && strcmp(argv[2], "bash") == 0) {
+        fp_print_bash_completion(stdout);
+        return 0;
+    }
     if (strcmp(argv[1], "--version") == 0)
         argv[1] = "version";
     bool speak = launcher_rank() == 0;
@@ -60,6 +69,8 @@ int main(int argc, char **argv)
     char err[512];
     fp_status st = fp_opts_parse(cmd->opts, argc - 2, argv + 2, cfg, err, sizeof err);
     if (st != FP_OK) {
+        if (err[0])
+            fp_command_foreign_option(cmd, argc - 2, argv + 2, err, sizeof err);
         if (speak && !err[0])
             fp_opts_usage(stdout, cmd->name, cmd->summary, cmd->opts);
         else if (speak)

@@ -1,13 +1,13 @@
-/* Verdict outputs: the console summary, JSON, and the drain/exclude hostlist
- * files. (Verdicts are the detector's own records; their formatting lives
- * beside them rather than in reports/, which formats runs.) */
+/* Verdict outputs: the console summary, the evidence chain (--explain), JSON,
+ * JUnit and the drain/exclude hostlist files. Reads the verdicts through
+ * detect.h's accessors. */
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "detect_internal.h"
+#include "fleetprint/detect.h"
 #include "fleetprint/log.h"
 #include "fleetprint/hostlist.h"
 #include "fleetprint/report.h"
@@ -58,9 +58,9 @@ static void print_reason(FILE *out, const fp_reason *r)
 void fp_verdicts_print(FILE *out, const fp_verdicts *v, const fp_run *run)
 {
     size_t counts[4] = {0}, ecounts[4] = {0};
-    for (size_t i = 0; i < v->nents; i++) {
-        const fp_entity_verdict *ev = &v->ents[i];
-        if (i < v->nnodes)
+    for (size_t i = 0; i < fp_verdicts_count(v); i++) {
+        const fp_entity_verdict *ev = fp_verdicts_get(v, i);
+        if (i < fp_verdicts_node_count(v))
             counts[ev->verdict]++;
         else
             ecounts[ev->verdict]++;
@@ -71,39 +71,29 @@ void fp_verdicts_print(FILE *out, const fp_verdicts *v, const fp_run *run)
         fprintf(out, "%-4s %s\n", ev->verdict == FP_FAIL ? "FAIL" : ev->verdict == FP_WARN ? "warn" : "?",
                 ent);
         for (size_t k = 0; k < ev->nreasons; k++)
-            print_reason(out, &v->reasons[ev->first_reason + k]);
+            print_reason(out, fp_verdicts_reason(v, ev->first_reason + k));
     }
     fprintf(out,
             "detect %s: %s -- nodes: %zu pass, %zu warn, %zu fail, %zu unknown; other entities: "
             "%zu pass, %zu warn, %zu fail, %zu unknown\n",
-            run->id, fp_verdict_name(v->overall), counts[FP_PASS], counts[FP_WARN], counts[FP_FAIL],
+            run->id, fp_verdict_name(fp_verdicts_overall(v)), counts[FP_PASS], counts[FP_WARN], counts[FP_FAIL],
             counts[FP_UNKNOWN], ecounts[FP_PASS], ecounts[FP_WARN], ecounts[FP_FAIL],
             ecounts[FP_UNKNOWN]);
-}
-
-bool fp__entity_in(const fp_entity *e, const char *text)
-{
-    char name[2 * FP_NAME_MAX + 32];
-    if (strcmp(fp_entity_format(e, name, sizeof name), text) == 0)
-        return true;
-    const char *node = strncmp(text, "node:", 5) == 0 ? text + 5 : NULL;
-    return node && e->kind != FP_ENT_GROUP &&
-           (strcmp(e->node, node) == 0 || (e->kind == FP_ENT_LINK && strcmp(e->peer, node) == 0));
 }
 
 fp_status fp_verdicts_explain(FILE *out, const fp_verdicts *v, const char *entity)
 {
     size_t shown = 0;
-    for (size_t i = 0; i < v->nents; i++) {
-        const fp_entity_verdict *ev = &v->ents[i];
+    for (size_t i = 0; i < fp_verdicts_count(v); i++) {
+        const fp_entity_verdict *ev = fp_verdicts_get(v, i);
         char name[2 * FP_NAME_MAX + 32];
-        if (!fp__entity_in(&ev->entity, entity))
+        if (!fp_entity_in(&ev->entity, entity))
             continue;
         fp_entity_format(&ev->entity, name, sizeof name);
         fprintf(out, "%s %s: %s\n", shown ? "  part" : "explain", name,
                 fp_verdict_name(ev->verdict));
         for (size_t k = 0; k < ev->nreasons; k++)
-            print_reason(out, &v->reasons[ev->first_reason + k]);
+            print_reason(out, fp_verdicts_reason(v, ev->first_reason + k));
         if (ev->nreasons == 0)
             fprintf(out, "    (no evidence recorded)\n");
         shown++;
@@ -149,14 +139,14 @@ fp_status fp_verdicts_write_json(const fp_verdicts *v, const fp_run *run, const 
 {
     json_t *root = json_object();
     json_object_set_new(root, "run", json_string(run->id));
-    json_object_set_new(root, "verdict", json_string(fp_verdict_name(v->overall)));
+    json_object_set_new(root, "verdict", json_string(fp_verdict_name(fp_verdicts_overall(v))));
     size_t counts[4] = {0};
     json_t *ents = json_array();
-    for (size_t i = 0; i < v->nents; i++) {
-        const fp_entity_verdict *ev = &v->ents[i];
-        if (i < v->nnodes)
+    for (size_t i = 0; i < fp_verdicts_count(v); i++) {
+        const fp_entity_verdict *ev = fp_verdicts_get(v, i);
+        if (i < fp_verdicts_node_count(v))
             counts[ev->verdict]++;
-        if (i >= v->nnodes && ev->verdict == FP_PASS)
+        if (i >= fp_verdicts_node_count(v) && ev->verdict == FP_PASS)
             continue;
         char ent[2 * FP_NAME_MAX + 32];
         fp_entity_format(&ev->entity, ent, sizeof ent);
@@ -165,7 +155,7 @@ fp_status fp_verdicts_write_json(const fp_verdicts *v, const fp_run *run, const 
         json_object_set_new(e, "verdict", json_string(fp_verdict_name(ev->verdict)));
         json_t *rs = json_array();
         for (size_t k = 0; k < ev->nreasons; k++)
-            json_array_append_new(rs, reason_json(&v->reasons[ev->first_reason + k]));
+            json_array_append_new(rs, reason_json(fp_verdicts_reason(v, ev->first_reason + k)));
         json_object_set_new(e, "reasons", rs);
         json_array_append_new(ents, e);
     }
@@ -174,8 +164,10 @@ fp_status fp_verdicts_write_json(const fp_verdicts *v, const fp_run *run, const 
         json_object_set_new(c, fp_verdict_name((fp_verdict)k), json_integer((json_int_t)counts[k]));
     json_object_set_new(root, "nodes", c);
     json_t *drain = json_array();
-    for (size_t i = 0; i < v->nfail_nodes; i++)
-        json_array_append_new(drain, json_string(v->fail_nodes[i]));
+    const char *const *fail_nodes;
+    size_t nfail = fp_verdicts_nodes_at(v, FP_FAIL, &fail_nodes);
+    for (size_t i = 0; i < nfail; i++)
+        json_array_append_new(drain, json_string(fail_nodes[i]));
     json_object_set_new(root, "failing_nodes", drain);
     json_object_set_new(root, "entities", ents);
     return fp_json_write(root, path);
@@ -193,7 +185,7 @@ static char *reason_lines(const fp_verdicts *v, const fp_entity_verdict *ev, fp_
     if (!mem)
         return NULL;
     for (size_t k = 0; k < ev->nreasons; k++) {
-        const fp_reason *r = &v->reasons[ev->first_reason + k];
+        const fp_reason *r = fp_verdicts_reason(v, ev->first_reason + k);
         if (want == FP_UNKNOWN || r->verdict == want)
             print_reason(mem, r);
     }
@@ -207,12 +199,12 @@ static char *reason_lines(const fp_verdicts *v, const fp_entity_verdict *ev, fp_
 fp_status fp_verdicts_write_junit(const fp_verdicts *v, const fp_run *run, const char *path)
 {
     fp_status st = FP_OK;
-    fp_junit_case *cases = calloc(v->nents ? v->nents : 1, sizeof *cases);
-    char **texts = calloc(v->nents ? v->nents : 1, sizeof *texts);
+    fp_junit_case *cases = calloc(fp_verdicts_count(v) ? fp_verdicts_count(v) : 1, sizeof *cases);
+    char **texts = calloc(fp_verdicts_count(v) ? fp_verdicts_count(v) : 1, sizeof *texts);
     FP_CHECK_ALLOC(cases);
     FP_CHECK_ALLOC(texts);
-    for (size_t i = 0; i < v->nents; i++) {
-        const fp_entity_verdict *ev = &v->ents[i];
+    for (size_t i = 0; i < fp_verdicts_count(v); i++) {
+        const fp_entity_verdict *ev = fp_verdicts_get(v, i);
         fp_junit_case *c = &cases[i];
         snprintf(c->classname, sizeof c->classname, "fleetprint.detect.%s",
                  fp_entity_kind_name(ev->entity.kind));
@@ -224,8 +216,8 @@ fp_status fp_verdicts_write_junit(const fp_verdicts *v, const fp_run *run, const
         texts[i] = reason_lines(v, ev, ev->verdict);
         FP_CHECK_ALLOC(texts[i]);
         for (size_t k = 0; c->failed && k < ev->nreasons && !c->type; k++)
-            if (v->reasons[ev->first_reason + k].verdict == FP_FAIL)
-                c->type = v->reasons[ev->first_reason + k].rule;
+            if (fp_verdicts_reason(v, ev->first_reason + k)->verdict == FP_FAIL)
+                c->type = fp_verdicts_reason(v, ev->first_reason + k)->rule;
         if (ev->verdict == FP_WARN)
             c->out = texts[i]; /* a warn passes, with its reasons as a note */
         else if (texts[i][0])
@@ -234,9 +226,9 @@ fp_status fp_verdicts_write_junit(const fp_verdicts *v, const fp_run *run, const
             snprintf(c->message, sizeof c->message, "%s",
                      c->skipped ? "no evidence to judge it" : "fails with its parts");
     }
-    st = fp_report_junit(path, "fleetprint detect", run, cases, v->nents);
+    st = fp_report_junit(path, "fleetprint detect", run, cases, fp_verdicts_count(v));
 cleanup:
-    for (size_t i = 0; texts && i < v->nents; i++)
+    for (size_t i = 0; texts && i < fp_verdicts_count(v); i++)
         free(texts[i]);
     free(texts);
     free(cases);
@@ -247,13 +239,15 @@ cleanup:
 
 fp_status fp_verdicts_write_hostlist(const fp_verdicts *v, const char *path)
 {
-    char *expr = fp_hostlist_compress(v->fail_nodes, v->nfail_nodes);
+    const char *const *fail_nodes;
+    size_t nfail = fp_verdicts_nodes_at(v, FP_FAIL, &fail_nodes);
+    char *expr = fp_hostlist_compress(fail_nodes, nfail);
     if (!expr)
         return FP_ENOMEM;
     fp_status st;
     FILE *f = fp_outfile_open(path, &st);
     if (f) {
-        if (v->nfail_nodes)
+        if (nfail)
             fprintf(f, "%s\n", expr);
         st = fp_outfile_close(f, path, true);
     }

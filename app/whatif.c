@@ -3,7 +3,7 @@
 
 #include "fleetprint/cli.h"
 #include "fleetprint/log.h"
-#include "fleetprint/whatif.h"
+#include "fleetprint/report.h"
 
 typedef struct whatif_cfg {
     const char *trace;
@@ -17,7 +17,7 @@ typedef struct whatif_cfg {
 } whatif_cfg;
 
 static const fp_opt whatif_opts[] = {
-    {"trace", 't', FP_OPT_STRING, offsetof(whatif_cfg, trace), NULL,
+    {"trace", 0, FP_OPT_STRING, offsetof(whatif_cfg, trace), NULL,
      "trace CSV: dp_rank,stage,rank,step,optype,start_ts,duration,seq_id,mc,mb_id,gmc"},
     {"meta", 'm', FP_OPT_STRING, offsetof(whatif_cfg, meta), NULL,
      "job meta YAML (dp_size, pp_size, tp_size, vpp_size, world_size)"},

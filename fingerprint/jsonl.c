@@ -2,7 +2,7 @@
  * and are read by a small strict scanner (jansson takes ~8 us a line, too slow
  * for a million-sample ingest); lines with nested values (run contexts,
  * baseline rows) are handed to jansson. */
-#include "fleetprint/report.h"
+#include "fleetprint/jsonl.h"
 
 #include <errno.h>
 #include <float.h>

@@ -1,6 +1,7 @@
 /* Hostlist expressions: expansion with Slurm's grammar and order-preserving
  * compression (see include/fleetprint/hostlist.h for the grammar). */
 #include "fleetprint/hostlist.h"
+#include "fleetprint/mem.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -51,16 +52,10 @@ static bool is_sep(char c)
 
 static bool grow(fp_hostlist *hl, size_t more)
 {
-    if (hl->n + more <= hl->cap)
-        return true;
-    size_t cap = hl->cap ? hl->cap : 16;
-    while (cap < hl->n + more)
-        cap *= 2;
-    char **p = realloc(hl->name, cap * sizeof *p);
+    char **p = fp_grow(hl->name, &hl->cap, hl->n + more, sizeof *p, 16);
     if (!p)
         return false;
     hl->name = p;
-    hl->cap = cap;
     return true;
 }
 

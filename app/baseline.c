@@ -5,7 +5,7 @@
 
 #include "fleetprint/cli.h"
 #include "fleetprint/log.h"
-#include "store_internal.h"
+#include "fleetprint/store.h"
 
 typedef struct baseline_cfg {
     const char *action;
@@ -20,9 +20,9 @@ typedef struct baseline_cfg {
 static const fp_opt baseline_opts[] = {
     {"ACTION", 0, FP_OPT_POSITIONAL, offsetof(baseline_cfg, action), NULL,
      "build (the only action: baselines from the store's runs)"},
-    {"store", 's', FP_OPT_STRING, offsetof(baseline_cfg, store), NULL, "the store file (HDF5)"},
-    {"tag", 't', FP_OPT_STRING, offsetof(baseline_cfg, tag), NULL, "only runs with this tag"},
-    {"last", 'n', FP_OPT_INT, offsetof(baseline_cfg, last), NULL, "only the newest N runs"},
+    {"store", 0, FP_OPT_STRING, offsetof(baseline_cfg, store), NULL, "the store file (HDF5)"},
+    {"tag", 0, FP_OPT_STRING, offsetof(baseline_cfg, tag), NULL, "only runs with this tag"},
+    {"last", 0, FP_OPT_INT, offsetof(baseline_cfg, last), NULL, "only the newest N runs"},
     {"since", 0, FP_OPT_STRING, offsetof(baseline_cfg, since), NULL,
      "only runs started at or after DATE (YYYY-MM-DD[THH:MM[:SS]], UTC)"},
     {"reject", 0, FP_OPT_DOUBLE, offsetof(baseline_cfg, reject), "3.5",
@@ -31,40 +31,6 @@ static const fp_opt baseline_opts[] = {
      "how long to wait for another writer's lock"},
     {0},
 };
-
-bool fp__parse_date(const char *text, double *out)
-{
-    struct tm tm;
-    memset(&tm, 0, sizeof tm);
-    int y, mo, d, h = 0, mi = 0, s = 0, used = 0;
-    if (sscanf(text, "%4d-%2d-%2d%n", &y, &mo, &d, &used) != 3)
-        return false;
-    const char *p = text + used;
-    if (*p == 'T' || *p == ' ') {
-        int u2 = 0;
-        if (sscanf(p + 1, "%2d:%2d%n", &h, &mi, &u2) != 2)
-            return false;
-        p += 1 + u2;
-        if (*p == ':') {
-            int u3 = 0;
-            if (sscanf(p + 1, "%2d%n", &s, &u3) != 1)
-                return false;
-            p += 1 + u3;
-        }
-    }
-    if (*p == 'Z')
-        p++;
-    if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60 || y < 1970)
-        return false;
-    tm.tm_year = y - 1900;
-    tm.tm_mon = mo - 1;
-    tm.tm_mday = d;
-    tm.tm_hour = h;
-    tm.tm_min = mi;
-    tm.tm_sec = s;
-    *out = (double)timegm(&tm);
-    return true;
-}
 
 static fp_status baseline_run(const void *config, fp_world *world)
 {
@@ -83,7 +49,7 @@ static fp_status baseline_run(const void *config, fp_world *world)
         FP_FAIL(FP_EUSAGE, "baseline build: --last must be positive, not %d", c->last);
     if (c->last && c->since)
         FP_FAIL(FP_EUSAGE, "baseline build: give --last or --since, not both");
-    if (c->since && !fp__parse_date(c->since, &o.since))
+    if (c->since && !fp_store_parse_date(c->since, &o.since))
         FP_FAIL(FP_EUSAGE, "baseline build: --since '%s' is not a date (YYYY-MM-DD[THH:MM[:SS]])",
                 c->since);
     if (!(c->reject >= 0))

@@ -1,5 +1,6 @@
-/* fleetprint store ls|show|export|ingest|rm|compact: look after the runs of a store,
- * and move them in and out as JSON Lines (docs/store.md). */
+/* The actions of `fleetprint store` (ls, show, export, ingest, rm, compact): look
+ * after the runs of a store and move them in and out as JSON Lines (docs/store.md).
+ * app/store.c parses the options; this file does the work. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -10,44 +11,45 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fleetprint/cli.h"
 #include "fleetprint/log.h"
 #include "fleetprint/mem.h"
-#include "fleetprint/report.h"
+#include "fleetprint/jsonl.h"
 #include "fleetprint/outfile.h"
 #include "store_internal.h"
 
-typedef struct store_cfg {
-    const char *action;
-    const char *arg;
-    const char *store;
-    const char *tag;
-    const char *out;
-    bool baselines;
-    const char *before;
-    uint64_t target;
-    double lock_timeout;
-} store_cfg;
-
-static const fp_opt store_opts[] = {
-    {"ACTION", 0, FP_OPT_POSITIONAL, offsetof(store_cfg, action), NULL,
-     "ls | show | export | ingest | rm | compact"},
-    {"ARG", 0, FP_OPT_POSITIONAL, offsetof(store_cfg, arg), NULL,
-     "run id, 'latest' or 'all' (show, export), JSONL file or - (ingest), ids a,b (rm)"},
-    {"before", 0, FP_OPT_STRING, offsetof(store_cfg, before), NULL,
-     "rm: every run started before DATE (YYYY-MM-DD[THH:MM[:SS]], UTC)"},
-    {"target-size", 0, FP_OPT_BYTES, offsetof(store_cfg, target), "1G",
-     "compact: merge partition files smaller than this into files of about this size"},
-    {"store", 's', FP_OPT_STRING, offsetof(store_cfg, store), NULL, "the store file (HDF5)"},
-    {"tag", 't', FP_OPT_STRING, offsetof(store_cfg, tag), NULL,
-     "ls/export/show latest: only runs with this tag; ingest: tag for runs without one"},
-    {"out", 'o', FP_OPT_STRING, offsetof(store_cfg, out), "-", "export: output file, - for stdout"},
-    {"baselines", 0, FP_OPT_FLAG, offsetof(store_cfg, baselines), NULL,
-     "show/export: the baselines too"},
-    {"lock-timeout", 0, FP_OPT_SECONDS, offsetof(store_cfg, lock_timeout), "60s",
-     "how long a writer waits for another writer's lock"},
-    {0},
-};
+bool fp_store_parse_date(const char *text, double *out)
+{
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    int y, mo, d, h = 0, mi = 0, s = 0, used = 0;
+    if (sscanf(text, "%4d-%2d-%2d%n", &y, &mo, &d, &used) != 3)
+        return false;
+    const char *p = text + used;
+    if (*p == 'T' || *p == ' ') {
+        int u2 = 0;
+        if (sscanf(p + 1, "%2d:%2d%n", &h, &mi, &u2) != 2)
+            return false;
+        p += 1 + u2;
+        if (*p == ':') {
+            int u3 = 0;
+            if (sscanf(p + 1, "%2d%n", &s, &u3) != 1)
+                return false;
+            p += 1 + u3;
+        }
+    }
+    if (*p == 'Z')
+        p++;
+    if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60 || y < 1970)
+        return false;
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    tm.tm_sec = s;
+    *out = (double)timegm(&tm);
+    return true;
+}
 
 static void format_time(double t, char *buf, size_t len)
 {
@@ -57,14 +59,14 @@ static void format_time(double t, char *buf, size_t len)
     strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static bool tag_ok(const store_cfg *c, const char *tag)
+static bool tag_ok(const fp_store_action *c, const char *tag)
 {
     return !c->tag || !c->tag[0] || strcmp(c->tag, tag) == 0;
 }
 
 /* ==== ls ============================================================================== */
 
-static fp_status do_ls(const store_cfg *c, fp_store *s)
+static fp_status do_ls(const fp_store_action *c, fp_store *s)
 {
     fp_run_summary *rows = NULL;
     size_t n = 0;
@@ -89,7 +91,7 @@ static fp_status do_ls(const store_cfg *c, fp_store *s)
 
 /* ==== show ============================================================================ */
 
-static fp_status show_run(const store_cfg *c, fp_store *s, const char *which)
+static fp_status show_run(const fp_store_action *c, fp_store *s, const char *which)
 {
     fp_status st = FP_OK;
     fp__runtab t;
@@ -272,7 +274,7 @@ cleanup:
     return st;
 }
 
-static fp_status do_export(const store_cfg *c, fp_store *s)
+static fp_status do_export(const fp_store_action *c, fp_store *s)
 {
     fp_status st = FP_OK;
     fp_run_summary *rows = NULL;
@@ -486,7 +488,7 @@ static void lines_close(line_src *l)
     free(l->buf);
 }
 
-static fp_status do_ingest(const store_cfg *c, fp_store *s)
+static fp_status do_ingest(const fp_store_action *c, fp_store *s)
 {
     fp_status st = FP_OK;
     ingest in;
@@ -531,7 +533,7 @@ cleanup:
 
 /* ==== rm ================================================================================ */
 
-static fp_status do_rm(const store_cfg *c, fp_store *s)
+static fp_status do_rm(const fp_store_action *c, fp_store *s)
 {
     fp_status st = FP_OK;
     char *copy = NULL;
@@ -542,7 +544,7 @@ static fp_status do_rm(const store_cfg *c, fp_store *s)
         double before;
         if (c->arg)
             FP_FAIL(FP_EUSAGE, "store rm: give run ids or --before, not both");
-        if (!fp__parse_date(c->before, &before))
+        if (!fp_store_parse_date(c->before, &before))
             FP_FAIL(FP_EUSAGE, "store rm: --before '%s' is not a date (YYYY-MM-DD[THH:MM[:SS]])",
                     c->before);
         FP_CHECK(fp_store_list(s, &rows, &nrows));
@@ -582,7 +584,7 @@ cleanup:
 
 /* ==== compact ============================================================================ */
 
-static fp_status do_compact(const store_cfg *c, fp_store *s)
+static fp_status do_compact(const fp_store_action *c, fp_store *s)
 {
     fp_compact_summary sum;
     fp_status st = fp_store_compact(s, c->target, &sum);
@@ -595,9 +597,8 @@ static fp_status do_compact(const store_cfg *c, fp_store *s)
 
 /* ==== dispatch ========================================================================== */
 
-static fp_status store_run(const void *config, fp_world *world)
+fp_status fp_store_run_action(const fp_store_action *c)
 {
-    const store_cfg *c = config;
     fp_status st = FP_OK;
     fp_store *s = NULL;
     if (!c->action)
@@ -636,11 +637,3 @@ cleanup:
     return st;
 }
 
-const fp_command fp_cmd_store = {
-    .name = "store",
-    .summary = "list, show, export, ingest (JSON Lines), remove and compact stored runs",
-    .opts = store_opts,
-    .config_size = sizeof(store_cfg),
-    .needs_world = false,
-    .run = store_run,
-};

@@ -9,7 +9,7 @@
 #include "fleetprint/cli.h"
 #include "fleetprint/log.h"
 #include "fleetprint/store.h"
-#include "fleetprint/trace.h"
+#include "fleetprint/report.h"
 
 typedef struct trace_cfg {
     const char *dir;
@@ -25,7 +25,7 @@ static const fp_opt trace_opts[] = {
      "directory of per-rank trace files (the job's FLEETPRINT_TRACE_DIR)"},
     {"out", 'o', FP_OPT_STRING, offsetof(trace_cfg, out), NULL,
      "write the what-if trace to OUT.csv and its meta to OUT.yaml"},
-    {"store", 's', FP_OPT_STRING, offsetof(trace_cfg, store), NULL,
+    {"store", 0, FP_OPT_STRING, offsetof(trace_cfg, store), NULL,
      "append the job's straggler samples as a run tagged job to this store"},
     {"id", 0, FP_OPT_STRING, offsetof(trace_cfg, id), NULL, "run id for --store (default: fresh)"},
     {"timeline", 0, FP_OPT_STRING, offsetof(trace_cfg, timeline), NULL,

@@ -2,7 +2,6 @@
  * Reads topology.conf, works out which nodes are usable (--free, --exclude,
  * health verdicts), places the job with ours and with first-fit, and prints
  * the hostlist in rank order with the spreads of both (and JSON on request). */
-#include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +27,7 @@ typedef struct admit_cfg {
 } admit_cfg;
 
 static const fp_opt admit_opts[] = {
-    {"topology", 't', FP_OPT_STRING, offsetof(admit_cfg, topology), NULL,
+    {"topology", 0, FP_OPT_STRING, offsetof(admit_cfg, topology), NULL,
      "Slurm topology.conf (tree plugin) describing the switches (required)"},
     {"nodes", 'N', FP_OPT_INT, offsetof(admit_cfg, nodes), NULL, "nodes the job needs"},
     {"dp", 0, FP_OPT_INT, offsetof(admit_cfg, dp), NULL,
@@ -150,39 +149,6 @@ cleanup:
     return st;
 }
 
-/* ---- output ------------------------------------------------------------------------ */
-
-static void print_row(const char *name, const fp_admit_score *s)
-{
-    printf("%-10s %9d %9d %9.2f   %9d %9d %9.2f\n", name, s->dp_spread, s->pp_spread,
-           s->objective, s->dp_leaf_spread, s->pp_leaf_spread, s->leaf_objective);
-}
-
-static json_t *score_json(const fp_admit_score *s)
-{
-    return json_pack("{s:i, s:i, s:f, s:i, s:i, s:f, s:i}", "dp_spread", s->dp_spread,
-                     "pp_spread", s->pp_spread, "objective", s->objective, "dp_leaf_spread",
-                     s->dp_leaf_spread, "pp_leaf_spread", s->pp_leaf_spread, "leaf_objective",
-                     s->leaf_objective, "warned_nodes", s->warned);
-}
-
-static fp_status write_json(const char *path, const admit_cfg *c, const fp_admit_shape *sh,
-                            const fp_topology *t, const fp_placement *ours,
-                            const fp_placement *ff, const char *hostlist)
-{
-    json_t *nodes = json_array();
-    for (int k = 0; k < ours->n; k++)
-        json_array_append_new(nodes, json_string(fp_topology_node_name(t, ours->node[k])));
-    json_t *root = json_pack(
-        "{s:s, s:{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f}, s:s, s:s, s:o, s:o, s:o}",
-        "topology", c->topology, "job", "nodes", sh->nodes, "dp", sh->dp, "pp", sh->pp, "tp",
-        sh->tp, "gpus_per_node", sh->gpus_per_node, "dp_group_nodes", sh->cols,
-        "pp_group_nodes", sh->rows, "alpha", sh->alpha, "hostlist", hostlist, "rank_order",
-        "tp fastest, then dp, then pp: node k is pp stage k / dp_group_nodes", "nodes", nodes,
-        "ours", score_json(&ours->score), "first_fit", score_json(&ff->score));
-    return fp_json_write(root, path);
-}
-
 /* ---- the command ------------------------------------------------------------------- */
 
 static fp_status admit_run(const void *config, fp_world *world)
@@ -241,21 +207,13 @@ static fp_status admit_run(const void *config, fp_world *world)
     FP_CHECK_ALLOC(hostlist);
 
     if (!c->json || strcmp(c->json, "-") != 0) {
-        printf("hostlist   %s\n", hostlist);
-        printf("job        %d nodes: DP %d x PP %d x TP %d on %d GPUs per node; a DP group "
-               "is %d nodes, a PP group %d; alpha %.2f\n",
-               sh.nodes, sh.dp, sh.pp, sh.tp, sh.gpus_per_node, sh.cols, sh.rows, sh.alpha);
-        printf("rank order node k is PP stage k / %d, DP position k %% %d\n", sh.cols, sh.cols);
-        printf("%-10s %9s %9s %9s   %9s %9s %9s\n", "placement", "DP pods", "PP pods",
-               "objective", "DP leaves", "PP leaves", "leaf obj");
-        print_row("ours", &ours.score);
-        print_row("first-fit", &ff.score);
+        fp_report_admit_console(stdout, &sh, hostlist, &ours, &ff);
     }
     if (ours.score.warned)
         fp_warn("admit: %d warned node(s) used: too few healthy nodes are free",
                 ours.score.warned);
     if (c->json)
-        FP_CHECK(write_json(c->json, c, &sh, t, &ours, &ff, hostlist));
+        FP_CHECK(fp_report_admit_json(c->json, c->topology, &sh, t, &ours, &ff, hostlist));
 
 cleanup:
     free(hostlist);

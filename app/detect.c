@@ -1,0 +1,317 @@
+/* fleetprint detect: verdicts for a stored run or a run file; the loading and
+ * outputs that report and preflight share. */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app.h"
+#include "fleetprint/detect.h"
+#include "fleetprint/hostlist.h"
+#include "fleetprint/log.h"
+#include "fleetprint/report.h"
+#include "fleetprint/store.h"
+#include "fleetprint/suite.h"
+#include "fleetprint/timer.h"
+#include "fleetprint/outfile.h"
+
+/* ==== shared: rules, baselines, outputs ============================================ */
+
+fp_status fp_app_write_outputs(const fp_run *run, const fp_verdicts *v, const detect_out *o)
+{
+    fp_status st = FP_OK;
+    if (o->json)
+        st = fp_status_worst(st, fp_verdicts_write_json(v, run, o->json));
+    if (o->drain)
+        st = fp_status_worst(st, fp_verdicts_write_hostlist(v, o->drain));
+    if (o->exclude)
+        st = fp_status_worst(st, fp_verdicts_write_hostlist(v, o->exclude));
+    if (o->junit)
+        st = fp_status_worst(st, fp_verdicts_write_junit(v, run, o->junit));
+    if (o->html)
+        st = fp_status_worst(st, fp_report_html(run, v, o->html));
+    if (o->prometheus)
+        st = fp_status_worst(st, fp_report_prometheus(run, v, o->command, o->prometheus));
+    const char *const *names;
+    size_t nfail = fp_verdicts_nodes_at(v, FP_FAIL, &names);
+    if (fp_verdicts_overall(v) == FP_FAIL) {
+        char *expr = fp_hostlist_compress(names, nfail);
+        fp_error("detect: FAIL -- %zu failing node%s%s%s", nfail, nfail == 1 ? "" : "s",
+                 nfail ? ": " : " (a link or group fails; see above)", expr ? expr : "");
+        free(expr);
+    }
+    return st;
+}
+
+/* Detect on run with optional baselines, print, write the outputs. Returns
+ * FP_EFAIL when something failed, FP_OK when all passed, or an error. */
+fp_status fp_app_detect_and_report(const fp_run *run, const fp_rules *rules,
+                                   const fp_baselines *base, const detect_out *o,
+                                   const char *contended)
+{
+    fp_verdicts *v = NULL;
+    fp_detect_opts d = {.rules = rules, .baselines = base, .contended = contended != NULL,
+                        .contended_note = contended, .explain = o->explain};
+    double t0 = fp_clock();
+    fp_status st = fp_detect(run, &d, &v);
+    if (st != FP_OK)
+        return st;
+    double secs = fp_clock() - t0;
+    if (!o->quiet)
+        fp_verdicts_print(stdout, v, run);
+    if (o->explain)
+        st = fp_verdicts_explain(stdout, v, o->explain);
+    fp_info("detect: %zu samples, %zu entities in %.3f s (%s evidence)", run->nsamples,
+            fp_verdicts_count(v), secs, base ? "peer, drift and fleet" : "peer");
+    st = fp_status_worst(st, fp_app_write_outputs(run, v, o));
+    if (st == FP_OK)
+        st = fp_verdicts_status(v);
+    fp_verdicts_free(v);
+    return st;
+}
+
+fp_status fp_app_load_rules(const char *path, fp_rules **out)
+{
+    char err[512];
+    fp_status st = fp_rules_load(path, out, err, sizeof err);
+    if (st != FP_OK)
+        fp_error("%s", err);
+    return st;
+}
+
+/* ==== run files (--input) ============================================================ */
+
+static fp_status read_run_json(const char *path, json_t *root, fp_run *run)
+{
+    char err[256];
+    const json_t *ctx = json_object_get(root, "run");
+    const json_t *samples = json_object_get(root, "samples");
+    if (!json_is_object(ctx) || !json_is_array(samples)) {
+        fp_error("%s: not a fleetprint run file (needs \"run\" and \"samples\")", path);
+        return FP_EINPUT;
+    }
+    if (fp_json_parse_context(ctx, run, err, sizeof err) != FP_OK) {
+        fp_error("%s: run: %s", path, err);
+        return FP_EINPUT;
+    }
+    size_t i;
+    const json_t *js;
+    json_array_foreach(samples, i, js) {
+        fp_sample s;
+        if (fp_json_parse_sample(js, &s, err, sizeof err) != FP_OK) {
+            fp_error("%s: samples[%zu]: %s", path, i, err);
+            return FP_EINPUT;
+        }
+        fp_status st = fp_run_add(run, &s);
+        if (st != FP_OK)
+            return st;
+    }
+    return FP_OK;
+}
+
+/* The id of the last run line of a JSONL file ("" when none). */
+static fp_status last_run_id(FILE *f, const char *path, char *id, size_t len)
+{
+    char *line = NULL, err[256];
+    size_t cap = 0, lineno = 0;
+    ssize_t n;
+    id[0] = 0;
+    fp_status st = FP_OK;
+    while ((n = getline(&line, &cap, f)) >= 0 && st == FP_OK) {
+        lineno++;
+        if (!strstr(line, "\"kind\":\"run\"") && !strstr(line, "\"kind\": \"run\""))
+            continue;
+        fp_jsonl_line l;
+        if (fp_jsonl_parse(line, (size_t)n, &l, err, sizeof err) != FP_OK) {
+            fp_error("%s:%zu: %s", path, lineno, err);
+            st = FP_EINPUT;
+        } else if (l.kind == FP_JSONL_RUN) {
+            const char *s = json_string_value(json_object_get(l.context, "id"));
+            snprintf(id, len, "%s", s ? s : "");
+            json_decref(l.context);
+        }
+    }
+    free(line);
+    rewind(f);
+    return st;
+}
+
+/* Read run `which` (id or latest) from a JSON Lines file (the store's
+ * interchange format, as fleetprint simulate writes it). */
+static fp_status read_run_jsonl(const char *path, FILE *f, const char *which, fp_run *run)
+{
+    char want[48], err[256];
+    snprintf(want, sizeof want, "%s", which);
+    fp_status st = FP_OK;
+    if (strcmp(which, "latest") == 0) {
+        st = last_run_id(f, path, want, sizeof want);
+        if (st != FP_OK)
+            return st;
+    }
+    char *line = NULL;
+    size_t cap = 0, lineno = 0;
+    ssize_t n;
+    bool have_ctx = false;
+    while ((n = getline(&line, &cap, f)) >= 0 && st == FP_OK) {
+        lineno++;
+        fp_jsonl_line l;
+        if (fp_jsonl_parse(line, (size_t)n, &l, err, sizeof err) != FP_OK) {
+            fp_error("%s:%zu: %s", path, lineno, err);
+            st = FP_EINPUT;
+            break;
+        }
+        if (l.kind == FP_JSONL_RUN) {
+            fp_run ctx;
+            memset(&ctx, 0, sizeof ctx);
+            st = fp_json_parse_context(l.context, &ctx, err, sizeof err);
+            json_decref(l.context);
+            if (st != FP_OK) {
+                fp_error("%s:%zu: %s", path, lineno, err);
+                break;
+            }
+            if (!want[0])
+                snprintf(want, sizeof want, "%s", ctx.id); /* first run when no run lines preceded */
+            if (strcmp(ctx.id, want) == 0 && !have_ctx) {
+                /* the context replaces run's; samples read so far stay */
+                ctx.samples = run->samples;
+                ctx.nsamples = run->nsamples;
+                ctx.cap = run->cap;
+                run->samples = NULL;
+                run->nsamples = run->cap = 0;
+                fp_run_free(run);
+                *run = ctx;
+                have_ctx = true;
+            } else {
+                fp_run_free(&ctx);
+            }
+        } else if (l.kind == FP_JSONL_SAMPLE) {
+            if (!want[0])
+                snprintf(want, sizeof want, "%s", l.run_id);
+            if (strcmp(l.run_id, want) == 0)
+                st = fp_run_add(run, &l.sample);
+        }
+    }
+    free(line);
+    if (st == FP_OK && run->nsamples == 0) {
+        fp_error("%s: no samples of run '%s'", path, want[0] ? want : which);
+        st = FP_EINPUT;
+    }
+    if (st == FP_OK && !run->id[0])
+        snprintf(run->id, sizeof run->id, "%s", want);
+    return st;
+}
+
+static fp_status read_run_file(const char *path, const char *which, fp_run *run)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fp_error("%s: cannot read: %s", path, strerror(errno));
+        return FP_EINPUT;
+    }
+    /* a whole-file JSON object is a run file; otherwise JSON Lines */
+    json_error_t je;
+    json_t *root = json_loadf(f, JSON_DISABLE_EOF_CHECK, &je);
+    int c;
+    while ((c = fgetc(f)) == ' ' || c == '\n' || c == '\r' || c == '\t') {
+    }
+    bool whole = root && c == EOF && json_object_get(root, "samples");
+    fp_status st;
+    if (whole) {
+        st = read_run_json(path, root, run);
+    } else {
+        rewind(f);
+        st = read_run_jsonl(path, f, which, run);
+    }
+    json_decref(root);
+    fclose(f);
+    return st;
+}
+
+/* ==== fleetprint detect ================================================================ */
+
+static const fp_opt detect_opts[] = {
+    FP_DETECT_INPUT_OPTS,
+    FP_DETECT_OUT_OPTS(detect_cfg, out),
+    {"contended", 0, FP_OPT_FLAG, offsetof(detect_cfg, contended), NULL,
+     "the run's ranks shared CPU cores: use the rules' contended thresholds"},
+    {"classify", 0, FP_OPT_FLAG, offsetof(detect_cfg, classify), NULL,
+     "read metric keys (suite.test.metric@size), one a line, from stdin and print the rule "
+     "that judges each"},
+    {"print-rules", 0, FP_OPT_FLAG, offsetof(detect_cfg, print_rules), NULL,
+     "print the default rules file and exit"},
+    {"quiet", 'q', FP_OPT_FLAG, offsetof(detect_cfg, out.quiet), NULL,
+     "no per-entity lines, only the verdict"},
+    {0},
+};
+
+fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
+{
+    fp_status st = FP_OK;
+    fp_rules *rules = NULL;
+    fp_store *store = NULL;
+    fp_baselines *base = NULL;
+    fp_run run;
+    fp_run_init(&run);
+    run.id[0] = 0;
+    if (c->print_rules) {
+        fputs(fp_rules_default_text(), stdout);
+        goto cleanup;
+    }
+    if (c->classify) {
+        char line[256];
+        FP_CHECK(fp_app_load_rules(c->out.rules, &rules));
+        while (fgets(line, sizeof line, stdin)) {
+            line[strcspn(line, "\r\n")] = 0;
+            const char *rule = line[0] ? fp_rules_classify(rules, line) : NULL;
+            if (line[0])
+                printf("%s %s\n", line, rule ? rule : "-");
+        }
+        goto cleanup;
+    }
+    if (!c->store == !c->input)
+        FP_FAIL(FP_EUSAGE, "detect needs one of --store FILE or --input FILE");
+    FP_CHECK(fp_app_load_rules(c->out.rules, &rules));
+    if (c->store) {
+        FP_CHECK(fp_store_open(&store, c->store, FP_STORE_READ, 0));
+        fp_run_free(&run);
+        FP_CHECK(fp_store_load_run(store, c->run, c->tag, &run));
+        if (!c->no_baselines) {
+            FP_CHECK(fp_store_load_baselines(store, &base));
+            if (fp_baselines_entity_count(base) + fp_baselines_sku_count(base) == 0) {
+                fp_info("%s has no baselines (fleetprint baseline build): peer evidence only",
+                        c->store);
+                fp_baselines_free(base);
+                base = NULL;
+            }
+        }
+    } else {
+        FP_CHECK(read_run_file(c->input, c->run, &run));
+    }
+    detect_out out = c->out;
+    out.command = command;
+    st = fp_app_detect_and_report(&run, rules, base, &out, c->contended ? "--contended" : NULL);
+cleanup:
+    fp_baselines_free(base);
+    fp_store_close(store);
+    fp_rules_free(rules);
+    fp_run_free(&run);
+    return st;
+}
+
+static fp_status detect_main(const void *config, fp_world *w)
+{
+    (void)w;
+    return fp_app_detect_as(config, "detect");
+}
+
+const fp_command fp_cmd_detect = {
+    .name = "detect",
+    .summary = "verdicts for a stored run: peers, drift and fleet evidence; drain lists",
+    .opts = detect_opts,
+    .config_size = sizeof(detect_cfg),
+    .needs_world = false,
+    .run = detect_main,
+};
+

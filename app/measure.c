@@ -1,0 +1,42 @@
+/* The skeleton of the measuring commands (run, preflight, burnin): open the
+ * test context on every rank, measure, agree, gather the run to rank 0,
+ * report and store it there, and agree on the exit status. */
+#include "app.h"
+
+#include <string.h>
+
+fp_status fp_measure(const fp_config *cfg, fp_world *w, const fp_measure_steps *steps, void *arg)
+{
+    fp_inject_set inject;
+    fp_run local, run;
+    fp_ctx ctx;
+    fp_run_init(&local);
+    fp_run_init(&run);
+    fp_status st = fp_ctx_open(&ctx, cfg, w, &inject, &local);
+    if (st == FP_OK)
+        st = steps->measure(&ctx, arg);
+    if (st != FP_ETIMEOUT)
+        st = fp_world_agree(w, st);
+    if (st == FP_OK && steps->collect)
+        st = steps->collect(&ctx, arg);
+    if (st == FP_OK)
+        st = fp_ctx_gather(&ctx, &run);
+    if (st == FP_OK && ctx.rank == 0) {
+        st = steps->report(&run, arg);
+        /* a failed or interrupted run is stored too (marked so: baselines skip
+         * it): history, and the health that admit --store reads */
+        if ((st == FP_OK || st == FP_EFAIL || st == FP_EINTR) && cfg->store) {
+            fp_status stored = fp_store_append_file(cfg->store, &run, cfg->timeout);
+            st = stored == FP_OK ? st : stored;
+        }
+    }
+    /* every rank exits with rank 0's verdict */
+    if (st != FP_ETIMEOUT)
+        st = fp_world_agree(w, st);
+    if (steps->release)
+        steps->release(arg);
+    fp_ctx_close(&ctx);
+    fp_run_free(&local);
+    fp_run_free(&run);
+    return st;
+}

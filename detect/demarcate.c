@@ -1,0 +1,331 @@
+/* The detector's last phases: missing results, demarcation (which node, GPU
+ * or link is to blame) and late ranks. The engine: detect.c. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "detect_internal.h"
+#include "fleetprint/log.h"
+#include "fleetprint/mem.h"
+#include "fleetprint/stats.h"
+#include "fleetprint/store.h"
+
+/* ---- missing results ------------------------------------------------------------------------ */
+
+/* An entity that has results of a test but lacks one of its keys is missing
+ * that result (links are left out: pair sets differ between keys). */
+fp_status fp__det_judge_missing(eng *g, const uint32_t *key_first, const uint32_t *by_key)
+{
+    if (g->rules->missing == FP_PASS)
+        return FP_OK;
+    uint32_t *stamp = calloc(g->nents + 1, sizeof *stamp);
+    uint32_t *list = malloc((g->nents + 1) * sizeof *list);
+    if (g->ntests * FP_ENT_KIND_COUNT >= UINT32_MAX) {
+        free(stamp);
+        free(list);
+        return FP_EINPUT;
+    }
+    if (!stamp || !list) {
+        free(stamp);
+        free(list);
+        return FP_ENOMEM;
+    }
+    fp_status st = FP_OK;
+    /* per test and entity kind: a gpu lacks what other gpus have, a rank what
+     * other ranks have (late-rank records exist only for late ranks) */
+    for (size_t tk = 0; tk < g->ntests * FP_ENT_KIND_COUNT && st == FP_OK; tk++) {
+        size_t t = tk / FP_ENT_KIND_COUNT;
+        fp_entity_kind kind = (fp_entity_kind)(tk % FP_ENT_KIND_COUNT);
+        if (kind == FP_ENT_LINK)
+            continue;
+        size_t nl = 0;
+        for (size_t k = 0; k < g->nkeys; k++) {
+            if ((size_t)g->keys[k].test != t)
+                continue;
+            for (uint32_t i = key_first[k]; i < key_first[k + 1]; i++) {
+                uint32_t e = g->ser[by_key[i]].ent;
+                if (g->ents[e].e->kind != kind || stamp[e] == tk + 1)
+                    continue;
+                stamp[e] = (uint32_t)tk + 1;
+                list[nl++] = e;
+            }
+        }
+        for (size_t k = 0; k < g->nkeys && st == FP_OK; k++) {
+            if ((size_t)g->keys[k].test != t || (g->keys[k].cls && g->keys[k].cls->late))
+                continue;
+            size_t have = 0;
+            for (uint32_t i = key_first[k]; i < key_first[k + 1]; i++)
+                have += g->ents[g->ser[by_key[i]].ent].e->kind == kind;
+            if (have == 0 || have == nl)
+                continue;
+            for (size_t j = 0; j < nl; j++) {
+                if (fp__det_series_find(g, (uint32_t)k, list[j], false, NULL) >= 0)
+                    continue;
+                fp__det_set_ent_verdict(g, list[j], g->rules->missing);
+                fp_reason *r = fp__det_add_reason(g, fp__det_ent_owner(g, list[j]));
+                if (!r) {
+                    st = FP_ENOMEM;
+                    break;
+                }
+                snprintf(r->key, sizeof r->key, "%s", g->keys[k].text);
+                snprintf(r->unit, sizeof r->unit, "%s", g->keys[k].rep->unit);
+                snprintf(r->rule, sizeof r->rule, "missing");
+                r->evidence = FP_EV_MISSING;
+                r->verdict = g->rules->missing;
+                r->value = r->expected = r->deviation = r->z = NAN;
+                snprintf(r->note, sizeof r->note, "no result while its other %s results exist",
+                         g->tests[t]);
+            }
+        }
+    }
+    free(stamp);
+    free(list);
+    return st;
+}
+
+/* ---- demarcation ------------------------------------------------------------------------------ */
+
+/* The first failing reason of an entity (for a node's summary reason). */
+static const fp_reason *first_reason(const eng *g, uint32_t owner, fp_verdict v)
+{
+    for (size_t i = 0; i < g->nreasons; i++)
+        if (g->reasons[i].owner == owner && g->reasons[i].r.verdict == v)
+            return &g->reasons[i].r;
+    return NULL;
+}
+
+/* A failing link that a failing node explains drops to warn, saying which. */
+static void explain_link(eng *g, size_t e, int32_t who, const char *why)
+{
+    g->ents[e].v = FP_WARN;
+    for (size_t i = 0; i < g->nreasons; i++) {
+        owned_reason *o = &g->reasons[i];
+        if (o->owner == g->nnodes + e && o->r.verdict == FP_FAIL) {
+            o->r.verdict = FP_WARN;
+            snprintf(o->r.note, sizeof o->r.note, "explained by node %s (%s)", g->node[who], why);
+        }
+    }
+}
+
+fp_status fp__det_demarcate(eng *g)
+{
+    const fp_rules *r = g->rules;
+    size_t nn = g->nnodes;
+    uint32_t *links = calloc(nn, sizeof *links), *bad_links = calloc(nn, sizeof *bad_links);
+    uint32_t *gpus = calloc(nn, sizeof *gpus), *bad_gpus = calloc(nn, sizeof *bad_gpus);
+    int64_t *first_gpu = malloc(nn * sizeof *first_gpu), *first_link = malloc(nn * sizeof *first_link);
+    bool *culprit = calloc(nn, sizeof *culprit);
+    bool *has_data = calloc(nn, sizeof *has_data);
+    g->node_v = malloc(nn * sizeof *g->node_v);
+    fp_status st = FP_OK;
+    if (!links || !bad_links || !gpus || !bad_gpus || !first_gpu || !first_link || !culprit ||
+        !has_data || !g->node_v) {
+        st = FP_ENOMEM;
+        goto cleanup;
+    }
+    for (size_t i = 0; i < nn; i++) {
+        g->node_v[i] = FP_UNKNOWN;
+        first_gpu[i] = first_link[i] = -1;
+    }
+    /* count per node: devices and links, and the failing ones */
+    for (size_t e = 0; e < g->nents; e++) {
+        const ent_info *ei = &g->ents[e];
+        if (ei->e->kind == FP_ENT_GROUP)
+            continue;
+        has_data[ei->node] = true;
+        if (ei->e->kind == FP_ENT_GPU) {
+            gpus[ei->node]++;
+            if (ei->v == FP_FAIL && bad_gpus[ei->node]++ == 0)
+                first_gpu[ei->node] = (int64_t)e;
+        } else if (ei->e->kind == FP_ENT_LINK && ei->node != ei->peer) {
+            has_data[ei->peer] = true;
+            int32_t ends[2] = {ei->node, ei->peer};
+            for (int j = 0; j < 2; j++) {
+                links[ends[j]]++;
+                if (ei->v == FP_FAIL && bad_links[ends[j]]++ == 0)
+                    first_link[ends[j]] = (int64_t)e;
+            }
+        }
+    }
+    for (size_t n = 0; n < nn; n++)
+        culprit[n] = bad_links[n] >= (uint32_t)r->node_link_min &&
+                     bad_links[n] >= r->node_link_fraction * links[n];
+    /* links: slow with a culprit node's every partner is the node, not the link */
+    for (size_t e = 0; e < g->nents; e++) {
+        const ent_info *ei = &g->ents[e];
+        if (ei->e->kind != FP_ENT_LINK || ei->v != FP_FAIL || ei->node == ei->peer)
+            continue;
+        int32_t who = culprit[ei->node] ? ei->node : culprit[ei->peer] ? ei->peer : -1;
+        if (who >= 0)
+            explain_link(g, e, who, "slow with most partners");
+    }
+    /* nodes: the worst of their own results, devices, ranks, intra-node links, links */
+    size_t nown = g->nreasons;
+    for (size_t e = 0; e < g->nents; e++) {
+        const ent_info *ei = &g->ents[e];
+        fp_entity_kind kind = ei->e->kind;
+        if (kind == FP_ENT_GROUP)
+            continue;
+        fp_verdict v = ei->v;
+        if (kind == FP_ENT_LINK && ei->node != ei->peer)
+            v = v == FP_UNKNOWN ? FP_UNKNOWN : FP_PASS; /* a link's verdict stays the link's */
+        if (kind == FP_ENT_LINK && ei->node != ei->peer) {
+            g->node_v[ei->node] = fp__det_worse(g->node_v[ei->node], v);
+            g->node_v[ei->peer] = fp__det_worse(g->node_v[ei->peer], v);
+            continue;
+        }
+        g->node_v[ei->node] = fp__det_worse(g->node_v[ei->node], v);
+        if ((kind == FP_ENT_RANK || (kind == FP_ENT_LINK)) && v == FP_FAIL) {
+            const fp_reason *src = first_reason(g, (uint32_t)(g->nnodes + e), FP_FAIL);
+            fp_reason *nr = fp__det_add_reason(g, (uint32_t)ei->node);
+            if (!nr) {
+                st = FP_ENOMEM;
+                goto cleanup;
+            }
+            if (src)
+                *nr = *src;
+            char ent[2 * FP_NAME_MAX + 32];
+            fp_entity_format(ei->e, ent, sizeof ent);
+            nr->evidence = kind == FP_ENT_RANK ? FP_EV_LATE : FP_EV_GPUS;
+            snprintf(nr->note, sizeof nr->note, "%.72s %s", ent,
+                     kind == FP_ENT_RANK ? "fails (its rank)" : "fails (inside the node)");
+        }
+    }
+    (void)nown;
+    for (size_t n = 0; n < nn; n++) {
+        if (bad_gpus[n]) {
+            const ent_info *ei = &g->ents[first_gpu[n]];
+            const fp_reason *src = first_reason(g, (uint32_t)(g->nnodes + (size_t)first_gpu[n]),
+                                                FP_FAIL);
+            fp_reason *nr = fp__det_add_reason(g, (uint32_t)n);
+            if (!nr) {
+                st = FP_ENOMEM;
+                goto cleanup;
+            }
+            if (src)
+                *nr = *src;
+            nr->evidence = FP_EV_GPUS;
+            nr->verdict = FP_FAIL;
+            char ent[2 * FP_NAME_MAX + 32];
+            fp_entity_format(ei->e, ent, sizeof ent);
+            if (bad_gpus[n] >= r->node_gpu_fraction * gpus[n] && gpus[n] > 1)
+                snprintf(nr->note, sizeof nr->note, "node-wide: %u of %u devices fail", bad_gpus[n],
+                         gpus[n]);
+            else
+                snprintf(nr->note, sizeof nr->note, "device %.60s fails (%u of %u devices)", ent,
+                         bad_gpus[n], gpus[n]);
+        }
+        if (culprit[n]) {
+            g->node_v[n] = FP_FAIL;
+            const fp_reason *src = first_link[n] >= 0
+                                       ? first_reason(g, (uint32_t)(g->nnodes + (size_t)first_link[n]),
+                                                      FP_WARN)
+                                       : NULL;
+            fp_reason *nr = fp__det_add_reason(g, (uint32_t)n);
+            if (!nr) {
+                st = FP_ENOMEM;
+                goto cleanup;
+            }
+            if (src)
+                *nr = *src;
+            nr->evidence = FP_EV_LINKS;
+            nr->verdict = FP_FAIL;
+            snprintf(nr->note, sizeof nr->note, "slow with %u of %u link partners: the node, not the links",
+                     bad_links[n], links[n]);
+        }
+        if (!has_data[n] && r->missing != FP_PASS) {
+            g->node_v[n] = fp__det_worse(g->node_v[n], r->missing);
+            fp_reason *nr = fp__det_add_reason(g, (uint32_t)n);
+            if (!nr) {
+                st = FP_ENOMEM;
+                goto cleanup;
+            }
+            snprintf(nr->rule, sizeof nr->rule, "missing");
+            nr->evidence = FP_EV_MISSING;
+            nr->verdict = r->missing;
+            nr->value = nr->expected = nr->deviation = nr->z = NAN;
+            snprintf(nr->note, sizeof nr->note, "the node is in the run but has no results");
+        }
+    }
+    /* a link of a node that fails on its own evidence (a slow rank, bad
+     * devices) cannot be judged as a link: the node explains it */
+    for (size_t e = 0; e < g->nents; e++) {
+        const ent_info *ei = &g->ents[e];
+        if (ei->e->kind != FP_ENT_LINK || ei->v != FP_FAIL || ei->node == ei->peer)
+            continue;
+        int32_t who = g->node_v[ei->node] == FP_FAIL ? ei->node
+                      : g->node_v[ei->peer] == FP_FAIL ? ei->peer
+                                                       : -1;
+        if (who >= 0)
+            explain_link(g, e, who, "the node fails");
+    }
+cleanup:
+    free(links);
+    free(bad_links);
+    free(gpus);
+    free(bad_gpus);
+    free(first_gpu);
+    free(first_link);
+    free(culprit);
+    free(has_data);
+    return st;
+}
+
+/* ---- late ranks ------------------------------------------------------------------------------ */
+
+
+void fp__det_tally_late(const eng *g, const key_info *k, const uint32_t *sers, size_t m,
+                       late_tally *t)
+{
+    if (!t->cls)
+        t->cls = k->cls;
+    for (int w = 0; w < k->windows; w++) {
+        bool any = false;
+        for (size_t i = 0; i < m; i++) {
+            const series *se = &g->ser[sers[i]];
+            if (!isnan(g->vals[se->off + (size_t)w])) {
+                t->count[se->ent]++;
+                any = true;
+            }
+        }
+        t->calls += any;
+    }
+}
+
+fp_status fp__det_judge_late(eng *g, const late_tally *t)
+{
+    enum { MIN_CALLS = 8 };
+    int n = g->run->nranks;
+    if (!t->cls || t->calls < MIN_CALLS || n < 3)
+        return FP_OK; /* too few calls or ranks to tell a pattern from chance */
+    double fair = 1.0 / n;
+    for (size_t e = 0; e < g->nents; e++) {
+        if (!t->count[e])
+            continue;
+        double f = (double)t->count[e] / (double)t->calls;
+        fp_verdict v = f >= t->cls->fail && f >= 2 * fair   ? FP_FAIL
+                       : f >= t->cls->warn && f >= 2 * fair ? FP_WARN
+                                                            : FP_PASS;
+        if (v == FP_PASS)
+            continue;
+        fp__det_set_ent_verdict(g, (uint32_t)e, v);
+        fp_reason *r = fp__det_add_reason(g, fp__det_ent_owner(g, (uint32_t)e));
+        if (!r)
+            return FP_ENOMEM;
+        snprintf(r->key, sizeof r->key, "collectives.*.late_rank");
+        snprintf(r->unit, sizeof r->unit, "calls");
+        snprintf(r->rule, sizeof r->rule, "%s", t->cls->name);
+        r->evidence = FP_EV_LATE;
+        r->verdict = v;
+        r->value = f;
+        r->expected = fair;
+        r->deviation = f - fair;
+        r->z = NAN;
+        r->windows_bad = (int)t->count[e];
+        r->windows = (int)t->calls;
+        snprintf(r->note, sizeof r->note, "last to arrive in %u of %llu collective calls (%.0f%%)",
+                 t->count[e], (unsigned long long)t->calls, 100 * f);
+    }
+    return FP_OK;
+}

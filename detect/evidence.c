@@ -1,0 +1,606 @@
+/* The detector's evidence phases: value rules, peer evidence (each window of a
+ * group against its robust centre and scale) and baseline evidence (drift and
+ * fleet). The engine and its state: detect.c, detect_internal.h. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "detect_internal.h"
+#include "fleetprint/log.h"
+#include "fleetprint/mem.h"
+#include "fleetprint/stats.h"
+#include "fleetprint/store.h"
+
+/* ---- value rules -------------------------------------------------------------------------- */
+
+fp_status fp__det_judge_value(eng *g, const series *se)
+{
+    const key_info *k = &g->keys[se->key];
+    const fp_value_rule *vr = k->vrule;
+    int bad = 0, present = 0;
+    double worst = NAN;
+    for (int w = 0; w < k->windows; w++) {
+        double v = g->vals[se->off + (size_t)w];
+        if (isnan(v))
+            continue;
+        present++;
+        if (v > vr->max || v < vr->min) {
+            bad++;
+            if (isnan(worst) || (v > vr->max ? v > worst : v < worst))
+                worst = v;
+        }
+    }
+    if (!present)
+        return FP_OK; /* judged as missing elsewhere */
+    if (!bad) {
+        fp__det_set_ent_verdict(g, se->ent, FP_PASS);
+        return FP_OK;
+    }
+    fp__det_set_ent_verdict(g, se->ent, vr->verdict);
+    fp_reason *r = fp__det_series_reason(g, se, FP_EV_VALUE, vr->verdict, vr->name);
+    if (!r)
+        return FP_ENOMEM;
+    r->value = worst;
+    r->expected = worst > vr->max ? vr->max : vr->min;
+    r->deviation = worst - r->expected;
+    r->z = NAN;
+    r->windows_bad = bad;
+    r->windows = present;
+    snprintf(r->note, sizeof r->note, "%s %g in %d of %d windows",
+             worst > vr->max ? "above the limit:" : "below the limit:", worst, bad, present);
+    return FP_OK;
+}
+
+/* ---- peer evidence -------------------------------------------------------------------------- */
+
+
+/* What a series is judged against: how many runs x windows (or peers) stand
+ * behind the expected value, and whether it is noisy (then only a
+ * persistence over several windows fails it, never one window). */
+typedef struct reference {
+    int runs, windows;
+    bool noisy;
+} reference;
+
+/* The evidence of a series from its per-window scores: persistence decides. */
+static fp_status conclude(eng *g, const series *se, const window_score *ws, int n, fp_evidence ev,
+                          const fp_rule_class *cls, const reference *ref)
+{
+    const fp_rules *r = g->rules;
+    int present = 0, nfail = 0, nwarn = 0, nstrong = 0;
+    int run_f = 0, run_w = 0, run_s = 0, best_f = 0, best_w = 0, best_s = 0;
+    uint64_t out_w = 0, out_f = 0; /* windows out of bounds: warn, fail level */
+    for (int w = 0; w < n; w++) {
+        if (ws[w].level < 0)
+            continue;
+        uint64_t bit = (uint64_t)1 << (n > 64 ? w * 64 / n : w);
+        out_w |= ws[w].level >= 1 ? bit : 0;
+        out_f |= ws[w].level >= 2 ? bit : 0;
+        present++;
+        run_s = ws[w].level >= 3 ? run_s + 1 : 0;
+        run_f = ws[w].level >= 2 ? run_f + 1 : 0;
+        run_w = ws[w].level >= 1 ? run_w + 1 : 0;
+        nstrong += ws[w].level >= 3;
+        nfail += ws[w].level >= 2;
+        nwarn += ws[w].level >= 1;
+        best_s = run_s > best_s ? run_s : best_s;
+        best_f = run_f > best_f ? run_f : best_f;
+        best_w = run_w > best_w ? run_w : best_w;
+    }
+    if (!present)
+        return FP_OK;
+    ent_info *ei = &g->ents[se->ent];
+    if (ev == FP_EV_PEERS) {
+        ei->bad2 |= ei->bad1 & out_w;
+        ei->bad1 |= out_w;
+    }
+    /* out of bounds long enough: a fraction of the windows, min_windows in a
+     * row; far out of bounds (strong_factor x fail): a smaller fraction */
+    int streak = r->persist_min < present ? r->persist_min : present;
+    if (ref->noisy && streak < 2 && n > 1)
+        streak = 2; /* one window never fails (a summary, an aggregate over the
+                       measurement's own iterations, is judged as it is) */
+    int need = (int)ceil(r->persist_fraction * present - 1e-9);
+    need = need < streak ? streak : need > present ? present : need;
+    int need_s = (int)ceil(r->strong_fraction * present - 1e-9);
+    need_s = need_s < streak ? streak : need_s > present ? present : need_s;
+    if (cls->absolute || ref->noisy) /* per-call timings, noisy metrics: persistence alone */
+        nstrong = 0;
+    fp_verdict v = FP_PASS;
+    bool persistent = nfail >= need && best_f >= streak;
+    if (persistent || (nstrong >= need_s && best_s >= streak))
+        v = FP_FAIL;
+    else if ((nwarn >= need && best_w >= streak) || nstrong > 0)
+        v = FP_WARN; /* a persistent mild deviation, or one far out of bounds */
+    int hold = 0;
+    if (v == FP_FAIL && !persistent)
+        hold |= HOLD_EPISODE;
+    if (v == FP_FAIL && g->base && !g->contended && (ev == FP_EV_PEERS || ev == FP_EV_FLEET))
+        hold |= HOLD_DRIFT;
+    uint32_t si = (uint32_t)(se - g->ser);
+    if (ev == FP_EV_DRIFT) { /* did the level change? (one far window is no change) */
+        g->ser[si].drift_judged = true;
+        g->ser[si].drift = v == FP_WARN && !(nwarn >= need && best_w >= streak) ? FP_PASS : v;
+    }
+    fp__det_set_ent_verdict(g, se->ent, hold ? FP_WARN : v);
+    if (v == FP_PASS && !ei->explain)
+        return FP_OK;
+    /* describe the out-of-bounds windows (all, for a pass) by their medians */
+    int lvl = v == FP_FAIL ? (nfail >= need && best_f >= streak ? 2 : 3) : v == FP_WARN, m = 0;
+    double buf[5][64];
+    double *loss = buf[0], *z = buf[1], *val = buf[2], *exp_ = buf[3], *band = buf[4];
+    int stride = n > 64 ? (n + 63) / 64 : 1;
+    for (int w = 0; w < n && m < 64; w += 1) {
+        if (ws[w].level < lvl || (stride > 1 && w % stride))
+            continue;
+        loss[m] = ws[w].loss;
+        z[m] = ws[w].z;
+        val[m] = ws[w].value;
+        exp_[m] = ws[w].expected;
+        band[m] = ws[w].band;
+        m++;
+    }
+    if (m == 0) { /* a transient fail window on a sparse stride */
+        for (int w = 0; w < n && m < 1; w++)
+            if (ws[w].level >= 1) {
+                loss[0] = ws[w].loss, z[0] = ws[w].z, val[0] = ws[w].value;
+                exp_[0] = ws[w].expected;
+                band[0] = ws[w].band;
+                m = 1;
+            }
+    }
+    fp_reason *rs = fp__det_series_reason(g, se, ev, v, cls->name);
+    if (!rs)
+        return FP_ENOMEM;
+    g->reasons[g->nreasons - 1].ser = si;
+    g->reasons[g->nreasons - 1].mask = out_f;
+    g->reasons[g->nreasons - 1].hold = hold;
+    rs->deviation = fp_median_select(loss, (size_t)m);
+    rs->z = fp_median_select(z, (size_t)m);
+    rs->value = fp_median_select(val, (size_t)m);
+    rs->expected = fp_median_select(exp_, (size_t)m);
+    rs->band = fp_median_select(band, (size_t)m);
+    rs->ref_runs = ref->runs;
+    rs->ref_windows = ref->windows;
+    rs->windows_bad = lvl == 3 ? nstrong : lvl == 2 ? nfail : lvl == 1 ? nwarn : 0;
+    rs->windows = present;
+    if (v == FP_WARN && nstrong > 0 && !(nwarn >= need && best_w >= streak))
+        snprintf(rs->note, sizeof rs->note, "transient: far out of bounds in %d of %d windows",
+                 nstrong, present);
+    else if (ref->noisy && v != FP_FAIL && nfail > 0)
+        snprintf(rs->note, sizeof rs->note,
+                 "noisy metric: %d of %d windows out of bounds is no persistent fault", nfail,
+                 present);
+    else if (g->contended && !cls->absolute)
+        snprintf(rs->note, sizeof rs->note, "contended thresholds (%.0f%%/%.0f%%): %s",
+                 100 * cls->warn, 100 * cls->fail, g->contended_note ? g->contended_note : "");
+    return FP_OK;
+}
+
+/* Score value v against centre c and scale s (both in the transformed space). */
+static void score(const fp_rule_class *cls, fp_better better, double v, double c, double s,
+                  double floor_, double strong, window_score *out)
+{
+    out->value = v;
+    if (cls->absolute) {
+        double dev = better == FP_BETTER_HIGHER ? v - c : c - v;
+        double sc = s > floor_ * fabs(c) ? s : floor_ * fabs(c);
+        sc = sc > 1e-12 ? sc : 1e-12;
+        out->expected = c;
+        out->band = sc;
+        out->loss = -dev;
+        out->z = dev / sc;
+    } else {
+        double lv = log(v > 1e-300 ? v : 1e-300);
+        double dev = better == FP_BETTER_HIGHER ? lv - c : c - lv;
+        double sc = s > floor_ ? s : floor_;
+        out->expected = exp(c);
+        out->band = out->expected * sc;
+        out->loss = better == FP_BETTER_HIGHER ? 1 - exp(lv - c) : exp(lv - c) - 1;
+        out->z = dev / sc;
+    }
+    out->level = 0;
+    if (out->z > -cls->z)
+        return;
+    if (out->loss >= cls->warn)
+        out->level = 1;
+    if (out->loss >= cls->fail)
+        out->level = 2;
+    if (out->loss >= strong * cls->fail)
+        out->level = 3;
+}
+
+/* Straggler attribution for absolute rules (lateness): the time this entity
+ * was behind its peers, summed over windows (calls), and what it cost the
+ * m - 1 others who waited for it. */
+static void note_cost(fp_reason *r, const window_score *ws, int n, size_t m)
+{
+    double behind = 0;
+    int calls = 0;
+    for (int w = 0; w < n; w++)
+        if (ws[w].level >= 0) {
+            calls++;
+            behind += ws[w].loss > 0 ? ws[w].loss : 0;
+        }
+    snprintf(r->note, sizeof r->note,
+             "behind by %.4g %.8s over %d calls; cost the %zu others %.4g %.8s", behind, r->unit,
+             calls, m - 1, behind * (double)(m - 1), r->unit);
+}
+
+/* Judge the series sers[0..m) of one key and one SKU against each other. */
+/* The class with thresholds for this run: on contended runs relative
+ * thresholds are at least the rules' contended ones, and absolute (timing)
+ * ones only warn. */
+static fp_rule_class effective(const eng *g, const fp_rule_class *cls)
+{
+    fp_rule_class c = *cls;
+    if (g->contended && !c.absolute) {
+        c.warn = c.warn > g->rules->contended_warn ? c.warn : g->rules->contended_warn;
+        c.fail = c.fail > g->rules->contended_fail ? c.fail : g->rules->contended_fail;
+    }
+    if (g->contended && (c.absolute || c.noisy)) {
+        /* per-call timings and noisy metrics (small messages, launches) on
+         * shared cores are mostly the scheduler's: they warn, and the
+         * scale-free late-rank count and the bandwidths decide who fails */
+        c.fail = INFINITY;
+    }
+    return c;
+}
+
+fp_status fp__det_judge_peers(eng *g, const key_info *k, const uint32_t *sers, size_t m,
+                             double *buf, window_score *ws)
+{
+    fp_rule_class eff = effective(g, k->cls);
+    const fp_rule_class *cls = &eff;
+    int W = k->windows;
+    fp_better better = k->rep->better;
+    double *centre = buf + m, *scale = centre + W, *spread = scale + W;
+    size_t nsp = 0;
+    bool any = false;
+    for (int w = 0; w < W; w++) {
+        size_t c = 0;
+        for (size_t i = 0; i < m; i++) {
+            double v = g->vals[g->ser[sers[i]].off + (size_t)w];
+            if (isnan(v))
+                continue;
+            buf[c++] = cls->absolute ? v : log(v > 1e-300 ? v : 1e-300);
+        }
+        centre[w] = NAN;
+        if (c < (size_t)g->rules->min_peers)
+            continue;
+        double med, mad;
+        fp_median_mad(buf, c, &med, &mad);
+        centre[w] = med;
+        scale[w] = 1.4826 * mad;
+        spread[nsp++] = scale[w];
+        any = true;
+    }
+    if (!any)
+        return FP_OK; /* too few peers: no evidence (unknown unless baselines speak) */
+    /* peers that spread more than the rules' noisy level per window: a noisy
+     * metric, judged on persistence only */
+    bool noisy = cls->noisy ||
+                 (!cls->absolute && fp_median_select(spread, nsp) > g->rules->base_noisy);
+    for (size_t i = 0; i < m; i++) {
+        const series *se = &g->ser[sers[i]];
+        for (int w = 0; w < W; w++) {
+            double v = g->vals[se->off + (size_t)w];
+            ws[w].level = -1;
+            if (isnan(v) || isnan(centre[w]))
+                continue;
+            score(cls, better, v, centre[w], scale[w], g->rules->scale_floor, g->rules->strong_factor,
+                  &ws[w]);
+        }
+        size_t before = g->nreasons;
+        reference ref = {.runs = 0, .windows = (int)m, .noisy = noisy};
+        fp_status st = conclude(g, se, ws, W, FP_EV_PEERS, cls, &ref);
+        if (st != FP_OK)
+            return st;
+        if (cls->absolute && g->nreasons > before)
+            note_cost(&g->reasons[g->nreasons - 1].r, ws, W, m);
+    }
+    return FP_OK;
+}
+
+/* ---- baseline evidence (drift and fleet) -------------------------------------------------- */
+
+/* sqrt(a^2 + b^2) of the finite ones of two relative spreads (NaN: none). */
+static double combine(double a, double b)
+{
+    if (!isfinite(a))
+        return b;
+    if (!isfinite(b))
+        return a;
+    return sqrt(a * a + b * b);
+}
+
+/* The Student-t quantile with dof degrees of freedom at the normal quantile
+ * z (the Cornish-Fisher expansion, Abramowitz & Stegun 26.7.5; within a few
+ * percent for dof >= 3 and z <= 6). A spread estimated from few values is
+ * itself uncertain: a threshold of z standard deviations becomes this many
+ * estimated ones, so that the false-alarm rate stays the rule's. */
+static double t_quantile(double z, double dof)
+{
+    if (!(dof < 1e4))
+        return z;
+    double n = dof < 3 ? 3 : dof, z2 = z * z, z3 = z2 * z, z5 = z3 * z2, z7 = z5 * z2,
+           z9 = z7 * z2;
+    return z + (z3 + z) / (4 * n) + (5 * z5 + 16 * z3 + 3 * z) / (96 * n * n) +
+           (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * n * n * n) +
+           (79 * z9 + 776 * z7 + 1482 * z5 - 1920 * z3 - 945 * z) / (92160 * n * n * n * n);
+}
+
+/* An entity's spread estimated from n runs, shrunk toward its SKU's: a
+ * weighted mean of variances, the entity's with n - 1 degrees of freedom,
+ * the SKU's with prior (runs' worth of weight). NaN where neither is known. */
+static double shrink(double ent, double sku, int n, double prior)
+{
+    double we = isfinite(ent) && n > 1 ? n - 1 : 0, ws = isfinite(sku) ? prior : 0;
+    if (we + ws <= 0)
+        return isfinite(ent) ? ent : sku;
+    double v = (we ? we * ent * ent : 0) + (ws ? ws * sku * sku : 0);
+    return sqrt(v / (we + ws));
+}
+
+/* The relative spread one live window is expected to show around a
+ * baseline's centre: run-to-run and within-run spread (drift, shrunk toward
+ * the SKU's), or the spread between entities and within-run (fleet). */
+static double window_spread_of(const eng *g, const fp_baseline *b, const fp_baseline *sku,
+                               fp_evidence ev)
+{
+    if (ev == FP_EV_FLEET)
+        return combine(1.4826 * b->mad / b->median, b->window_spread);
+    int n = (int)b->nruns;
+    double prior = g->rules->base_prior_runs;
+    double rs = shrink(b->run_spread, sku ? sku->run_spread : NAN, n, prior);
+    double ws = shrink(b->window_spread, sku ? sku->window_spread : NAN, n, prior);
+    return combine(rs, ws);
+}
+
+/* Per rule class, the floor under every baseline spread, learned from the
+ * SKU baselines of the run's keys: the first quartile of their window
+ * spreads (the quiet end of the class), at least the rules' scale_floor. */
+static fp_status learn_floors(eng *g)
+{
+    const fp_rules *r = g->rules;
+    g->class_floor = malloc((size_t)(r->nclasses + 1) * sizeof *g->class_floor);
+    double *v = malloc((g->nkeys * (g->nsku + 1) + 1) * sizeof *v);
+    if (!g->class_floor || !v) {
+        free(v);
+        return FP_ENOMEM;
+    }
+    for (int c = 0; c < r->nclasses; c++) {
+        size_t n = 0;
+        for (size_t k = 0; k < g->nkeys; k++) {
+            if (g->keys[k].cls != &r->classes[c])
+                continue;
+            for (size_t s = 0; s < g->nsku; s++) {
+                const fp_baseline *b = fp_baselines_sku(g->base, g->keys[k].text, g->sku[s]);
+                double sp = b && b->median > 0 ? window_spread_of(g, b, NULL, FP_EV_DRIFT) : NAN;
+                if (isfinite(sp))
+                    v[n++] = sp;
+            }
+        }
+        double q = n ? fp_select_k(v, n, n / 4) : 0;
+        g->class_floor[c] = q > r->scale_floor ? q : r->scale_floor;
+    }
+    free(v);
+    return FP_OK;
+}
+
+/* Judge a series against a baseline b (drift: the entity's own, sku its
+ * SKU's for shrinking; fleet: the SKU's). Relative rules use the windows as
+ * measured, never the run's summary alone where windows exist. */
+static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b,
+                                const fp_baseline *sku, fp_evidence ev, double shift,
+                                window_score *ws)
+{
+    const key_info *k = &g->keys[se->key];
+    fp_rule_class eff = effective(g, k->cls);
+    const fp_rules *r = g->rules;
+    /* no verdict rests on a baseline of fewer runs (drift) or fewer
+     * entity-runs (fleet) than the rules' minimum */
+    if (!b || b->count == 0 || !(b->median > 0 || eff.absolute))
+        return FP_OK;
+    uint32_t behind = ev == FP_EV_DRIFT ? b->nruns : b->count;
+    if (behind < (uint32_t)r->base_min_runs) {
+        if (!g->ents[se->ent].explain)
+            return FP_OK;
+        fp_reason *rs = fp__det_series_reason(g, se, ev, FP_UNKNOWN, k->cls->name);
+        if (!rs)
+            return FP_ENOMEM;
+        rs->value = rs->expected = rs->deviation = rs->z = rs->band = NAN;
+        snprintf(rs->note, sizeof rs->note, "not judged: %s baseline of %u %s < min_runs %d",
+                 ev == FP_EV_DRIFT ? "drift: entity" : "fleet: SKU", behind,
+                 ev == FP_EV_DRIFT ? "runs" : "entity-runs", r->base_min_runs);
+        return FP_OK;
+    }
+    /* ranks sharing cores measure the scheduler as much as the device, and
+     * how much it steals differs from one run to the next: against history
+     * a contended run only warns (peers, sharing the same cores, decide) */
+    if (g->contended)
+        eff.fail = INFINITY;
+    double c, s, floor_ = r->scale_floor;
+    reference ref = {.runs = (int)b->nruns, .windows = (int)(b->windows ? b->windows : 1)};
+    const double *vals = g->vals + se->off;
+    int n = k->windows;
+    if (eff.absolute) {
+        c = b->median + shift;
+        s = 1.4826 * b->mad;
+    } else if (k->use_summary && !eff.noisy && b->summary > 0) {
+        /* summary classes (best of run, median over passes) judge the run's
+         * summary against the baseline runs' summaries: on shared cores
+         * the windows are the scheduler's, the best of them is the device's */
+        c = log(b->summary) + shift;
+        s = ev == FP_EV_FLEET ? b->summary_spread
+                              : shrink(b->summary_spread, sku ? sku->run_spread : NAN,
+                                       (int)b->nruns, r->base_prior_runs);
+        if (!isfinite(s))
+            s = r->scale_floor;
+        s = s > floor_ ? s : floor_;
+        ref.windows = 1;
+    } else {
+        c = log(b->median) + shift;
+        s = window_spread_of(g, b, sku, ev);
+        if (!isfinite(s)) /* too few values for a spread: the pooled MAD */
+            s = 1.4826 * b->mad / b->median;
+        double cf = g->class_floor[k->cls - r->classes];
+        floor_ = cf > floor_ ? cf : floor_;
+        s = s > floor_ ? s : floor_;
+        vals = g->wvals + se->woff; /* the windows as measured */
+        n = k->raw_windows;
+    }
+    if (!eff.absolute) {
+        ref.noisy = eff.noisy || s > r->base_noisy;
+        /* degrees of freedom of the spread: runs (and the SKU's prior runs)
+         * for drift, entity-runs for fleet */
+        double dof = ev == FP_EV_FLEET ? (double)b->count - 1
+                                       : (double)b->nruns - 1 +
+                                             (sku && isfinite(sku->run_spread) ? r->base_prior_runs : 0);
+        eff.z = t_quantile(eff.z, dof);
+    }
+    for (int w = 0; w < n; w++) {
+        ws[w].level = -1;
+        if (!isnan(vals[w]))
+            score(&eff, k->rep->better, vals[w], c, s, floor_, r->strong_factor, &ws[w]);
+    }
+    return conclude(g, se, ws, n, ev, &eff, &ref);
+}
+
+/* How far the live run of a series lies from a baseline: the log ratio of
+ * its median over windows to the baseline's median (relative rules), or the
+ * difference (absolute). NaN where either is missing. buf: k.windows. */
+static double live_shift(const eng *g, const series *se, const fp_baseline *b, double *buf)
+{
+    const key_info *k = &g->keys[se->key];
+    if (!b || b->count == 0 || !(b->median > 0 || k->cls->absolute))
+        return NAN;
+    size_t c = 0;
+    for (int w = 0; w < k->windows; w++)
+        if (!isnan(g->vals[se->off + (size_t)w]))
+            buf[c++] = g->vals[se->off + (size_t)w];
+    double m = c ? fp_median_select(buf, c) : NAN;
+    if (k->cls->absolute)
+        return m - b->median;
+    return m > 0 ? log(m / b->median) : NAN;
+}
+
+/* A series' peer group for the fleet-wide shift: key x SKU (none last). */
+static size_t shift_group(const eng *g, const series *se)
+{
+    int32_t sku = g->ents[se->ent].sku;
+    return se->key * (g->nsku + 1) + (sku >= 0 ? (size_t)sku : g->nsku);
+}
+
+/* Drift and fleet evidence of every series. Each is judged relative to the
+ * fleet-wide shift of its metric in this run (per key and SKU, the median
+ * of the series' shifts from their baselines, over series on at least
+ * min_peers nodes): a drift every peer shares (a driver, the room's
+ * temperature, the time of day) is no entity's fault, and peer evidence
+ * judges the level. Fewer nodes than that could all share one fault (the
+ * devices of one slow node): no shift then. */
+fp_status fp__det_judge_baselines(eng *g, window_score *ws)
+{
+    char ent[2 * FP_NAME_MAX + 32];
+    size_t nb = g->nkeys * (g->nsku + 1), n = g->nser;
+    int maxw = 1;
+    for (size_t k = 0; k < g->nkeys; k++)
+        maxw = g->keys[k].windows > maxw ? g->keys[k].windows : maxw;
+    const fp_baseline **bl = malloc((2 * n + 1) * sizeof *bl);
+    double *sh = malloc((3 * n + 2 * nb + (size_t)maxw + 1) * sizeof *sh);
+    uint32_t *first = calloc(nb + 2, sizeof *first), *order = malloc((n + 1) * sizeof *order);
+    size_t *seen = calloc(g->nnodes + 1, sizeof *seen); /* bucket + 1 that counted the node */
+    fp_status st = FP_OK;
+    FP_CHECK_ALLOC(bl);
+    FP_CHECK_ALLOC(sh);
+    FP_CHECK_ALLOC(first);
+    FP_CHECK_ALLOC(order);
+    FP_CHECK_ALLOC(seen);
+    FP_CHECK(learn_floors(g));
+    double *shift = sh + 2 * n, *buf = shift + 2 * nb, *tmp = buf + maxw;
+    /* each series' baselines (drift, fleet) and live shifts from them */
+    for (size_t s = 0; s < n; s++) {
+        const series *se = &g->ser[s];
+        const key_info *k = &g->keys[se->key];
+        const ent_info *ei = &g->ents[se->ent];
+        bl[2 * s] = bl[2 * s + 1] = NULL;
+        if (!k->cls || k->cls->ignore || k->cls->late)
+            continue;
+        bl[2 * s + 1] = ei->sku >= 0 ? fp_baselines_sku(g->base, k->text, g->sku[ei->sku]) : NULL;
+        fp_entity_format(ei->e, ent, sizeof ent);
+        bl[2 * s] = fp_baselines_entity(g->base, k->text, ent);
+        sh[2 * s] = live_shift(g, se, bl[2 * s], buf);
+        sh[2 * s + 1] = live_shift(g, se, bl[2 * s + 1], buf);
+        if (bl[2 * s] || bl[2 * s + 1])
+            first[shift_group(g, se) + 1]++;
+    }
+    for (size_t b = 0; b < nb; b++)
+        first[b + 1] += first[b];
+    for (size_t s = 0; s < n; s++) /* series by key and SKU (counting sort) */
+        if (bl[2 * s] || bl[2 * s + 1])
+            order[first[shift_group(g, &g->ser[s])]++] = (uint32_t)s;
+    /* first[b] is now the end of bucket b; the fleet-wide shifts per bucket */
+    for (size_t b = 0, lo = 0; b < nb; lo = first[b++]) {
+        for (size_t e = 0; e < 2; e++) {
+            size_t c = 0, nodes = 0;
+            for (size_t i = lo; i < first[b]; i++) {
+                if (!isfinite(sh[2 * order[i] + e]))
+                    continue;
+                tmp[c++] = sh[2 * order[i] + e];
+                int32_t nd = g->ents[g->ser[order[i]].ent].node;
+                if (nd >= 0 && seen[nd] != 2 * b + e + 1) {
+                    seen[nd] = 2 * b + e + 1;
+                    nodes++;
+                }
+            }
+            shift[2 * b + e] = nodes >= (size_t)g->rules->min_peers ? fp_median_select(tmp, c) : 0;
+        }
+    }
+    for (size_t s = 0; s < n && st == FP_OK; s++) {
+        if (!bl[2 * s] && !bl[2 * s + 1])
+            continue;
+        const series *se = &g->ser[s];
+        size_t b = shift_group(g, se);
+        st = judge_baseline(g, se, bl[2 * s], bl[2 * s + 1], FP_EV_DRIFT, shift[2 * b], ws);
+        if (st == FP_OK)
+            st = judge_baseline(g, se, bl[2 * s + 1], NULL, FP_EV_FLEET, shift[2 * b + 1], ws);
+    }
+cleanup:
+    free(bl);
+    free(sh);
+    free(first);
+    free(order);
+    free(seen);
+    return st;
+}
+
+/* Decide the held fails once all evidence is in. A short episode (too few
+ * windows to be persistent) fails only where another series of the same
+ * entity is out of bounds against its peers in one of its windows: a
+ * transient dip of one metric never fails alone. Peer or fleet evidence
+ * against an entity whose own baseline (min_runs runs) saw no change is
+ * that entity's normal level: it warns. */
+void fp__det_release(eng *g)
+{
+    for (size_t i = 0; i < g->nreasons; i++) {
+        owned_reason *o = &g->reasons[i];
+        if (!o->hold)
+            continue;
+        const series *se = &g->ser[o->ser];
+        bool alone = (o->hold & HOLD_EPISODE) && !(g->ents[se->ent].bad2 & o->mask);
+        bool normal = (o->hold & HOLD_DRIFT) && se->drift_judged && se->drift == FP_PASS;
+        if (!alone && !normal) {
+            fp__det_set_ent_verdict(g, se->ent, FP_FAIL);
+            continue;
+        }
+        o->r.verdict = FP_WARN;
+        if (alone)
+            snprintf(o->r.note, sizeof o->r.note,
+                     "transient: out of bounds in %d of %d windows, no other metric agrees",
+                     o->r.windows_bad, o->r.windows);
+        else
+            snprintf(o->r.note, sizeof o->r.note,
+                     "its own baseline shows this level too (drift passes): its normal");
+    }
+}

@@ -1,0 +1,245 @@
+/* HDF5 helpers of the store: string types, attributes, whole-table reads and
+ * chunked writes, string tables. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fleetprint/log.h"
+#include "fleetprint/mem.h"
+#include "store_internal.h"
+
+/* rows per chunk of a table dataset */
+#define ROWS_PER_CHUNK 32768
+
+hid_t fp__h5_str_type(size_t width)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    if (t < 0)
+        return t;
+    if (H5Tset_size(t, width ? width : 1) < 0 || H5Tset_strpad(t, H5T_STR_NULLTERM) < 0) {
+        H5Tclose(t);
+        return H5I_INVALID_HID;
+    }
+    return t;
+}
+
+/* Write a scalar attribute, replacing one of the same name: stored as
+ * filetype, value given in memtype. */
+static fp_status attr_write(hid_t obj, const char *name, hid_t filetype, hid_t memtype,
+                            const void *value)
+{
+    fp_status st = FP_OK;
+    hid_t space = H5I_INVALID_HID, attr = H5I_INVALID_HID;
+    if (H5Aexists(obj, name) > 0)
+        FP_CHECK_H5(H5Adelete(obj, name));
+    FP_CHECK_H5(space = H5Screate(H5S_SCALAR));
+    FP_CHECK_H5(attr = H5Acreate2(obj, name, filetype, space, H5P_DEFAULT, H5P_DEFAULT));
+    FP_CHECK_H5(H5Awrite(attr, memtype, value));
+cleanup:
+    if (attr >= 0)
+        H5Aclose(attr);
+    if (space >= 0)
+        H5Sclose(space);
+    return st;
+}
+
+fp_status fp__h5_attr_str(hid_t obj, const char *name, const char *value)
+{
+    hid_t t = fp__h5_str_type(strlen(value) + 1);
+    if (t < 0)
+        return FP_EH5;
+    fp_status st = attr_write(obj, name, t, t, value);
+    H5Tclose(t);
+    return st;
+}
+
+fp_status fp__h5_attr_double(hid_t obj, const char *name, double value)
+{
+    /* file type: IEEE little-endian; memory: native */
+    return attr_write(obj, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &value);
+}
+
+fp_status fp__h5_attr_i64(hid_t obj, const char *name, long long value)
+{
+    return attr_write(obj, name, H5T_STD_I64LE, H5T_NATIVE_LLONG, &value);
+}
+
+static int attr_open(hid_t obj, const char *name, hid_t *attr)
+{
+    htri_t ex = H5Aexists(obj, name);
+    if (ex <= 0)
+        return ex < 0 ? -1 : 0;
+    *attr = H5Aopen(obj, name, H5P_DEFAULT);
+    return *attr < 0 ? -1 : 1;
+}
+
+fp_status fp__h5_read_attr_str(hid_t obj, const char *name, char *buf, size_t len)
+{
+    hid_t attr = H5I_INVALID_HID, ftype = H5I_INVALID_HID, mtype = H5I_INVALID_HID;
+    fp_status st = FP_OK;
+    char *tmp = NULL;
+    buf[0] = 0;
+    int r = attr_open(obj, name, &attr);
+    if (r <= 0)
+        return r < 0 ? FP_EH5 : FP_OK;
+    FP_CHECK_H5(ftype = H5Aget_type(attr));
+    if (H5Tget_class(ftype) != H5T_STRING || H5Tis_variable_str(ftype) > 0)
+        FP_FAIL(FP_EINPUT, "attribute '%s' is not a fixed-size string", name);
+    size_t w = H5Tget_size(ftype);
+    tmp = calloc(1, w + 1);
+    FP_CHECK_ALLOC(tmp);
+    FP_CHECK_H5(mtype = fp__h5_str_type(w + 1));
+    FP_CHECK_H5(H5Aread(attr, mtype, tmp));
+    snprintf(buf, len, "%s", tmp);
+cleanup:
+    free(tmp);
+    if (mtype >= 0)
+        H5Tclose(mtype);
+    if (ftype >= 0)
+        H5Tclose(ftype);
+    H5Aclose(attr);
+    return st;
+}
+
+/* Read a scalar numeric attribute in memtype; a missing one reads as 0. */
+static fp_status attr_read_num(hid_t obj, const char *name, hid_t memtype, void *out)
+{
+    hid_t attr;
+    int r = attr_open(obj, name, &attr);
+    if (r <= 0)
+        return r < 0 ? FP_EH5 : FP_OK;
+    herr_t e = H5Aread(attr, memtype, out);
+    H5Aclose(attr);
+    return e < 0 ? FP_EH5 : FP_OK;
+}
+
+fp_status fp__h5_read_attr_double(hid_t obj, const char *name, double *out)
+{
+    *out = 0;
+    return attr_read_num(obj, name, H5T_NATIVE_DOUBLE, out);
+}
+
+fp_status fp__h5_read_attr_i64(hid_t obj, const char *name, long long *out)
+{
+    *out = 0;
+    return attr_read_num(obj, name, H5T_NATIVE_LLONG, out);
+}
+
+fp_status fp__h5_write_table(hid_t loc, const char *name, hid_t filetype, hid_t memtype,
+                             const void *data, size_t n)
+{
+    fp_status st = FP_OK;
+    hid_t space = H5I_INVALID_HID, dcpl = H5I_INVALID_HID, ds = H5I_INVALID_HID;
+    hsize_t dims[1] = {n}, maxdims[1] = {H5S_UNLIMITED};
+    hsize_t chunk[1] = {n < ROWS_PER_CHUNK ? (n ? n : 1) : ROWS_PER_CHUNK};
+    size_t rowbytes = H5Tget_size(filetype);
+    /* keep a chunk within HDF5's default 1 MiB chunk cache */
+    while (chunk[0] > 1 && chunk[0] * rowbytes > (1u << 20))
+        chunk[0] /= 2;
+    FP_CHECK_H5(space = H5Screate_simple(1, dims, maxdims));
+    FP_CHECK_H5(dcpl = H5Pcreate(H5P_DATASET_CREATE));
+    FP_CHECK_H5(H5Pset_chunk(dcpl, 1, chunk));
+    FP_CHECK_H5(H5Pset_shuffle(dcpl));
+    FP_CHECK_H5(H5Pset_deflate(dcpl, 1));
+    FP_CHECK_H5(ds = H5Dcreate2(loc, name, filetype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+    if (n)
+        FP_CHECK_H5(H5Dwrite(ds, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data));
+cleanup:
+    if (ds >= 0)
+        H5Dclose(ds);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (space >= 0)
+        H5Sclose(space);
+    return st;
+}
+
+fp_status fp__h5_read_table(hid_t loc, const char *name, hid_t memtype, size_t rowsize,
+                            void **out, size_t *n)
+{
+    fp_status st = FP_OK;
+    hid_t ds = H5I_INVALID_HID, space = H5I_INVALID_HID;
+    void *data = NULL;
+    *out = NULL;
+    *n = 0;
+    if (H5Lexists(loc, name, H5P_DEFAULT) <= 0)
+        FP_FAIL(FP_EINPUT, "dataset '%s' is missing", name);
+    FP_CHECK_H5(ds = H5Dopen2(loc, name, H5P_DEFAULT));
+    FP_CHECK_H5(space = H5Dget_space(ds));
+    hsize_t dims[1];
+    if (H5Sget_simple_extent_ndims(space) != 1)
+        FP_FAIL(FP_EINPUT, "dataset '%s' is not one-dimensional", name);
+    FP_CHECK_H5(H5Sget_simple_extent_dims(space, dims, NULL));
+    data = malloc(dims[0] ? dims[0] * rowsize : 1);
+    FP_CHECK_ALLOC(data);
+    if (dims[0]) {
+        memset(data, 0, dims[0] * rowsize);
+        if (H5Dread(ds, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+            FP_FAIL(FP_EINPUT, "dataset '%s' cannot be read as the expected type", name);
+    }
+    *out = data;
+    *n = dims[0];
+    data = NULL;
+cleanup:
+    free(data);
+    if (space >= 0)
+        H5Sclose(space);
+    if (ds >= 0)
+        H5Dclose(ds);
+    return st;
+}
+
+fp_status fp__h5_read_strings(hid_t loc, const char *name, fp__strmap *m)
+{
+    fp_status st = FP_OK;
+    hid_t ds = H5I_INVALID_HID, ftype = H5I_INVALID_HID, mtype = H5I_INVALID_HID;
+    char *buf = NULL;
+    size_t n = 0;
+    memset(m, 0, sizeof *m);
+    if (H5Lexists(loc, name, H5P_DEFAULT) <= 0)
+        FP_FAIL(FP_EINPUT, "dataset '%s' is missing", name);
+    FP_CHECK_H5(ds = H5Dopen2(loc, name, H5P_DEFAULT));
+    FP_CHECK_H5(ftype = H5Dget_type(ds));
+    if (H5Tget_class(ftype) != H5T_STRING || H5Tis_variable_str(ftype) > 0)
+        FP_FAIL(FP_EINPUT, "dataset '%s' is not fixed-size strings", name);
+    size_t w = H5Tget_size(ftype) + 1;
+    FP_CHECK_H5(mtype = fp__h5_str_type(w));
+    H5Dclose(ds);
+    ds = H5I_INVALID_HID;
+    FP_CHECK(fp__h5_read_table(loc, name, mtype, w, (void **)&buf, &n));
+    for (size_t i = 0; i < n; i++) {
+        const char *s = buf + i * w;
+        uint32_t id;
+        bool added;
+        FP_CHECK(fp__strmap_intern(m, s, strlen(s), &id, &added));
+        if (!added)
+            FP_FAIL(FP_EINPUT, "dataset '%s': row %zu repeats '%s'", name, i, s);
+    }
+cleanup:
+    free(buf);
+    if (mtype >= 0)
+        H5Tclose(mtype);
+    if (ftype >= 0)
+        H5Tclose(ftype);
+    if (ds >= 0)
+        H5Dclose(ds);
+    return st;
+}
+
+fp_status fp__h5_write_strings(hid_t loc, const char *name, const fp__strmap *m)
+{
+    fp_status st = FP_OK;
+    size_t w = fp__strmap_width(m);
+    char *buf = calloc(m->n ? m->n : 1, w);
+    hid_t t = H5I_INVALID_HID;
+    FP_CHECK_ALLOC(buf);
+    for (uint32_t i = 0; i < m->n; i++)
+        memcpy(buf + (size_t)i * w, fp__strmap_str(m, i), strlen(fp__strmap_str(m, i)));
+    FP_CHECK_H5(t = fp__h5_str_type(w));
+    FP_CHECK(fp__h5_write_table(loc, name, t, t, buf, m->n));
+cleanup:
+    if (t >= 0)
+        H5Tclose(t);
+    free(buf);
+    return st;
+}
+

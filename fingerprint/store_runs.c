@@ -1,0 +1,615 @@
+/* A run in the store: its group in a partition file (samples, metrics, ranks
+ * and context), written by appends and read back by id. The store handle,
+ * catalog and commits: store.c. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fleetprint/mem.h"
+#include "fleetprint/log.h"
+#include "store_internal.h"
+
+/* ---- record types ----------------------------------------------------------------- */
+
+typedef struct rank_rec {
+    int32_t node, local_rank, dev;
+    double clock_offset, clock_error;
+    char model[FP_NAME_MAX];
+    char uuid[48];
+    char pci_bus[24];
+} rank_rec;
+
+/* Build the memory (native, padded) or file (little-endian, packed) compound
+ * type for one of the record kinds below. */
+typedef enum { REC_ROW, REC_METRIC, REC_RANK } rec_kind;
+
+static hid_t rec_type(rec_kind kind, bool file)
+{
+    hid_t t = H5I_INVALID_HID, s16 = fp__h5_str_type(16), s24 = fp__h5_str_type(24),
+          s32 = fp__h5_str_type(32), s48 = fp__h5_str_type(48),
+          s64 = fp__h5_str_type(FP_NAME_MAX);
+    hid_t u8 = file ? H5T_STD_U8LE : H5T_NATIVE_UINT8, u32 = file ? H5T_STD_U32LE : H5T_NATIVE_UINT32,
+          i32 = file ? H5T_STD_I32LE : H5T_NATIVE_INT32, u64 = file ? H5T_STD_U64LE : H5T_NATIVE_UINT64,
+          f64 = file ? H5T_IEEE_F64LE : H5T_NATIVE_DOUBLE;
+    size_t off = 0;
+    bool ok = true;
+#define FIELD(name, type, memoff, size)                                                    \
+    do {                                                                                   \
+        ok = ok && H5Tinsert(t, name, file ? off : (memoff), type) >= 0;                   \
+        off += (size);                                                                     \
+    } while (0)
+    switch (kind) {
+    case REC_ROW:
+        t = H5Tcreate(H5T_COMPOUND, file ? 28 : sizeof(fp__row));
+        FIELD("entity", u32, HOFFSET(fp__row, entity), 4);
+        FIELD("metric", u32, HOFFSET(fp__row, metric), 4);
+        FIELD("iter", i32, HOFFSET(fp__row, iter), 4);
+        FIELD("value", f64, HOFFSET(fp__row, value), 8);
+        FIELD("t", f64, HOFFSET(fp__row, t), 8);
+        break;
+    case REC_METRIC:
+        t = H5Tcreate(H5T_COMPOUND, file ? 16 + 24 + 32 + 16 + 1 + 8 : sizeof(fp__metric));
+        FIELD("suite", s16, HOFFSET(fp__metric, suite), 16);
+        FIELD("test", s24, HOFFSET(fp__metric, test), 24);
+        FIELD("metric", s32, HOFFSET(fp__metric, metric), 32);
+        FIELD("unit", s16, HOFFSET(fp__metric, unit), 16);
+        FIELD("better", u8, HOFFSET(fp__metric, better), 1);
+        FIELD("size", u64, HOFFSET(fp__metric, size), 8);
+        break;
+    case REC_RANK:
+        t = H5Tcreate(H5T_COMPOUND, file ? 12 + 16 + FP_NAME_MAX + 48 + 24 : sizeof(rank_rec));
+        FIELD("node", i32, HOFFSET(rank_rec, node), 4);
+        FIELD("local_rank", i32, HOFFSET(rank_rec, local_rank), 4);
+        FIELD("dev", i32, HOFFSET(rank_rec, dev), 4);
+        FIELD("clock_offset", f64, HOFFSET(rank_rec, clock_offset), 8);
+        FIELD("clock_error", f64, HOFFSET(rank_rec, clock_error), 8);
+        FIELD("model", s64, HOFFSET(rank_rec, model), FP_NAME_MAX);
+        FIELD("uuid", s48, HOFFSET(rank_rec, uuid), 48);
+        FIELD("pci_bus", s24, HOFFSET(rank_rec, pci_bus), 24);
+        break;
+    }
+#undef FIELD
+    H5Tclose(s16);
+    H5Tclose(s24);
+    H5Tclose(s32);
+    H5Tclose(s48);
+    H5Tclose(s64);
+    if (!ok && t >= 0) {
+        H5Tclose(t);
+        t = H5I_INVALID_HID;
+    }
+    return t;
+}
+
+/* ==== run groups ===================================================================== */
+
+static fp_status write_run(hid_t runs, const fp__runtab *t)
+{
+    fp_status st = FP_OK;
+    hid_t g = H5I_INVALID_HID, ft = H5I_INVALID_HID, mt = H5I_INVALID_HID;
+    hid_t nodet = H5I_INVALID_HID;
+    rank_rec *rr = NULL;
+    const fp_run *c = &t->ctx;
+    FP_CHECK_H5(g = H5Gcreate2(runs, c->id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+#define STR(field) FP_CHECK(fp__h5_attr_str(g, #field, c->field));
+    STR(id)
+    FP_RUN_TEXT_FIELDS(STR)
+#undef STR
+    FP_CHECK(fp__h5_attr_double(g, "time", c->time));
+    FP_CHECK(fp__h5_attr_double(g, "duration", c->duration));
+    FP_CHECK(fp__h5_attr_i64(g, "nranks", c->nranks));
+    FP_CHECK(fp__h5_attr_i64(g, "nnodes", c->nnodes));
+    FP_CHECK(fp__h5_attr_i64(g, "nsamples", (long long)t->nrows));
+
+    FP_CHECK_H5(nodet = fp__h5_str_type(FP_NAME_MAX));
+    FP_CHECK(fp__h5_write_table(g, "nodes", nodet, nodet, c->nodes, (size_t)c->nnodes));
+
+    rr = calloc(c->nranks > 0 ? (size_t)c->nranks : 1, sizeof *rr);
+    FP_CHECK_ALLOC(rr);
+    for (int r = 0; r < c->nranks; r++) {
+        const fp_rank_info *ri = &c->ranks[r];
+        rr[r].node = ri->node;
+        rr[r].local_rank = ri->local_rank;
+        rr[r].dev = ri->dev;
+        rr[r].clock_offset = ri->clock_offset;
+        rr[r].clock_error = ri->clock_error;
+        memcpy(rr[r].model, ri->model, sizeof rr[r].model);
+        memcpy(rr[r].uuid, ri->uuid, sizeof rr[r].uuid);
+        memcpy(rr[r].pci_bus, ri->pci_bus, sizeof rr[r].pci_bus);
+    }
+    FP_CHECK_H5(ft = rec_type(REC_RANK, true));
+    FP_CHECK_H5(mt = rec_type(REC_RANK, false));
+    FP_CHECK(fp__h5_write_table(g, "ranks", ft, mt, rr, (size_t)c->nranks));
+    H5Tclose(ft);
+    H5Tclose(mt);
+    ft = mt = H5I_INVALID_HID;
+
+    FP_CHECK(fp__h5_write_strings(g, "entities", &t->entities));
+
+    FP_CHECK_H5(ft = rec_type(REC_METRIC, true));
+    FP_CHECK_H5(mt = rec_type(REC_METRIC, false));
+    FP_CHECK(fp__h5_write_table(g, "metrics", ft, mt, t->metrics, t->keys.n));
+    H5Tclose(ft);
+    H5Tclose(mt);
+    ft = mt = H5I_INVALID_HID;
+
+    FP_CHECK_H5(ft = rec_type(REC_ROW, true));
+    FP_CHECK_H5(mt = rec_type(REC_ROW, false));
+    FP_CHECK(fp__h5_write_table(g, "samples", ft, mt, t->rows, t->nrows));
+cleanup:
+    free(rr);
+    if (nodet >= 0)
+        H5Tclose(nodet);
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (mt >= 0)
+        H5Tclose(mt);
+    if (g >= 0)
+        H5Gclose(g);
+    return st;
+}
+
+static uint32_t find_run(const fp_store *s, const char *id)
+{
+    return fp__strmap_find(&s->ids, id, strlen(id));
+}
+
+fp_status fp__store_append_runtabs(fp_store *s, fp__runtab *const *tabs, size_t n)
+{
+    fp_status st = FP_OK;
+    hid_t part = H5I_INVALID_HID, runs = H5I_INVALID_HID;
+    char name[PART_NAME_MAX];
+    bool started = false;
+    if (s->mode != FP_STORE_APPEND)
+        FP_FAIL(FP_EUSAGE, "%s was opened read-only", s->path);
+    for (size_t i = 0; i < n; i++) {
+        const char *id = tabs[i]->ctx.id;
+        if (!fp__store_valid_run_id(id))
+            FP_FAIL(FP_EINPUT, "run id '%s' is not valid (1-47 printable characters, no '/', "
+                               "not 'latest' or 'all')", id);
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(tabs[j]->ctx.id, id) == 0)
+                FP_FAIL(FP_EINPUT, "run %s is given twice", id);
+        if (find_run(s, id) != FP__NONE)
+            FP_FAIL(FP_EINPUT, "run %s is already in %s (nothing written)", id, s->path);
+    }
+    started = true;
+    FP_CHECK(fp__store_make_partitioned(s));
+    FP_CHECK(fp__store_part_create(s, 'p', name, &part));
+    FP_CHECK_H5(runs = H5Gopen2(part, "runs", H5P_DEFAULT));
+    for (size_t i = 0; i < n; i++) {
+        cat_row r;
+        FP_CHECK(write_run(runs, tabs[i]));
+        fp__store_cat_row_of(&r, &tabs[i]->ctx, tabs[i]->nrows, name);
+        FP_CHECK(fp__store_cat_push(s, &r));
+    }
+    H5Gclose(runs);
+    runs = H5I_INVALID_HID;
+    st = fp__store_part_finish(s, part, name);
+    part = H5I_INVALID_HID;
+cleanup:
+    if (runs >= 0)
+        H5Gclose(runs);
+    if (part >= 0)
+        H5Fclose(part);
+    return started ? fp__store_finish_change(s, st) : st;
+}
+
+fp_status fp_store_append_runs(fp_store *s, const fp_run *const *runs, size_t n)
+{
+    fp_status st = FP_OK;
+    fp__runtab *tabs = calloc(n ? n : 1, sizeof *tabs);
+    fp__runtab **ptrs = calloc(n ? n : 1, sizeof *ptrs);
+    size_t built = 0;
+    FP_CHECK_ALLOC(tabs);
+    FP_CHECK_ALLOC(ptrs);
+    for (; built < n; built++) {
+        ptrs[built] = &tabs[built];
+        FP_CHECK(fp__runtab_from_run(&tabs[built], runs[built]));
+    }
+    FP_CHECK(fp__store_append_runtabs(s, ptrs, n));
+cleanup:
+    for (size_t i = 0; tabs && i < n; i++)
+        fp__runtab_free(&tabs[i]);
+    free(tabs);
+    free(ptrs);
+    return st;
+}
+
+fp_status fp_store_append(fp_store *s, const fp_run *run)
+{
+    return fp_store_append_runs(s, &run, 1);
+}
+
+fp_status fp_store_append_file(const char *path, const fp_run *run, double lock_timeout_s)
+{
+    fp_store *s = NULL;
+    fp_status st = fp_store_open(&s, path, FP_STORE_APPEND, lock_timeout_s);
+    if (st == FP_OK)
+        st = fp_store_append(s, run);
+    fp_store_close(s);
+    if (st == FP_OK)
+        fp_info("stored run %s (%zu samples) in %s", run->id, run->nsamples, path);
+    return st;
+}
+
+
+/* Copy the runs at catalog rows idx[0..n) into one new partition; their rows
+ * then name it (committed by the caller's finish_change). */
+static fp_status copy_into_part(fp_store *s, const size_t *idx, size_t n)
+{
+    fp_status st = FP_OK;
+    hid_t dst = H5I_INVALID_HID, runs = H5I_INVALID_HID, src = H5I_INVALID_HID;
+    char name[PART_NAME_MAX], from[PART_NAME_MAX] = "";
+    FP_CHECK(fp__store_part_create(s, 'p', name, &dst));
+    FP_CHECK_H5(runs = H5Gopen2(dst, "runs", H5P_DEFAULT));
+    for (size_t i = 0; i < n; i++) {
+        cat_row *r = &s->cat[idx[i]];
+        char obj[64];
+        if (src < 0 || strcmp(from, r->file) != 0) {
+            if (src >= 0)
+                H5Fclose(src);
+            src = H5I_INVALID_HID;
+            FP_CHECK(fp__store_open_part(s, r->file, r->id, &src));
+            memcpy(from, r->file, sizeof from);
+        }
+        snprintf(obj, sizeof obj, "runs/%s", r->id);
+        FP_CHECK_H5(H5Ocopy(src, obj, runs, r->id, H5P_DEFAULT, H5P_DEFAULT));
+    }
+    H5Gclose(runs);
+    runs = H5I_INVALID_HID;
+    st = fp__store_part_finish(s, dst, name);
+    dst = H5I_INVALID_HID;
+    for (size_t i = 0; st == FP_OK && i < n; i++)
+        memcpy(s->cat[idx[i]].file, name, sizeof name);
+cleanup:
+    if (src >= 0)
+        H5Fclose(src);
+    if (runs >= 0)
+        H5Gclose(runs);
+    if (dst >= 0)
+        H5Fclose(dst);
+    return st;
+}
+
+fp_status fp_store_remove(fp_store *s, const char *const *ids, size_t n)
+{
+    fp_status st = FP_OK;
+    bool *gone = NULL, started = false;
+    size_t *keep = NULL;
+    if (s->mode != FP_STORE_APPEND)
+        FP_FAIL(FP_EUSAGE, "%s was opened read-only", s->path);
+    if (s->schema == 0)
+        FP_FAIL(FP_EINPUT, "%s: no such store", s->path);
+    gone = calloc(s->ncat ? s->ncat : 1, sizeof *gone);
+    keep = calloc(s->ncat ? s->ncat : 1, sizeof *keep);
+    FP_CHECK_ALLOC(gone);
+    FP_CHECK_ALLOC(keep);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t k = find_run(s, ids[i]);
+        if (!fp__store_valid_run_id(ids[i]) || k == FP__NONE)
+            FP_FAIL(FP_EINPUT, "no run '%s' in %s (nothing removed)", ids[i], s->path);
+        gone[k] = true;
+    }
+    started = true;
+    FP_CHECK(fp__store_make_partitioned(s));
+    /* a partition that loses some of its runs is rewritten with the others;
+     * one that loses all of them is simply no longer listed */
+    for (size_t i = 0; i < s->ncat; i++) {
+        if (!gone[i] || !s->cat[i].file[0])
+            continue;
+        char file[PART_NAME_MAX];
+        size_t nkeep = 0;
+        memcpy(file, s->cat[i].file, sizeof file);
+        for (size_t j = 0; j < s->ncat; j++) {
+            if (strcmp(s->cat[j].file, file) != 0)
+                continue;
+            if (!gone[j])
+                keep[nkeep++] = j;
+            else
+                s->cat[j].file[0] = 0; /* this partition is done */
+        }
+        if (nkeep)
+            FP_CHECK(copy_into_part(s, keep, nkeep));
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < s->ncat; i++)
+        if (!gone[i])
+            s->cat[m++] = s->cat[i];
+    s->ncat = m;
+cleanup:
+    free(gone);
+    free(keep);
+    return started ? fp__store_finish_change(s, st) : st;
+}
+
+static int cat_time_cmp(const void *a, const void *b, void *arg)
+{
+    const cat_row *cat = arg, *x = &cat[*(const size_t *)a], *y = &cat[*(const size_t *)b];
+    if (x->time != y->time)
+        return x->time < y->time ? -1 : 1;
+    return strcmp(x->id, y->id);
+}
+
+fp_status fp_store_compact(fp_store *s, uint64_t target, fp_compact_summary *sum)
+{
+    fp_status st = FP_OK;
+    size_t *order = NULL, *batch = NULL, nb = 0;
+    uint64_t *fsize = NULL, *fsamples = NULL, bytes = 0;
+    fp__strmap files = {0};
+    bool started = false;
+    hid_t bsrc = H5I_INVALID_HID, bdst = H5I_INVALID_HID;
+    fp_compact_summary out = {0};
+    if (s->mode != FP_STORE_APPEND)
+        FP_FAIL(FP_EUSAGE, "%s was opened read-only", s->path);
+    if (s->schema == 0)
+        FP_FAIL(FP_EINPUT, "%s: no such store", s->path);
+    if (target == 0)
+        FP_FAIL(FP_EUSAGE, "compact: the target size must be positive");
+    started = true;
+    FP_CHECK(fp__store_make_partitioned(s));
+    size_t n = s->ncat;
+    order = malloc((n ? n : 1) * sizeof *order);
+    batch = malloc((n ? n : 1) * sizeof *batch);
+    fsize = calloc(n ? n : 1, sizeof *fsize);
+    fsamples = calloc(n ? n : 1, sizeof *fsamples);
+    FP_CHECK_ALLOC(order);
+    FP_CHECK_ALLOC(batch);
+    FP_CHECK_ALLOC(fsize);
+    FP_CHECK_ALLOC(fsamples);
+    /* each partition's size on disk and samples, to estimate a run's bytes */
+    for (size_t i = 0; i < n; i++) {
+        uint32_t f;
+        bool added;
+        FP_CHECK(fp__strmap_intern(&files, s->cat[i].file, strlen(s->cat[i].file), &f, &added));
+        if (added) {
+            char p[4096];
+            struct stat sb;
+            fp__store_part_path(s, s->cat[i].file, p, sizeof p);
+            fsize[f] = stat(p, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+        }
+        fsamples[f] += s->cat[i].nsamples + 1;
+        order[i] = i;
+    }
+    out.files_before = files.n;
+    qsort_r(order, n, sizeof *order, cat_time_cmp, s->cat);
+    /* runs of partitions smaller than the target, oldest first, are copied
+     * into new partitions of about the target size; big ones stay */
+    for (size_t k = 0; k <= n; k++) {
+        uint32_t f = k < n ? fp__strmap_find(&files, s->cat[order[k]].file,
+                                             strlen(s->cat[order[k]].file))
+                           : FP__NONE;
+        bool small = f != FP__NONE && fsize[f] < target;
+        if (small) {
+            batch[nb++] = order[k];
+            bytes += fsize[f] * (s->cat[order[k]].nsamples + 1) / fsamples[f];
+        }
+        if (nb && (bytes >= target || k == n)) {
+            /* a batch that is exactly one whole partition is left as it is */
+            const char *first = s->cat[batch[0]].file;
+            size_t same = 0;
+            for (size_t i = 0; i < nb; i++)
+                same += strcmp(s->cat[batch[i]].file, first) == 0;
+            size_t whole = 0;
+            for (size_t i = 0; i < n; i++)
+                whole += strcmp(s->cat[i].file, first) == 0;
+            if (same != nb || whole != nb) {
+                FP_CHECK(copy_into_part(s, batch, nb));
+                out.runs_moved += nb;
+            }
+            nb = 0;
+            bytes = 0;
+        }
+    }
+    /* baselines that share a partition with runs (a migrated schema-1 store)
+     * move to a file of their own, so that partition can go */
+    if (s->has_baselines && s->baselines[0] == 'p') {
+        FP_CHECK(fp__store_open_part(s, s->baselines, "the baselines file", &bsrc));
+        FP_CHECK(fp__store_part_create(s, 'b', s->pending, &bdst));
+        FP_CHECK_H5(H5Ocopy(bsrc, "baselines", bdst, "baselines", H5P_DEFAULT, H5P_DEFAULT));
+        st = fp__store_part_finish(s, bdst, s->pending);
+        bdst = H5I_INVALID_HID;
+        FP_CHECK(st);
+        memcpy(s->baselines, s->pending, sizeof s->baselines);
+    }
+    fp__strmap_free(&files);
+    for (size_t i = 0; i < n; i++)
+        FP_CHECK(fp__strmap_intern(&files, s->cat[i].file, strlen(s->cat[i].file),
+                                   &(uint32_t){0}, NULL));
+    out.files_after = files.n;
+    if (sum)
+        *sum = out;
+cleanup:
+    if (bsrc >= 0)
+        H5Fclose(bsrc);
+    if (bdst >= 0)
+        H5Fclose(bdst);
+    fp__strmap_free(&files);
+    free(order);
+    free(batch);
+    free(fsize);
+    free(fsamples);
+    return started ? fp__store_finish_change(s, st) : st;
+}
+
+/* ---- reading runs ------------------------------------------------------------------ */
+
+fp_status fp__store_read_runtab(fp_store *s, const char *id, fp__runtab *t)
+{
+    fp_status st = FP_OK;
+    hid_t g = H5I_INVALID_HID, mt = H5I_INVALID_HID, nodet = H5I_INVALID_HID;
+    hid_t part = H5I_INVALID_HID;
+    rank_rec *rr = NULL;
+    char (*nodes)[FP_NAME_MAX] = NULL;
+    size_t nn = 0, nr = 0, nm = 0;
+    char name[64];
+    memset(t, 0, sizeof *t);
+    snprintf(name, sizeof name, "runs/%s", id);
+    uint32_t k = fp__store_valid_run_id(id) ? find_run(s, id) : FP__NONE;
+    if (k == FP__NONE)
+        FP_FAIL(FP_EINPUT, "no run '%s' in %s", id, s->path);
+    FP_CHECK(fp__store_open_part(s, s->cat[k].file, id, &part));
+    if (H5Lexists(part, name, H5P_DEFAULT) <= 0)
+        FP_FAIL(FP_EINPUT, "%s: run %s is not in its partition %s (corrupt)", s->path, id,
+                s->cat[k].file);
+    FP_CHECK_H5(g = H5Gopen2(part, name, H5P_DEFAULT));
+    FP_CHECK(fp__store_read_context(g, &t->ctx));
+
+    FP_CHECK_H5(nodet = fp__h5_str_type(FP_NAME_MAX));
+    FP_CHECK(fp__h5_read_table(g, "nodes", nodet, FP_NAME_MAX, (void **)&nodes, &nn));
+    FP_CHECK_H5(mt = rec_type(REC_RANK, false));
+    FP_CHECK(fp__h5_read_table(g, "ranks", mt, sizeof *rr, (void **)&rr, &nr));
+    H5Tclose(mt);
+    mt = H5I_INVALID_HID;
+    FP_CHECK(fp_run_set_shape(&t->ctx, (int)nn, (int)nr));
+    for (size_t i = 0; i < nn; i++) {
+        nodes[i][FP_NAME_MAX - 1] = 0;
+        memcpy(t->ctx.nodes[i], nodes[i], FP_NAME_MAX);
+    }
+    for (size_t r = 0; r < nr; r++) {
+        fp_rank_info *ri = &t->ctx.ranks[r];
+        if (rr[r].node < 0 || (size_t)rr[r].node >= nn)
+            FP_FAIL(FP_EINPUT, "%s: run %s: rank %zu names node %d of %zu (corrupt)", s->path,
+                    id, r, rr[r].node, nn);
+        ri->node = rr[r].node;
+        ri->local_rank = rr[r].local_rank;
+        ri->dev = rr[r].dev;
+        ri->clock_offset = rr[r].clock_offset;
+        ri->clock_error = rr[r].clock_error;
+        memcpy(ri->model, rr[r].model, sizeof ri->model);
+        memcpy(ri->uuid, rr[r].uuid, sizeof ri->uuid);
+        memcpy(ri->pci_bus, rr[r].pci_bus, sizeof ri->pci_bus);
+        ri->model[sizeof ri->model - 1] = ri->uuid[sizeof ri->uuid - 1] = 0;
+        ri->pci_bus[sizeof ri->pci_bus - 1] = 0;
+    }
+
+    FP_CHECK(fp__h5_read_strings(g, "entities", &t->entities));
+    t->ent = calloc(t->entities.n ? t->entities.n : 1, sizeof *t->ent);
+    FP_CHECK_ALLOC(t->ent);
+    for (uint32_t i = 0; i < t->entities.n; i++)
+        if (!fp_entity_parse(fp__strmap_str(&t->entities, i), &t->ent[i]))
+            FP_FAIL(FP_EINPUT, "%s: run %s: entity %u '%s' is malformed", s->path, id, i,
+                    fp__strmap_str(&t->entities, i));
+
+    FP_CHECK_H5(mt = rec_type(REC_METRIC, false));
+    FP_CHECK(fp__h5_read_table(g, "metrics", mt, sizeof(fp__metric), (void **)&t->metrics, &nm));
+    H5Tclose(mt);
+    mt = H5I_INVALID_HID;
+    t->metric_cap = nm;
+    for (size_t i = 0; i < nm; i++) {
+        fp__metric *m = &t->metrics[i];
+        char key[160];
+        m->suite[sizeof m->suite - 1] = m->test[sizeof m->test - 1] = 0;
+        m->metric[sizeof m->metric - 1] = m->unit[sizeof m->unit - 1] = 0;
+        int len = snprintf(key, sizeof key, "%s\x1f%s\x1f%s\x1f%llu", m->suite, m->test,
+                           m->metric, (unsigned long long)m->size);
+        uint32_t kid;
+        FP_CHECK(fp__strmap_intern(&t->keys, key, (size_t)len, &kid, NULL));
+        if (kid != i)
+            FP_FAIL(FP_EINPUT, "%s: run %s: metric row %zu is repeated (corrupt)", s->path, id, i);
+    }
+
+    FP_CHECK_H5(mt = rec_type(REC_ROW, false));
+    FP_CHECK(fp__h5_read_table(g, "samples", mt, sizeof(fp__row), (void **)&t->rows, &t->nrows));
+    t->row_cap = t->nrows;
+    for (size_t i = 0; i < t->nrows; i++)
+        if (t->rows[i].entity >= t->entities.n || t->rows[i].metric >= nm)
+            FP_FAIL(FP_EINPUT, "%s: run %s: sample %zu refers past the entity or metric table "
+                               "(corrupt)", s->path, id, i);
+cleanup:
+    if (st == FP_EH5)
+        fp_error("%s: run %s cannot be read", s->path, id);
+    free(rr);
+    free(nodes);
+    if (nodet >= 0)
+        H5Tclose(nodet);
+    if (mt >= 0)
+        H5Tclose(mt);
+    if (g >= 0)
+        H5Gclose(g);
+    if (part >= 0)
+        H5Fclose(part);
+    return st;
+}
+
+static int summary_cmp(const void *a, const void *b)
+{
+    const fp_run_summary *x = a, *y = b;
+    if (x->time != y->time)
+        return x->time < y->time ? -1 : 1;
+    return strcmp(x->id, y->id);
+}
+
+fp_status fp_store_list(fp_store *s, fp_run_summary **out, size_t *n)
+{
+    fp_status st = FP_OK;
+    fp_run_summary *rows = calloc(s->ncat ? s->ncat : 1, sizeof *rows);
+    *out = NULL;
+    *n = 0;
+    FP_CHECK_ALLOC(rows);
+    for (size_t i = 0; i < s->ncat; i++) {
+        const cat_row *c = &s->cat[i];
+        fp_run_summary *r = &rows[i];
+        memcpy(r->id, c->id, sizeof r->id);
+        memcpy(r->tag, c->tag, sizeof r->tag);
+        memcpy(r->status, c->status, sizeof r->status);
+        r->time = c->time;
+        r->duration = c->duration;
+        r->nranks = c->nranks;
+        r->nnodes = c->nnodes;
+        r->nsamples = c->nsamples;
+        r->injected = c->injected != 0;
+        r->emulated = c->emulated != 0;
+    }
+    qsort(rows, s->ncat, sizeof *rows, summary_cmp);
+    *out = rows;
+    *n = s->ncat;
+    rows = NULL;
+cleanup:
+    free(rows);
+    return st;
+}
+
+fp_status fp_store_load_run(fp_store *s, const char *which, const char *tag, fp_run *run)
+{
+    fp_status st = FP_OK;
+    fp__runtab t;
+    fp_run_summary *rows = NULL;
+    size_t n = 0;
+    char id[48];
+    memset(run, 0, sizeof *run);
+    memset(&t, 0, sizeof t);
+    if (strcmp(which, "latest") == 0) {
+        FP_CHECK(fp_store_list(s, &rows, &n));
+        const fp_run_summary *best = NULL;
+        for (size_t i = 0; i < n; i++)
+            if (!tag || !tag[0] || strcmp(rows[i].tag, tag) == 0)
+                best = &rows[i];
+        if (!best)
+            FP_FAIL(FP_EINPUT, "%s holds no run%s%s", s->path, tag && tag[0] ? " tagged " : "",
+                    tag && tag[0] ? tag : "");
+        snprintf(id, sizeof id, "%s", best->id);
+    } else {
+        snprintf(id, sizeof id, "%s", which);
+    }
+    FP_CHECK(fp__store_read_runtab(s, id, &t));
+    FP_CHECK(fp__run_copy_context(run, &t.ctx));
+    run->samples = malloc((t.nrows ? t.nrows : 1) * sizeof *run->samples);
+    FP_CHECK_ALLOC(run->samples);
+    run->cap = t.nrows;
+    for (size_t i = 0; i < t.nrows; i++)
+        fp__runtab_sample(&t, i, &run->samples[i]);
+    run->nsamples = t.nrows;
+cleanup:
+    free(rows);
+    fp__runtab_free(&t);
+    return st;
+}

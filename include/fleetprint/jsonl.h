@@ -1,0 +1,65 @@
+#ifndef FLEETPRINT_JSONL_H
+#define FLEETPRINT_JSONL_H
+/* The store's interchange formats (fingerprint/): the JSON schema of a sample
+ * and of a run context, and JSON Lines (docs/store.md). */
+#include <jansson.h>
+#include <stdio.h>
+
+#include "fleetprint/sample.h"
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+/* The run context (everything but the samples) as a new JSON object. */
+json_t *fp_json_context(const fp_run *run);
+/* One sample as a new JSON object:
+ * {"suite","test","metric","unit","better":"higher|lower","entity","size","iter","value","t"} */
+json_t *fp_json_sample(const fp_sample *s);
+/* Parse a sample object. On error returns FP_EINPUT with the bad field named in err. */
+fp_status fp_json_parse_sample(const json_t *j, fp_sample *out, char *err, size_t errlen);
+/* Parse a context object into run (samples untouched). FP_EINPUT with err on error. */
+fp_status fp_json_parse_context(const json_t *j, fp_run *run, char *err, size_t errlen);
+
+/* ---- JSON Lines ------------------------------------------------------------------
+ * The store's interchange format (docs/store.md): one JSON object per line.
+ *   {"kind":"run","run":{context as fp_json_context}}     a run's context
+ *   {"kind":"sample","run":"<id>","suite":...,"t":...}    one sample of run <id>
+ *   {"kind":"baseline",...}                               export only (not ingested)
+ * "kind" may be left out of sample lines. Unknown keys are ignored. */
+
+typedef enum fp_jsonl_kind {
+    FP_JSONL_BLANK,    /* an empty or all-blank line */
+    FP_JSONL_SAMPLE,   /* run_id and sample are set */
+    FP_JSONL_RUN,      /* context is set (a new reference the caller must json_decref) */
+    FP_JSONL_BASELINE, /* a baseline row from an export; nothing else is set */
+} fp_jsonl_kind;
+
+typedef struct fp_jsonl_line {
+    fp_jsonl_kind kind;
+    char run_id[48];
+    fp_sample sample;
+    json_t *context;
+} fp_jsonl_line;
+
+/* Parse one line (len bytes, no need for a terminating NUL or newline). Sample
+ * lines take a fast path that does not build a JSON tree; lines with nested
+ * values go through jansson. On bad input returns FP_EINPUT with a message
+ * naming the field, or the column of a syntax error, in err (the caller adds
+ * the file name and line number); out->context is then NULL. */
+fp_status fp_jsonl_parse(const char *line, size_t len, fp_jsonl_line *out, char *err,
+                         size_t errlen);
+
+/* Format one sample line, newline included, into buf. Doubles are written so
+ * that they read back bit for bit; run_id is at most 47 bytes (fp_run.id). A
+ * line is under 2 KB even when every byte of its strings needs escaping. Returns the length of the full line like
+ * snprintf: a value >= len means buf was too small (then buf holds a prefix). */
+int fp_jsonl_format_sample(char *buf, size_t len, const char *run_id, const fp_sample *s);
+
+/* Write the run line of run's context (samples not included) to out.
+ * Returns FP_EIO when the stream fails. */
+fp_status fp_jsonl_write_run(FILE *out, const fp_run *run);
+
+/* Write s into buf as a JSON string literal, quotes included, escaping what
+ * JSON requires. Returns the length like snprintf. */
+int fp_json_quote(char *buf, size_t len, const char *s);
+
+#endif
