@@ -451,6 +451,10 @@ fp_status fp_sim_run(const fp_sim *s, int ri, fp_run *run)
     snprintf(run->device_backend, sizeof run->device_backend, "sim");
     snprintf(run->comm_backend, sizeof run->comm_backend, "sim");
     snprintf(run->fleetprint_version, sizeof run->fleetprint_version, "%s", "sim");
+    /* the faulty run says so: baselines never learn its faults as normal */
+    if (live && s->nfaults)
+        snprintf(run->injections, sizeof run->injections, "simulated: %zu faults (--faults %s)",
+                 s->nfaults, o->faults ? o->faults : "default");
     FP_CHECK(fp_run_set_shape(run, n, n * G));
     for (int i = 0; i < n; i++) {
         node_name(s, i, run->nodes[i], FP_NAME_MAX);

@@ -6,7 +6,7 @@ cd "$WORK"
 F=$FLEETPRINT
 
 # ---- a simulated fleet with known faults -------------------------------------------
-expect_rc 0 "$F" simulate --nodes 120 --gpus-per-node 4 --seed 11 --runs 3 \
+expect_rc 0 "$F" simulate --nodes 120 --gpus-per-node 4 --seed 11 --runs 4 \
   --faults slow-gpu=2,slow-node=1,bad-link=1,sdc=1,throttle=1 --out sim.jsonl --truth truth.json
 expect_rc 1 "$F" detect --input sim.jsonl --drain-file drain.txt --exclude-file excl.txt \
   --json verdicts.json
@@ -42,8 +42,12 @@ check_drain drain.txt
 cmp drain.txt excl.txt
 
 # the same through a store, with baselines: drift and fleet evidence agree
+# (the last, faulty run is marked fault-injected: no baseline material)
 expect_rc 0 "$F" store ingest sim.jsonl --store s.h5
+expect_rc 0 "$F" store ls --store s.h5
+[ "$(grep -c 'fault-injected' "$WORK/out")" = 1 ] || fail "the faulty simulated run is not marked injected"
 expect_rc 0 "$F" baseline build --store s.h5
+expect_out "baselines from 3 runs \(1 skipped"
 expect_rc 1 "$F" detect --store s.h5 --drain-file drain2.txt --json verdicts.json
 expect_out "peer, drift and fleet evidence"
 grep -q '"evidence": "drift"' verdicts.json || fail "no drift evidence in the verdicts"
