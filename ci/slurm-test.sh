@@ -80,7 +80,8 @@ SlurmdPort=$base
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
-AuthInfo=socket=$sock
+# cred_expire: how long a requeued job waits before it runs again (default 120 s)
+AuthInfo=socket=$sock,cred_expire=30
 CredType=cred/munge
 StateSaveLocation=$T/state
 SlurmdSpoolDir=$T/spool/%n
