@@ -34,7 +34,8 @@ static void man_option(FILE *out, const fp_opt *o)
         fputs("\\-\\-", out);
         roff(out, o->name);
         fputs("\\fR", out);
-        const char *arg = fp_opts_placeholder(o->type);
+        char meta[40];
+        const char *arg = fp_opts_placeholder(o, meta, sizeof meta);
         if (arg[0]) {
             fputs(" \\fI", out);
             roff(out, arg);

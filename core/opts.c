@@ -141,16 +141,27 @@ static const char *kind_word(fp_opt_type t)
     }
 }
 
-const char *fp_opts_placeholder(fp_opt_type t)
+const char *fp_opts_placeholder(const fp_opt *o, char *buf, size_t len)
 {
-    switch (t) {
+    /* a string names what it takes where its help says so, else it is
+     * named after the option, as argparse does (--tag TAG) */
+    static const char *const named[] = {"FILE", "DIR", "DATE", "ENTITY", NULL};
+    switch (o->type) {
     case FP_OPT_FLAG: return "";
     case FP_OPT_INT: return "N";
     case FP_OPT_DOUBLE: return "X";
     case FP_OPT_BYTES: return "SIZE";
     case FP_OPT_SECONDS: return "TIME";
     case FP_OPT_LIST: return "A,B,..";
-    default: return "VALUE";
+    default:
+        for (int i = 0; named[i]; i++)
+            if (o->help && strstr(o->help, named[i]))
+                return named[i];
+        size_t n = 0;
+        for (const char *c = o->name; *c && n + 1 < len; c++)
+            buf[n++] = *c == '-' ? '_' : (char)toupper((unsigned char)*c);
+        buf[n] = 0;
+        return buf;
     }
 }
 
@@ -235,7 +246,8 @@ void fp_opts_usage(FILE *out, const char *cmd, const char *summary, const fp_opt
         if (o->type == FP_OPT_POSITIONAL)
             continue;
         char left[64];
-        const char *arg = fp_opts_placeholder(o->type);
+        char meta[40];
+        const char *arg = fp_opts_placeholder(o, meta, sizeof meta);
         if (o->short_name)
             snprintf(left, sizeof left, "-%c, --%s%s%s", o->short_name, o->name, arg[0] ? " " : "",
                      arg);

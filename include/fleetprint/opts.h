@@ -52,9 +52,10 @@ const fp_opt *fp_opts_find(const fp_opt *opts, const char *arg);
 /* Print "usage: fleetprint CMD [options]" and one line per option. */
 void fp_opts_usage(FILE *out, const char *cmd, const char *summary, const fp_opt *opts);
 
-/* The argument an option of type t takes, as help shows it ("N", "SIZE",
- * "TIME", ...; "" for a flag). */
-const char *fp_opts_placeholder(fp_opt_type t);
+/* The argument option o takes, as help shows it: "N", "SIZE", "TIME", ...;
+ * for a string FILE, DIR, DATE or ENTITY where its help names one, else the
+ * option's name in capitals, written into buf (len bytes); "" for a flag. */
+const char *fp_opts_placeholder(const fp_opt *o, char *buf, size_t len);
 
 /* Value parsers shared with other modules; each returns false on bad text. */
 bool fp_parse_bytes(const char *text, uint64_t *out);
