@@ -40,6 +40,7 @@ if [ -n "${FP_BUILD:-}" ] && [ -f "$FP_BUILD/fleetprint.1" ]; then
         { cat "$work/install.log"; fail "cmake --install fails"; }
     for f in bin/fleetprint share/man/man1/fleetprint.1 share/bash-completion/completions/fleetprint \
              share/fleetprint/scripts/slurm-preflight.sbatch share/fleetprint/scripts/nightly-burnin.sh \
+             share/fleetprint/scripts/slurm-healthcheck.sh share/doc/fleetprint/prometheus-alerts.yml \
              share/doc/fleetprint/README.md share/doc/fleetprint/architecture.md; do
         [ -e "$work/prefix/$f" ] || fail "cmake --install: no $f"
     done
