@@ -110,7 +110,7 @@ typedef struct hang_out {
     fp_run ctx;
 } hang_out;
 
-static fp_status hang_prepare(hang_out *h, const fp_ctx *ctx, const fp_config *cfg)
+static fp_status hang_prepare(hang_out *h, const fp_ctx *ctx)
 {
     const fp_world *w = ctx->world;
     fp_status st = fp_run_set_shape(&h->ctx, fp_world_nnodes(w), fp_world_size(w));
@@ -122,14 +122,8 @@ static fp_status hang_prepare(hang_out *h, const fp_ctx *ctx, const fp_config *c
         h->ctx.ranks[r].node = fp_world_node_of(w, r);
         h->ctx.ranks[r].dev = -1;
     }
-    snprintf(h->ctx.tag, sizeof h->ctx.tag, "%s", cfg->tag);
+    fp_ctx_describe_run(ctx, &h->ctx);
     snprintf(h->ctx.status, sizeof h->ctx.status, "timeout");
-    snprintf(h->ctx.command, sizeof h->ctx.command, "%s", fp_world_command_line(w));
-    snprintf(h->ctx.device_backend, sizeof h->ctx.device_backend, "%s", ctx->dev_ops->name);
-    snprintf(h->ctx.comm_backend, sizeof h->ctx.comm_backend, "%s", ctx->comm_ops->name);
-    snprintf(h->ctx.fleetprint_version, sizeof h->ctx.fleetprint_version, "%s", FP_VERSION);
-    fp_inject_describe(ctx->inject, h->ctx.injections, sizeof h->ctx.injections);
-    fp_run_slurm_context(&h->ctx);
     return FP_OK;
 }
 
@@ -175,7 +169,7 @@ static fp_status pf_measure(fp_ctx *ctx, void *arg)
     pf_state *ps = arg;
     if (ctx->rank == 0) {
         ps->hang.out = *ps->out;
-        fp_status st = hang_prepare(&ps->hang, ctx, &ps->pc->base);
+        fp_status st = hang_prepare(&ps->hang, ctx);
         if (st != FP_OK)
             return st;
         fp_world_on_timeout(ctx->world, hang_write, &ps->hang);

@@ -323,19 +323,8 @@ void fp_ctx_close(fp_ctx *ctx)
     ctx->dev = NULL;
 }
 
-fp_status fp_ctx_gather(fp_ctx *ctx, fp_run *run)
+void fp_ctx_describe_run(const fp_ctx *ctx, fp_run *run)
 {
-    fp_rank_info mine;
-    memset(&mine, 0, sizeof mine);
-    mine.local_rank = fp_world_local_rank(ctx->world);
-    mine.dev = ctx->dev_ops == &fp_device_host ? -1 : ctx->dev_info.index;
-    snprintf(mine.model, sizeof mine.model, "%s", ctx->dev_info.model);
-    snprintf(mine.uuid, sizeof mine.uuid, "%s", ctx->dev_info.uuid);
-    snprintf(mine.pci_bus, sizeof mine.pci_bus, "%s", ctx->dev_info.pci_bus);
-    fp_status st = fp_world_gather_run(ctx->world, &mine, ctx->local->samples,
-                                       ctx->local->nsamples, run);
-    if (st != FP_OK || ctx->rank != 0)
-        return st;
     snprintf(run->tag, sizeof run->tag, "%s", ctx->cfg->tag);
     snprintf(run->command, sizeof run->command, "%s", fp_world_command_line(ctx->world));
     /* an emulated device's runs say so: baselines never use them */
@@ -353,6 +342,22 @@ fp_status fp_ctx_gather(fp_ctx *ctx, fp_run *run)
     snprintf(run->mpi_version, sizeof run->mpi_version, "%.63s", mpi);
     fp_inject_describe(ctx->inject, run->injections, sizeof run->injections);
     fp_run_slurm_context(run);
+}
+
+fp_status fp_ctx_gather(fp_ctx *ctx, fp_run *run)
+{
+    fp_rank_info mine;
+    memset(&mine, 0, sizeof mine);
+    mine.local_rank = fp_world_local_rank(ctx->world);
+    mine.dev = ctx->dev_ops == &fp_device_host ? -1 : ctx->dev_info.index;
+    snprintf(mine.model, sizeof mine.model, "%s", ctx->dev_info.model);
+    snprintf(mine.uuid, sizeof mine.uuid, "%s", ctx->dev_info.uuid);
+    snprintf(mine.pci_bus, sizeof mine.pci_bus, "%s", ctx->dev_info.pci_bus);
+    fp_status st = fp_world_gather_run(ctx->world, &mine, ctx->local->samples,
+                                       ctx->local->nsamples, run);
+    if (st != FP_OK || ctx->rank != 0)
+        return st;
+    fp_ctx_describe_run(ctx, run);
     run->duration = fp_world_now(ctx->world);
     return FP_OK;
 }

@@ -195,6 +195,11 @@ fp_status fp_ctx_open(fp_ctx *ctx, const fp_config *cfg, fp_world *w, fp_inject_
                       fp_run *local);
 void fp_ctx_close(fp_ctx *ctx);
 
+/* Rank 0's context of the run ctx measures: tag, command line, backends,
+ * library versions, injections and the Slurm job; no shape, samples or
+ * duration. */
+void fp_ctx_describe_run(const fp_ctx *ctx, fp_run *run);
+
 /* Gather the local samples into run on rank 0 and fill its context. */
 fp_status fp_ctx_gather(fp_ctx *ctx, fp_run *run);
 
