@@ -45,7 +45,7 @@ fp_status fp__det_judge_missing(eng *g, const uint32_t *key_first, const uint32_
                 continue;
             for (uint32_t i = key_first[k]; i < key_first[k + 1]; i++) {
                 uint32_t e = g->ser[by_key[i]].ent;
-                if (g->ents[e].e->kind != kind || stamp[e] == tk + 1)
+                if (g->ents[e].kind != kind || stamp[e] == tk + 1)
                     continue;
                 stamp[e] = (uint32_t)tk + 1;
                 list[nl++] = e;
@@ -56,7 +56,7 @@ fp_status fp__det_judge_missing(eng *g, const uint32_t *key_first, const uint32_
                 continue;
             size_t have = 0;
             for (uint32_t i = key_first[k]; i < key_first[k + 1]; i++)
-                have += g->ents[g->ser[by_key[i]].ent].e->kind == kind;
+                have += g->ents[g->ser[by_key[i]].ent].kind == kind;
             if (have == 0 || have == nl)
                 continue;
             for (size_t j = 0; j < nl; j++) {
@@ -131,14 +131,14 @@ fp_status fp__det_demarcate(eng *g)
     /* count per node: devices and links, and the failing ones */
     for (size_t e = 0; e < g->nents; e++) {
         const ent_info *ei = &g->ents[e];
-        if (ei->e->kind == FP_ENT_GROUP)
+        if (ei->kind == FP_ENT_GROUP)
             continue;
         has_data[ei->node] = true;
-        if (ei->e->kind == FP_ENT_GPU) {
+        if (ei->kind == FP_ENT_GPU) {
             gpus[ei->node]++;
             if (ei->v == FP_FAIL && bad_gpus[ei->node]++ == 0)
                 first_gpu[ei->node] = (int64_t)e;
-        } else if (ei->e->kind == FP_ENT_LINK && ei->node != ei->peer) {
+        } else if (ei->kind == FP_ENT_LINK && ei->node != ei->peer) {
             has_data[ei->peer] = true;
             int32_t ends[2] = {ei->node, ei->peer};
             for (int j = 0; j < 2; j++) {
@@ -154,7 +154,7 @@ fp_status fp__det_demarcate(eng *g)
     /* links: slow with a culprit node's every partner is the node, not the link */
     for (size_t e = 0; e < g->nents; e++) {
         const ent_info *ei = &g->ents[e];
-        if (ei->e->kind != FP_ENT_LINK || ei->v != FP_FAIL || ei->node == ei->peer)
+        if (ei->kind != FP_ENT_LINK || ei->v != FP_FAIL || ei->node == ei->peer)
             continue;
         int32_t who = culprit[ei->node] ? ei->node : culprit[ei->peer] ? ei->peer : -1;
         if (who >= 0)
@@ -164,7 +164,7 @@ fp_status fp__det_demarcate(eng *g)
     size_t nown = g->nreasons;
     for (size_t e = 0; e < g->nents; e++) {
         const ent_info *ei = &g->ents[e];
-        fp_entity_kind kind = ei->e->kind;
+        fp_entity_kind kind = ei->kind;
         if (kind == FP_ENT_GROUP)
             continue;
         fp_verdict v = ei->v;
@@ -252,7 +252,7 @@ fp_status fp__det_demarcate(eng *g)
      * devices) cannot be judged as a link: the node explains it */
     for (size_t e = 0; e < g->nents; e++) {
         const ent_info *ei = &g->ents[e];
-        if (ei->e->kind != FP_ENT_LINK || ei->v != FP_FAIL || ei->node == ei->peer)
+        if (ei->kind != FP_ENT_LINK || ei->v != FP_FAIL || ei->node == ei->peer)
             continue;
         int32_t who = g->node_v[ei->node] == FP_FAIL ? ei->node
                       : g->node_v[ei->peer] == FP_FAIL ? ei->peer

@@ -53,6 +53,7 @@ static bool table_init(table *t, size_t expect)
     t->slot = calloc(cap, sizeof *t->slot);
     t->hash = malloc(cap * sizeof *t->hash);
     t->mask = cap - 1;
+    t->used = 0;
     return t->slot && t->hash;
 }
 
@@ -60,6 +61,42 @@ static void table_free(table *t)
 {
     free(t->slot);
     free(t->hash);
+}
+
+/* The first empty slot on h's probe sequence. */
+static size_t table_empty(const table *t, uint64_t h)
+{
+    size_t i = h & t->mask;
+    while (t->slot[i])
+        i = (i + 1) & t->mask;
+    return i;
+}
+
+/* Add index (0-based) under hash h, doubling the table when it would be over
+ * half full: tables start small, so that their probes stay in cache. */
+static bool table_add(table *t, uint64_t h, size_t index)
+{
+    if (2 * (t->used + 1) > t->mask + 1) {
+        table old = *t;
+        if (!table_init(t, old.mask + 1)) {
+            table_free(t);
+            *t = old;
+            return false;
+        }
+        for (size_t i = 0; i <= old.mask; i++)
+            if (old.slot[i]) {
+                size_t j = table_empty(t, old.hash[i]);
+                t->slot[j] = old.slot[i];
+                t->hash[j] = old.hash[i];
+            }
+        t->used = old.used;
+        table_free(&old);
+    }
+    size_t i = table_empty(t, h);
+    t->slot[i] = (uint32_t)(index + 1);
+    t->hash[i] = h;
+    t->used++;
+    return true;
 }
 
 fp_verdict fp__det_worse(fp_verdict a, fp_verdict b)
@@ -102,15 +139,10 @@ static int32_t node_intern(eng *g, const char *name)
     int32_t found = node_find(g, name, h);
     if (found >= 0)
         return found;
-    if (g->nnodes == g->node_cap)
-        return -1; /* sized for the run's nodes plus every sample: cannot happen */
-    size_t i = h & g->node_tab.mask;
-    while (g->node_tab.slot[i])
-        i = (i + 1) & g->node_tab.mask;
+    if (g->nnodes == g->node_cap || !table_add(&g->node_tab, h, g->nnodes))
+        return -1; /* node_cap: sized for the run's nodes plus every sample */
     snprintf(g->node[g->nnodes], FP_NAME_MAX, "%s", name);
     g->node_sku[g->nnodes] = -1;
-    g->node_tab.slot[i] = (uint32_t)(g->nnodes + 1);
-    g->node_tab.hash[i] = h;
     return (int32_t)g->nnodes++;
 }
 
@@ -139,7 +171,7 @@ static fp_status setup_nodes(eng *g)
         g->node_cap = expect * 64; /* real runs repeat node names heavily */
     g->node = malloc(g->node_cap * sizeof *g->node);
     g->node_sku = malloc(g->node_cap * sizeof *g->node_sku);
-    if (!g->node || !g->node_sku || !table_init(&g->node_tab, g->node_cap))
+    if (!g->node || !g->node_sku || !table_init(&g->node_tab, (size_t)run->nnodes))
         return FP_ENOMEM;
     for (int i = 0; i < run->nnodes; i++)
         if (node_intern(g, run->nodes[i]) < 0)
@@ -202,6 +234,7 @@ static int64_t key_intern(eng *g, const fp_sample *s)
     key_info *k = &g->keys[g->nkeys];
     memset(k, 0, sizeof *k);
     k->rep = s;
+    k->next = -1;
     fp_sample_key(s, k->text, sizeof k->text);
     k->test = test_intern(g, s);
     if (k->test < 0)
@@ -232,6 +265,8 @@ static int64_t entity_intern(eng *g, const fp_entity *e)
     }
     ent_info *ei = &g->ents[g->nents];
     ei->e = e;
+    ei->kind = e->kind;
+    ei->next = -1;
     /* a group's name is not a node: it has neither node nor SKU */
     bool group = e->kind == FP_ENT_GROUP;
     ei->node = group ? -1 : node_intern(g, e->node);
@@ -242,8 +277,8 @@ static int64_t entity_intern(eng *g, const fp_entity *e)
     if ((!group && ei->node < 0) || (e->kind == FP_ENT_LINK && ei->peer < 0))
         return -1;
     ei->sku = group ? -1 : g->node_sku[ei->node];
-    g->ent_tab.slot[i] = (uint32_t)(g->nents + 1);
-    g->ent_tab.hash[i] = h;
+    if (!table_add(&g->ent_tab, h, g->nents))
+        return -1;
     return (int64_t)g->nents++;
 }
 
@@ -261,13 +296,56 @@ int64_t fp__det_series_find(const eng *g, uint32_t key, uint32_t ent, bool add, 
     }
     if (!add)
         return -1;
+    if (!table_add(&gm->ser_tab, h, gm->nser))
+        return -1;
     series *se = &gm->ser[gm->nser];
     memset(se, 0, sizeof *se);
     se->key = key;
     se->ent = ent;
-    gm->ser_tab.slot[i] = (uint32_t)(gm->nser + 1);
-    gm->ser_tab.hash[i] = h;
+    se->next = -1;
     return (int64_t)gm->nser++;
+}
+
+/* The key and entity of sample s, which follows prev (of key k, entity e;
+ * NULL, -1 and -1 for the first). Samples come in runs of one entity, and
+ * each window lists its keys and entities in the order of the one before:
+ * what followed k (or e, or series prev) last time is tried before a lookup.
+ * -1: no memory. */
+static int64_t next_key(eng *g, const fp_sample *prev, int64_t k, const fp_sample *s)
+{
+    if (prev && same_key(prev, s))
+        return k;
+    int64_t guess = k >= 0 ? g->keys[k].next : -1;
+    int64_t found = guess >= 0 && same_key(g->keys[guess].rep, s) ? guess : key_intern(g, s);
+    if (k >= 0)
+        g->keys[k].next = (int32_t)found;
+    return found;
+}
+
+static int64_t next_entity(eng *g, const fp_sample *prev, int64_t e, const fp_sample *s)
+{
+    if (prev && same_entity(&prev->entity, &s->entity))
+        return e;
+    int64_t guess = e >= 0 ? g->ents[e].next : -1;
+    int64_t found = guess >= 0 && same_entity(g->ents[guess].e, &s->entity)
+                        ? guess
+                        : entity_intern(g, &s->entity);
+    if (e >= 0)
+        g->ents[e].next = (int32_t)found;
+    return found;
+}
+
+static int64_t next_series(eng *g, int64_t prev, uint32_t key, uint32_t ent)
+{
+    if (prev >= 0 && g->ser[prev].key == key && g->ser[prev].ent == ent)
+        return prev;
+    int64_t guess = prev >= 0 ? g->ser[prev].next : -1;
+    int64_t found = guess >= 0 && g->ser[guess].key == key && g->ser[guess].ent == ent
+                        ? guess
+                        : fp__det_series_find(g, key, ent, true, g);
+    if (prev >= 0)
+        g->ser[prev].next = (int32_t)found;
+    return found;
 }
 
 static fp_status intern_samples(eng *g)
@@ -277,21 +355,28 @@ static fp_status intern_samples(eng *g)
     g->ents = malloc((n + 1) * sizeof *g->ents);
     g->ser = malloc((n + 1) * sizeof *g->ser);
     g->sample_ser = malloc((n + 1) * sizeof *g->sample_ser);
-    if (!g->ents || !g->ser || !g->sample_ser || !table_init(&g->ent_tab, n / 2 + 64) ||
-        !table_init(&g->ser_tab, n / 2 + 64))
+    if (!g->ents || !g->ser || !g->sample_ser || !table_init(&g->ent_tab, 1024) ||
+        !table_init(&g->ser_tab, 1024))
         return FP_ENOMEM;
-    int64_t last_key = -1, last_ent = -1;
+    /* each sample's window and value, kept compact for the second pass */
+    int32_t *iter = malloc((n + 1) * sizeof *iter);
+    double *value = malloc((n + 1) * sizeof *value);
+    fp_status st = FP_OK;
+    FP_CHECK_ALLOC(iter);
+    FP_CHECK_ALLOC(value);
+    int64_t key = -1, ent = -1, se_prev = -1;
     const fp_sample *prev = NULL;
     for (size_t i = 0; i < n; i++) {
         const fp_sample *s = &run->samples[i];
-        int64_t k = prev && same_key(prev, s) ? last_key : key_intern(g, s);
-        int64_t e = prev && same_entity(&prev->entity, &s->entity) ? last_ent
-                                                                   : entity_intern(g, &s->entity);
-        if (k < 0 || e < 0)
-            return FP_ENOMEM;
-        int64_t se = fp__det_series_find(g, (uint32_t)k, (uint32_t)e, true, g);
+        key = next_key(g, prev, key, s);
+        ent = next_entity(g, prev, ent, s);
+        int64_t se = key < 0 || ent < 0 ? -1 : next_series(g, se_prev, (uint32_t)key, (uint32_t)ent);
+        if (se < 0)
+            FP_FAIL(FP_ENOMEM, "out of memory interning sample %zu of run %s", i, run->id);
         g->sample_ser[i] = (uint32_t)se;
-        key_info *ki = &g->keys[k];
+        iter[i] = s->iter;
+        value[i] = s->value;
+        key_info *ki = &g->keys[key];
         ki->has_summary |= s->iter < 0;
         if (s->iter >= 0) {
             g->ser[se].windowed = true;
@@ -301,8 +386,7 @@ static fp_status intern_samples(eng *g)
         }
         ki->raw_windows = ki->windows > 1 ? ki->windows : 1;
         prev = s;
-        last_key = k;
-        last_ent = e;
+        se_prev = se;
     }
     /* per-window values; a key whose series only hold summaries has one window */
     size_t off = 0;
@@ -321,25 +405,27 @@ static fp_status intern_samples(eng *g)
     }
     g->vals = malloc((off + 1) * sizeof *g->vals);
     g->wvals = malloc((woff + 1) * sizeof *g->wvals);
-    if (!g->vals || !g->wvals)
-        return FP_ENOMEM;
+    FP_CHECK_ALLOC(g->vals);
+    FP_CHECK_ALLOC(g->wvals);
     for (size_t i = 0; i < off; i++)
         g->vals[i] = NAN;
     for (size_t i = 0; i < woff; i++)
         g->wvals[i] = NAN;
     for (size_t i = 0; i < n; i++) {
-        const fp_sample *s = &run->samples[i];
         const series *se = &g->ser[g->sample_ser[i]];
-        if (se->windowed ? s->iter >= 0 : s->iter < 0)
-            g->wvals[se->woff + (size_t)(s->iter > 0 ? s->iter : 0)] = s->value;
+        if (se->windowed ? iter[i] >= 0 : iter[i] < 0)
+            g->wvals[se->woff + (size_t)(iter[i] > 0 ? iter[i] : 0)] = value[i];
         bool use_summary = g->keys[se->key].use_summary || !se->windowed;
-        if (use_summary ? s->iter >= 0 : s->iter < 0)
+        if (use_summary ? iter[i] >= 0 : iter[i] < 0)
             continue; /* windows or the summary, not both */
-        g->vals[se->off + (size_t)(use_summary ? 0 : s->iter)] = s->value;
+        g->vals[se->off + (size_t)(use_summary ? 0 : iter[i])] = value[i];
     }
-    for (size_t e = 0; g->explain && e < g->nents; e++)
-        g->ents[e].explain = fp_entity_in(g->ents[e].e, g->explain);
-    return FP_OK;
+    for (size_t x = 0; g->explain && x < g->nents; x++)
+        g->ents[x].explain = fp_entity_in(g->ents[x].e, g->explain);
+cleanup:
+    free(iter);
+    free(value);
+    return st;
 }
 
 /* ---- reasons ---------------------------------------------------------------------------- */
@@ -359,7 +445,7 @@ fp_reason *fp__det_add_reason(eng *g, uint32_t owner)
 uint32_t fp__det_ent_owner(const eng *g, uint32_t ent)
 {
     const ent_info *ei = &g->ents[ent];
-    if (ei->e->kind == FP_ENT_NODE)
+    if (ei->kind == FP_ENT_NODE)
         return (uint32_t)ei->node;
     return (uint32_t)(g->nnodes + ent);
 }
@@ -391,7 +477,7 @@ static fp_status assemble(eng *g, fp_verdicts *out)
 {
     size_t nn = g->nnodes, nother = 0;
     for (size_t e = 0; e < g->nents; e++)
-        nother += g->ents[e].e->kind != FP_ENT_NODE;
+        nother += g->ents[e].kind != FP_ENT_NODE;
     out->run = g->run;
     out->nents = nn + nother;
     out->ents = calloc(out->nents + 1, sizeof *out->ents);
@@ -423,7 +509,7 @@ static fp_status assemble(eng *g, fp_verdicts *out)
     size_t slot = nn;
     for (size_t e = 0; e < g->nents; e++) {
         const ent_info *ei = &g->ents[e];
-        if (ei->e->kind == FP_ENT_NODE) {
+        if (ei->kind == FP_ENT_NODE) {
             slot_of_owner[nn + e] = (size_t)ei->node;
             continue;
         }
@@ -473,6 +559,14 @@ static void eng_free(eng *g)
     free(g->node_v);
 }
 
+/* A series' peer group: its entity's SKU (those of none last), then kind. */
+static size_t peer_group(const eng *g, uint32_t ser)
+{
+    const ent_info *ei = &g->ents[g->ser[ser].ent];
+    size_t sku = ei->sku < 0 ? g->nsku : (size_t)ei->sku;
+    return sku * FP_ENT_KIND_COUNT + (size_t)ei->kind;
+}
+
 fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts **out)
 {
     fp_status st = FP_OK;
@@ -484,7 +578,7 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     g.contended = opts->contended;
     g.contended_note = opts->contended_note;
     g.explain = opts->explain;
-    uint32_t *by_key = NULL, *key_first = NULL, *grp = NULL;
+    uint32_t *by_key = NULL, *key_first = NULL, *grp = NULL, *grp_first = NULL;
     double *buf = NULL;
     window_score *ws = NULL;
     fp_verdicts *v = NULL;
@@ -520,6 +614,9 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     buf = malloc((g.nser + 3 * (size_t)maxw + 1) * sizeof *buf);
     ws = malloc((size_t)maxw * sizeof *ws);
     grp = malloc((g.nser + 1) * sizeof *grp);
+    size_t ngrp = (g.nsku + 1) * FP_ENT_KIND_COUNT;
+    grp_first = malloc((ngrp + 1) * sizeof *grp_first);
+    FP_CHECK_ALLOC(grp_first);
     FP_CHECK_ALLOC(buf);
     FP_CHECK_ALLOC(ws);
     FP_CHECK_ALLOC(grp);
@@ -541,20 +638,18 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
             fp__det_tally_late(&g, ki, sers, m, &late);
             continue;
         }
-        /* one peer group per SKU (and per entity kind) */
-        for (size_t sku = 0; sku <= g.nsku; sku++) {
-            for (int kind = 0; kind < FP_ENT_KIND_COUNT; kind++) {
-                size_t c = 0;
-                for (size_t i = 0; i < m; i++) {
-                    const ent_info *ei = &g.ents[g.ser[sers[i]].ent];
-                    int32_t want = sku == g.nsku ? -1 : (int32_t)sku;
-                    if (ei->sku == want && (int)ei->e->kind == kind)
-                        grp[c++] = sers[i];
-                }
-                if (c)
-                    FP_CHECK(fp__det_judge_peers(&g, ki, grp, c, buf, ws));
-            }
-        }
+        /* one peer group per SKU and entity kind, those of no SKU last
+         * (a counting sort of the key's series into grp) */
+        memset(grp_first, 0, (ngrp + 1) * sizeof *grp_first);
+        for (size_t i = 0; i < m; i++)
+            grp_first[peer_group(&g, sers[i]) + 1]++;
+        for (size_t b = 0; b < ngrp; b++)
+            grp_first[b + 1] += grp_first[b];
+        for (size_t i = 0; i < m; i++)
+            grp[grp_first[peer_group(&g, sers[i])]++] = sers[i];
+        for (size_t b = 0, lo = 0; b < ngrp; lo = grp_first[b++])
+            if (grp_first[b] > lo)
+                FP_CHECK(fp__det_judge_peers(&g, ki, grp + lo, grp_first[b] - lo, buf, ws));
     }
     FP_CHECK(fp__det_judge_late(&g, &late));
     if (g.base)
@@ -572,6 +667,7 @@ cleanup:
     free(by_key);
     free(key_first);
     free(grp);
+    free(grp_first);
     free(buf);
     free(ws);
     free(late.count);

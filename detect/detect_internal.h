@@ -82,11 +82,14 @@ typedef struct table {
     uint32_t *slot; /* index + 1; 0 = empty */
     uint64_t *hash;
     size_t mask;
+    size_t used;
 } table;
 
 typedef struct ent_info {
     const fp_entity *e;
-    int32_t node, peer; /* node indices; peer only for links */
+    fp_entity_kind kind; /* e's, kept beside the indices for fast scans */
+    int32_t node, peer;  /* node indices; peer only for links */
+    int32_t next;        /* the entity that followed it in the samples (interning) */
     int32_t sku;
     fp_verdict v;
     bool explain;       /* record its passing evidence too (--explain) */
@@ -97,6 +100,7 @@ typedef struct ent_info {
 
 typedef struct key_info {
     const fp_sample *rep;
+    int32_t next; /* the key that followed it in the samples (interning) */
     char text[96];
     int32_t windows;
     int32_t raw_windows; /* windows as measured (the summary aside), at least 1 */
@@ -110,6 +114,7 @@ typedef struct key_info {
 
 typedef struct series {
     uint32_t key, ent;
+    int32_t next;  /* the series that followed it in the samples (interning) */
     size_t off;    /* first of key.windows values */
     size_t woff;   /* first of key.raw_windows values in wvals */
     bool windowed; /* has per-window samples (else one summary) */

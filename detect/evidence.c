@@ -389,6 +389,44 @@ static fp_status learn_floors(eng *g)
     return FP_OK;
 }
 
+/* Each series' baselines: bl[2s] its entity's own, bl[2s+1] its SKU's; NULL
+ * where there is none or its key is not judged against baselines. Each key,
+ * entity and SKU name is looked up once. */
+static fp_status find_baselines(const eng *g, const fp_baseline **bl)
+{
+    char name[2 * FP_NAME_MAX + 32];
+    size_t nk = g->nkeys, ns = g->nsku;
+    uint32_t *key_id = malloc((nk + 1) * sizeof *key_id);
+    uint32_t *ent_id = malloc((g->nents + 1) * sizeof *ent_id);
+    const fp_baseline **sku_bl = malloc((nk * ns + 1) * sizeof *sku_bl);
+    fp_status st = FP_OK;
+    FP_CHECK_ALLOC(key_id);
+    FP_CHECK_ALLOC(ent_id);
+    FP_CHECK_ALLOC(sku_bl);
+    for (size_t k = 0; k < nk; k++) {
+        key_id[k] = fp_baselines_key_id(g->base, g->keys[k].text);
+        for (size_t s = 0; s < ns; s++)
+            sku_bl[k * ns + s] = fp_baselines_sku(g->base, g->keys[k].text, g->sku[s]);
+    }
+    for (size_t e = 0; e < g->nents; e++) {
+        fp_entity_format(g->ents[e].e, name, sizeof name);
+        ent_id[e] = fp_baselines_entity_id(g->base, name);
+    }
+    for (size_t s = 0; s < g->nser; s++) {
+        const series *se = &g->ser[s];
+        const fp_rule_class *cls = g->keys[se->key].cls;
+        int32_t sku = g->ents[se->ent].sku;
+        bool judged = cls && !cls->ignore && !cls->late;
+        bl[2 * s] = judged ? fp_baselines_entity_at(g->base, key_id[se->key], ent_id[se->ent]) : NULL;
+        bl[2 * s + 1] = judged && sku >= 0 ? sku_bl[se->key * ns + (size_t)sku] : NULL;
+    }
+cleanup:
+    free(key_id);
+    free(ent_id);
+    free(sku_bl);
+    return st;
+}
+
 /* Judge a series against a baseline b (drift: the entity's own, sku its
  * SKU's for shrinking; fleet: the SKU's). Relative rules use the windows as
  * measured, never the run's summary alone where windows exist. */
@@ -502,7 +540,6 @@ static size_t shift_group(const eng *g, const series *se)
  * devices of one slow node): no shift then. */
 fp_status fp__det_judge_baselines(eng *g, window_score *ws)
 {
-    char ent[2 * FP_NAME_MAX + 32];
     size_t nb = g->nkeys * (g->nsku + 1), n = g->nser;
     int maxw = 1;
     for (size_t k = 0; k < g->nkeys; k++)
@@ -520,16 +557,11 @@ fp_status fp__det_judge_baselines(eng *g, window_score *ws)
     FP_CHECK(learn_floors(g));
     double *shift = sh + 2 * n, *buf = shift + 2 * nb, *tmp = buf + maxw;
     /* each series' baselines (drift, fleet) and live shifts from them */
+    FP_CHECK(find_baselines(g, bl));
     for (size_t s = 0; s < n; s++) {
         const series *se = &g->ser[s];
-        const key_info *k = &g->keys[se->key];
-        const ent_info *ei = &g->ents[se->ent];
-        bl[2 * s] = bl[2 * s + 1] = NULL;
-        if (!k->cls || k->cls->ignore || k->cls->late)
+        if (!bl[2 * s] && !bl[2 * s + 1])
             continue;
-        bl[2 * s + 1] = ei->sku >= 0 ? fp_baselines_sku(g->base, k->text, g->sku[ei->sku]) : NULL;
-        fp_entity_format(ei->e, ent, sizeof ent);
-        bl[2 * s] = fp_baselines_entity(g->base, k->text, ent);
         sh[2 * s] = live_shift(g, se, bl[2 * s], buf);
         sh[2 * s + 1] = live_shift(g, se, bl[2 * s + 1], buf);
         if (bl[2 * s] || bl[2 * s + 1])

@@ -811,26 +811,40 @@ void fp_baselines_free(fp_baselines *b)
     free(b);
 }
 
-static const fp_baseline *lookup(const fp_baselines *b, const fp__u64map *idx, const brow *rows,
-                                 const fp__strmap *whos, const char *key, const char *who)
+static const fp_baseline *row_at(const fp__u64map *idx, const brow *rows, uint32_t key,
+                                 uint32_t who)
 {
-    uint32_t k = fp__strmap_find(&b->keys, key, strlen(key));
-    uint32_t w = k == FP__NONE ? FP__NONE : fp__strmap_find(whos, who, strlen(who));
-    if (w == FP__NONE)
+    if (key == FP__NONE || who == FP__NONE)
         return NULL;
-    uint32_t r = fp__u64map_get(idx, ((uint64_t)k << 32) | w);
+    uint32_t r = fp__u64map_get(idx, ((uint64_t)key << 32) | who);
     return r == FP__NONE ? NULL : &rows[r].b;
+}
+
+uint32_t fp_baselines_key_id(const fp_baselines *b, const char *key)
+{
+    return fp__strmap_find(&b->keys, key, strlen(key));
+}
+
+uint32_t fp_baselines_entity_id(const fp_baselines *b, const char *entity)
+{
+    return fp__strmap_find(&b->entities, entity, strlen(entity));
+}
+
+const fp_baseline *fp_baselines_entity_at(const fp_baselines *b, uint32_t key, uint32_t entity)
+{
+    return row_at(&b->eidx, b->erows, key, entity);
 }
 
 const fp_baseline *fp_baselines_entity(const fp_baselines *b, const char *key,
                                        const char *entity)
 {
-    return lookup(b, &b->eidx, b->erows, &b->entities, key, entity);
+    return fp_baselines_entity_at(b, fp_baselines_key_id(b, key), fp_baselines_entity_id(b, entity));
 }
 
 const fp_baseline *fp_baselines_sku(const fp_baselines *b, const char *key, const char *sku)
 {
-    return lookup(b, &b->sidx, b->srows, &b->skus, key, sku);
+    return row_at(&b->sidx, b->srows, fp_baselines_key_id(b, key),
+                  fp__strmap_find(&b->skus, sku, strlen(sku)));
 }
 
 size_t fp_baselines_entity_count(const fp_baselines *b)

@@ -198,6 +198,14 @@ const fp_baseline *fp_baselines_entity(const fp_baselines *b, const char *key,
                                        const char *entity);
 const fp_baseline *fp_baselines_sku(const fp_baselines *b, const char *key, const char *sku);
 
+/* fp_baselines_entity in two steps, for a caller that asks of many entities
+ * and keys: the id of a key and of an entity in b (FP_BASELINE_NONE when no
+ * baseline has it), then the baseline of the pair; NULL when there is none. */
+#define FP_BASELINE_NONE UINT32_MAX
+uint32_t fp_baselines_key_id(const fp_baselines *b, const char *key);
+uint32_t fp_baselines_entity_id(const fp_baselines *b, const char *entity);
+const fp_baseline *fp_baselines_entity_at(const fp_baselines *b, uint32_t key, uint32_t entity);
+
 /* Number of rows of each kind, and when the baselines were built (Unix time). */
 size_t fp_baselines_entity_count(const fp_baselines *b);
 size_t fp_baselines_sku_count(const fp_baselines *b);
