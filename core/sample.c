@@ -1,6 +1,7 @@
 #include "fleetprint/mem.h"
 #include "fleetprint/sample.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -306,4 +307,36 @@ void fp_run_slurm_context(fp_run *run)
         if (v && *v)
             snprintf((char *)run + vars[i].off, vars[i].len, "%s", v);
     }
+}
+
+char *fp_format_value(double x, const char *unit, char *buf, size_t len)
+{
+    static const struct {
+        const char *unit;
+        double scale;        /* x * scale is in the first rung */
+        const char *rung[4]; /* each 1000 times the one before */
+    } ladders[] = {
+        {"GFLOP/s", 1, {"GFLOP/s", "TFLOP/s", "PFLOP/s", NULL}},
+        {"GB/s", 1, {"GB/s", "TB/s", NULL, NULL}},
+        {"s", 1e9, {"ns", "\u00b5s", "ms", "s"}},
+        {"ms", 1e6, {"ns", "\u00b5s", "ms", "s"}},
+        {"us", 1e3, {"ns", "\u00b5s", "ms", "s"}},
+    };
+    for (size_t i = 0; i < sizeof ladders / sizeof ladders[0]; i++) {
+        if (strcmp(unit, ladders[i].unit) != 0 || !isfinite(x))
+            continue;
+        double y = x * ladders[i].scale;
+        int k = 0;
+        while (k < 3 && ladders[i].rung[k + 1] && fabs(y) >= 1000) {
+            y /= 1000;
+            k++;
+        }
+        if (x == 0)
+            snprintf(buf, len, "0");
+        else
+            snprintf(buf, len, "%.4g %s", y, ladders[i].rung[k]);
+        return buf;
+    }
+    snprintf(buf, len, "%.4g%s%s", x, unit[0] ? " " : "", unit);
+    return buf;
 }

@@ -223,9 +223,10 @@ static void note_cost(fp_reason *r, const window_score *ws, int n, size_t m)
             calls++;
             behind += ws[w].loss > 0 ? ws[w].loss : 0;
         }
-    snprintf(r->note, sizeof r->note,
-             "behind by %.4g %.8s over %d calls; cost the %zu others %.4g %.8s", behind, r->unit,
-             calls, m - 1, behind * (double)(m - 1), r->unit);
+    char b[32], c[32];
+    snprintf(r->note, sizeof r->note, "behind by %s over %d calls; cost the %zu others %s",
+             fp_format_value(behind, r->unit, b, sizeof b), calls, m - 1,
+             fp_format_value(behind * (double)(m - 1), r->unit, c, sizeof c));
 }
 
 /* Judge the series sers[0..m) of one key and one SKU against each other. */

@@ -236,40 +236,6 @@ static void timeline(FILE *f, const fp_run *run)
 
 /* ---- the page ------------------------------------------------------------------------------ */
 
-/* A value in engineering units: 1.006e6 GFLOP/s is "1006 TFLOP/s", 0.0123 s
- * is "12.3 ms". Units without a known ladder are printed as they are. */
-static const char *eng(double x, const char *unit, char *buf, size_t len)
-{
-    static const struct {
-        const char *unit;
-        double scale;        /* x * scale is in the first rung */
-        const char *rung[4]; /* each 1000 times the one before */
-    } ladders[] = {
-        {"GFLOP/s", 1, {"GFLOP/s", "TFLOP/s", "PFLOP/s", NULL}},
-        {"GB/s", 1, {"GB/s", "TB/s", NULL, NULL}},
-        {"s", 1e9, {"ns", "\u00b5s", "ms", "s"}},
-        {"ms", 1e6, {"ns", "\u00b5s", "ms", "s"}},
-        {"us", 1e3, {"ns", "\u00b5s", "ms", "s"}},
-    };
-    for (size_t i = 0; i < sizeof ladders / sizeof ladders[0]; i++) {
-        if (strcmp(unit, ladders[i].unit) != 0 || !isfinite(x))
-            continue;
-        double y = x * ladders[i].scale;
-        int k = 0;
-        while (k < 3 && ladders[i].rung[k + 1] && fabs(y) >= 1000) {
-            y /= 1000;
-            k++;
-        }
-        if (x == 0)
-            snprintf(buf, len, "0");
-        else
-            snprintf(buf, len, "%.4g %s", y, ladders[i].rung[k]);
-        return buf;
-    }
-    snprintf(buf, len, "%.4g%s%s", x, unit[0] ? " " : "", unit);
-    return buf;
-}
-
 enum { REASONS_SHOWN = 10, SUMMARY_NAMES = 8 };
 
 /* Reasons of one entity about the same metric, whatever their evidence: one
@@ -332,18 +298,19 @@ static void reason_line(FILE *f, const reason_group *g)
                                                 : "");
     else if (r->evidence == FP_EV_VALUE)
         snprintf(line, sizeof line, "%s = %s (limit %s)", r->key,
-                 eng(r->value, r->unit, val, sizeof val),
-                 eng(r->expected, r->unit, exp, sizeof exp));
+                 fp_format_value(r->value, r->unit, val, sizeof val),
+                 fp_format_value(r->expected, r->unit, exp, sizeof exp));
     else if (r->expected != 0 && strcmp(r->rule, "straggler") != 0)
         snprintf(line, sizeof line, "%s = %s, expected %s (%.0f%% worse)", r->key,
-                 eng(r->value, r->unit, val, sizeof val),
-                 eng(r->expected, r->unit, exp, sizeof exp), 100 * r->deviation);
+                 fp_format_value(r->value, r->unit, val, sizeof val),
+                 fp_format_value(r->expected, r->unit, exp, sizeof exp), 100 * r->deviation);
     else /* no percentage of an expected 0; lateness deviations are in the unit */
-        snprintf(
-            line, sizeof line, "%s = %s, expected %s (%s worse)", r->key,
-            eng(r->value, r->unit, val, sizeof val), eng(r->expected, r->unit, exp, sizeof exp),
-            eng(strcmp(r->rule, "straggler") == 0 ? r->deviation : fabs(r->value - r->expected),
-                r->unit, diff, sizeof diff));
+        snprintf(line, sizeof line, "%s = %s, expected %s (%s worse)", r->key,
+                 fp_format_value(r->value, r->unit, val, sizeof val),
+                 fp_format_value(r->expected, r->unit, exp, sizeof exp),
+                 fp_format_value(strcmp(r->rule, "straggler") == 0 ? r->deviation
+                                                                   : fabs(r->value - r->expected),
+                                 r->unit, diff, sizeof diff));
     fprintf(f, "<li class=\"%s\"><b>%s</b> ", fp_verdict_name(r->verdict),
             r->verdict == FP_FAIL   ? "\u2716 FAIL"
             : r->verdict == FP_WARN ? "\u26a0 warn"

@@ -68,6 +68,11 @@ typedef struct fp_sample {
 /* Metric key "suite.test.metric" or "suite.test.metric@size" into buf. */
 char *fp_sample_key(const fp_sample *s, char *buf, size_t len);
 
+/* x in unit, in engineering units into buf: 9.9e5 GFLOP/s is "990
+ * TFLOP/s", 0.0123 s "12.3 ms", 2.2e5 us "220 ms". Units without a known
+ * ladder are printed as they are ("%.4g unit"). */
+char *fp_format_value(double x, const char *unit, char *buf, size_t len);
+
 /* Per-rank context of a run. */
 typedef struct fp_rank_info {
     int node;                  /* index into fp_run.nodes */

@@ -76,6 +76,17 @@ int main(void)
         CHECK(fp_entity_parse(forms[i], &e));
         CHECK(strcmp(fp_entity_format(&e, buf, sizeof buf), forms[i]) == 0);
     }
+    /* values in engineering units (reports and reason notes) */
+    const struct {
+        double x;
+        const char *unit, *text;
+    } values[] = {{2.225e5, "us", "222.5 ms"}, {0.0123, "s", "12.3 ms"}, {1006e3, "GFLOP/s", "1.006 PFLOP/s"},
+                  {0, "us", "0"}, {812.5, "GB/s", "812.5 GB/s"}, {3, "count", "3 count"}, {2, "", "2"}};
+    for (size_t i = 0; i < sizeof values / sizeof *values; i++) {
+        char buf[32];
+        CHECK(strcmp(fp_format_value(values[i].x, values[i].unit, buf, sizeof buf), values[i].text) == 0);
+    }
+
     const char *bad[] = {"n0", "gpu:n0", "gpu:n0/x", "link:n0", "rank:x@n0", "rank:1", "pod:x", "node:"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         fp_entity e;
