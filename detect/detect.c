@@ -358,12 +358,7 @@ static fp_status intern_samples(eng *g)
     if (!g->ents || !g->ser || !g->sample_ser || !table_init(&g->ent_tab, 1024) ||
         !table_init(&g->ser_tab, 1024))
         return FP_ENOMEM;
-    /* each sample's window and value, kept compact for the second pass */
-    int32_t *iter = malloc((n + 1) * sizeof *iter);
-    double *value = malloc((n + 1) * sizeof *value);
     fp_status st = FP_OK;
-    FP_CHECK_ALLOC(iter);
-    FP_CHECK_ALLOC(value);
     int64_t key = -1, ent = -1, se_prev = -1;
     const fp_sample *prev = NULL;
     for (size_t i = 0; i < n; i++) {
@@ -374,8 +369,6 @@ static fp_status intern_samples(eng *g)
         if (se < 0)
             FP_FAIL(FP_ENOMEM, "out of memory interning sample %zu of run %s", i, run->id);
         g->sample_ser[i] = (uint32_t)se;
-        iter[i] = s->iter;
-        value[i] = s->value;
         key_info *ki = &g->keys[key];
         ki->has_summary |= s->iter < 0;
         if (s->iter >= 0) {
@@ -412,19 +405,18 @@ static fp_status intern_samples(eng *g)
     for (size_t i = 0; i < woff; i++)
         g->wvals[i] = NAN;
     for (size_t i = 0; i < n; i++) {
+        const fp_sample *s = &run->samples[i];
         const series *se = &g->ser[g->sample_ser[i]];
-        if (se->windowed ? iter[i] >= 0 : iter[i] < 0)
-            g->wvals[se->woff + (size_t)(iter[i] > 0 ? iter[i] : 0)] = value[i];
+        if (se->windowed ? s->iter >= 0 : s->iter < 0)
+            g->wvals[se->woff + (size_t)(s->iter > 0 ? s->iter : 0)] = s->value;
         bool use_summary = g->keys[se->key].use_summary || !se->windowed;
-        if (use_summary ? iter[i] >= 0 : iter[i] < 0)
+        if (use_summary ? s->iter >= 0 : s->iter < 0)
             continue; /* windows or the summary, not both */
-        g->vals[se->off + (size_t)(use_summary ? 0 : iter[i])] = value[i];
+        g->vals[se->off + (size_t)(use_summary ? 0 : s->iter)] = s->value;
     }
     for (size_t x = 0; g->explain && x < g->nents; x++)
         g->ents[x].explain = fp_entity_in(g->ents[x].e, g->explain);
 cleanup:
-    free(iter);
-    free(value);
     return st;
 }
 
@@ -611,7 +603,7 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     int maxw = 1;
     for (size_t k = 0; k < g.nkeys; k++)
         maxw = g.keys[k].raw_windows > maxw ? g.keys[k].raw_windows : maxw;
-    buf = malloc((g.nser + 3 * (size_t)maxw + 1) * sizeof *buf);
+    buf = malloc((g.nser + 4 * (size_t)maxw + 1) * sizeof *buf);
     ws = malloc((size_t)maxw * sizeof *ws);
     grp = malloc((g.nser + 1) * sizeof *grp);
     size_t ngrp = (g.nsku + 1) * FP_ENT_KIND_COUNT;

@@ -178,9 +178,10 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     return FP_OK;
 }
 
-/* Score value v against centre c and scale s (both in the transformed space). */
-static void score(const fp_rule_class *cls, fp_better better, double v, double c, double s,
-                  double floor_, double strong, window_score *out)
+/* Score value v against centre c and scale s (both in the transformed space;
+ * ec = exp(c) for relative rules, computed once by the caller). */
+static void score(const fp_rule_class *cls, fp_better better, double v, double c, double ec,
+                  double s, double floor_, double strong, window_score *out)
 {
     out->value = v;
     if (cls->absolute) {
@@ -192,12 +193,12 @@ static void score(const fp_rule_class *cls, fp_better better, double v, double c
         out->loss = -dev;
         out->z = dev / sc;
     } else {
-        double lv = log(v > 1e-300 ? v : 1e-300);
+        double pv = v > 1e-300 ? v : 1e-300, lv = log(pv);
         double dev = better == FP_BETTER_HIGHER ? lv - c : c - lv;
         double sc = s > floor_ ? s : floor_;
-        out->expected = exp(c);
-        out->band = out->expected * sc;
-        out->loss = better == FP_BETTER_HIGHER ? 1 - exp(lv - c) : exp(lv - c) - 1;
+        out->expected = ec;
+        out->band = ec * sc;
+        out->loss = better == FP_BETTER_HIGHER ? 1 - pv / ec : pv / ec - 1;
         out->z = dev / sc;
     }
     out->level = 0;
@@ -256,7 +257,7 @@ fp_status fp__det_judge_peers(eng *g, const key_info *k, const uint32_t *sers, s
     const fp_rule_class *cls = &eff;
     int W = k->windows;
     fp_better better = k->rep->better;
-    double *centre = buf + m, *scale = centre + W, *spread = scale + W;
+    double *centre = buf + m, *scale = centre + W, *spread = scale + W, *ec = spread + W;
     size_t nsp = 0;
     bool any = false;
     for (int w = 0; w < W; w++) {
@@ -273,6 +274,7 @@ fp_status fp__det_judge_peers(eng *g, const key_info *k, const uint32_t *sers, s
         double med, mad;
         fp_median_mad(buf, c, &med, &mad);
         centre[w] = med;
+        ec[w] = cls->absolute ? med : exp(med);
         scale[w] = 1.4826 * mad;
         spread[nsp++] = scale[w];
         any = true;
@@ -290,8 +292,8 @@ fp_status fp__det_judge_peers(eng *g, const key_info *k, const uint32_t *sers, s
             ws[w].level = -1;
             if (isnan(v) || isnan(centre[w]))
                 continue;
-            score(cls, better, v, centre[w], scale[w], g->rules->scale_floor, g->rules->strong_factor,
-                  &ws[w]);
+            score(cls, better, v, centre[w], ec[w], scale[w], g->rules->scale_floor,
+                  g->rules->strong_factor, &ws[w]);
         }
         size_t before = g->nreasons;
         reference ref = {.runs = 0, .windows = (int)m, .noisy = noisy};
@@ -499,10 +501,11 @@ static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b,
                                              (sku && isfinite(sku->run_spread) ? r->base_prior_runs : 0);
         eff.z = t_quantile(eff.z, dof);
     }
+    double ec = eff.absolute ? c : exp(c);
     for (int w = 0; w < n; w++) {
         ws[w].level = -1;
         if (!isnan(vals[w]))
-            score(&eff, k->rep->better, vals[w], c, s, floor_, r->strong_factor, &ws[w]);
+            score(&eff, k->rep->better, vals[w], c, ec, s, floor_, r->strong_factor, &ws[w]);
     }
     return conclude(g, se, ws, n, ev, &eff, &ref);
 }
