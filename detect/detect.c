@@ -72,8 +72,9 @@ static size_t table_empty(const table *t, uint64_t h)
     return i;
 }
 
-/* Add index (0-based) under hash h, doubling the table when it would be over
- * half full: tables start small, so that their probes stay in cache. */
+/* Add index (0-based) under hash h, making the table four times larger when
+ * it would be over half full: tables start small, so that their probes stay
+ * in cache. */
 static bool table_add(table *t, uint64_t h, size_t index)
 {
     if (2 * (t->used + 1) > t->mask + 1) {

@@ -357,20 +357,26 @@ static fp_status deadline(fp_ctx *ctx, const budget *bu)
 /* After the first iteration (one of every variant) took sec on the slowest
  * rank: fewer iterations when the rest would not fit this job's share of
  * what is left of the budget (one warm-up, at least one timed). The same
- * answer on every rank. */
+ * answer on every rank: it rests only on values every rank has, the slowest
+ * rank's iteration and time spent (each rank's own clock would give each
+ * its own count of iterations, and ranks that run one more collective than
+ * the others wait for them until the deadline). */
 static fp_status fit_budget(fp_ctx *ctx, const budget *bu, const job *j, double sec, int *warm,
                             int *iters)
 {
-    double *all = malloc((size_t)ctx->nranks * sizeof *all);
+    double mine[2] = {sec, fp_world_now(ctx->world) - bu->start}, ran = mine[1];
+    double *all = malloc(2 * (size_t)ctx->nranks * sizeof *all);
     if (!all)
         return FP_ENOMEM;
-    fp_status st = fp_world_allgather(ctx->world, &sec, all, (int)sizeof sec, "fused budget");
-    for (int r = 0; st == FP_OK && r < ctx->nranks; r++)
-        sec = all[r] > sec ? all[r] : sec;
+    fp_status st = fp_world_allgather(ctx->world, mine, all, (int)sizeof mine, "fused budget");
+    for (int r = 0; st == FP_OK && r < ctx->nranks; r++) {
+        sec = all[2 * r] > sec ? all[2 * r] : sec;
+        ran = all[2 * r + 1] > ran ? all[2 * r + 1] : ran;
+    }
     free(all);
     if (st != FP_OK)
         return st;
-    double left = bu->limit - (fp_world_now(ctx->world) - bu->start);
+    double left = bu->limit - ran;
     double share = left / (bu->jobs_left > 0 ? bu->jobs_left : 1);
     int fit = sec > 0 ? (int)fmin(share / sec, 1e6) : *warm + *iters; /* after this one */
     if (fit >= *warm + *iters - 1)
