@@ -568,8 +568,7 @@ fp_status fp__det_judge_baselines(eng *g, window_score *ws)
             continue;
         sh[2 * s] = live_shift(g, se, bl[2 * s], buf);
         sh[2 * s + 1] = live_shift(g, se, bl[2 * s + 1], buf);
-        if (bl[2 * s] || bl[2 * s + 1])
-            first[shift_group(g, se) + 1]++;
+        first[shift_group(g, se) + 1]++;
     }
     for (size_t b = 0; b < nb; b++)
         first[b + 1] += first[b];
