@@ -20,9 +20,11 @@ typedef struct watchdog {
     pthread_cond_t wake;
     bool running, stop;
     bool armed;
+    bool polling;        /* the main thread is in fp_world_wait, in step polled */
     long seq;            /* the armed step's number (fp_world.seq) */
     double deadline;     /* fp_clock() */
     char what[160];
+    char polled[160];
 } watchdog;
 
 struct fp_world {
@@ -41,6 +43,7 @@ struct fp_world {
     bool multiple;              /* MPI_THREAD_MULTIPLE: the watchdog may diagnose */
     watchdog dog;
     bool peer_lost;             /* a deadline expired: Finalize would hang */
+    bool diagnosing, diagnosed; /* under dog.lock: a thread diagnoses a timeout, has done */
     char command[1024];
     fp_world_timeout_fn on_timeout; /* under dog.lock; called once */
     void *on_timeout_arg;
@@ -120,13 +123,15 @@ typedef struct diag_report {
  * it was waiting in; rank 0 waits a short grace period and names the ranks
  * that never reported (they never arrived, or are gone). When every rank
  * reported, it names those stuck in another step than its own: the ranks
- * disagree on where the run is. */
-static void diagnose_timeout(fp_world *w, const char *what, long mine)
+ * disagree on where the run is. Rank 0 also diagnoses at once when another
+ * rank's report comes first (its watchdog looks for one every tick): what is
+ * then its own step, or NULL outside any, and the message names the first
+ * reporter's step. */
+static void diagnose(fp_world *w, const char *what, long mine)
 {
     double grace = w->timeout / 4 < 2.0 ? w->timeout / 4 : 2.0;
     diag_report me = {.seq = mine};
-    snprintf(me.what, sizeof me.what, "%s", what);
-    w->peer_lost = true;
+    snprintf(me.what, sizeof me.what, "%s", what ? what : "");
     if (w->rank != 0) {
         MPI_Request req;
         MPI_Isend(&me, (int)sizeof me, MPI_BYTE, 0, TAG_DIAG, w->ctrl, &req);
@@ -162,6 +167,14 @@ static void diagnose_timeout(fp_world *w, const char *what, long mine)
         }
         fp_sleep(1e-3);
     }
+    for (int r = 1; r < w->size && !what; r++)
+        if (got[r]) {
+            rep[r].what[sizeof rep[r].what - 1] = 0;
+            what = rep[r].what;
+            snprintf(me.what, sizeof me.what, "%s", what);
+        }
+    if (!what)
+        what = "no step";
     /* the missing ranks; when none, the ranks waiting elsewhere */
     char names[512] = "", one[96];
     size_t nm = 0;
@@ -211,20 +224,44 @@ done:
     free(reqs);
 }
 
+/* Diagnoses a timeout once per rank, whichever of the main thread and the
+ * watchdog comes first. The other waits until that diagnosis (and rank 0's
+ * outputs) is done, then returns false: ending the job at once could kill
+ * the outputs half written. */
+static bool diagnose_timeout(fp_world *w, const char *what, long mine)
+{
+    watchdog *d = &w->dog;
+    pthread_mutex_lock(&d->lock);
+    bool first = !w->diagnosing;
+    w->diagnosing = true;
+    while (!first && !w->diagnosed)
+        pthread_cond_wait(&d->wake, &d->lock);
+    pthread_mutex_unlock(&d->lock);
+    w->peer_lost = true;
+    if (!first)
+        return false;
+    diagnose(w, what, mine);
+    pthread_mutex_lock(&d->lock);
+    w->diagnosed = true;
+    pthread_cond_broadcast(&d->wake);
+    pthread_mutex_unlock(&d->lock);
+    return true;
+}
+
 fp_status fp_world_wait(fp_world *w, MPI_Request *reqs, int n, const char *what)
 {
-    pthread_mutex_lock(&w->dog.lock);
+    watchdog *d = &w->dog;
+    pthread_mutex_lock(&d->lock);
     w->seq++;
-    pthread_mutex_unlock(&w->dog.lock);
+    d->polling = true;
+    snprintf(d->polled, sizeof d->polled, "%s", what);
+    pthread_mutex_unlock(&d->lock);
     double start = fp_clock(), deadline = start + w->timeout;
-    int done = 0;
+    int done = 0, rc;
     for (long spin = 0;; spin++) {
-        if (MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
-            fp_error("MPI failure in %s", what);
-            return FP_EMPI;
-        }
-        if (done)
-            return FP_OK;
+        rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+        if (rc != MPI_SUCCESS || done)
+            break;
         /* busy-poll the first millisecond for latency, then yield the core */
         if ((spin & 63) == 0) {
             double now = fp_clock();
@@ -234,7 +271,14 @@ fp_status fp_world_wait(fp_world *w, MPI_Request *reqs, int n, const char *what)
                 fp_sleep(now - start > 0.1 ? 1e-3 : 2e-5);
         }
     }
-    return fp_world_timed_out(w, what);
+    pthread_mutex_lock(&d->lock);
+    d->polling = false;
+    pthread_mutex_unlock(&d->lock);
+    if (rc != MPI_SUCCESS) {
+        fp_error("MPI failure in %s", what);
+        return FP_EMPI;
+    }
+    return done ? FP_OK : fp_world_timed_out(w, what);
 }
 
 /* After a timeout, a rank other than 0 gives rank 0 time to print its
@@ -254,35 +298,59 @@ static void wait_for_rank0(const fp_world *w)
  * watchdog names the missing ranks (the same diagnosis as fp_world_wait's,
  * through MPI on the control communicator: MPI_THREAD_MULTIPLE) and ends the
  * job itself with the timeout's exit code. The one place outside main that
- * calls MPI_Abort: there is no caller left to return to. */
+ * calls MPI_Abort: there is no caller left to return to. Returns only when
+ * another thread of this rank diagnoses the timeout; that one ends the job. */
 static void expire(fp_world *w, const char *what, long seq)
 {
-    if (w->multiple)
-        diagnose_timeout(w, what, seq);
-    else
+    if (w->multiple) {
+        if (!diagnose_timeout(w, what, seq))
+            return; /* the main thread diagnoses, and ends the job */
+    } else
         fp_error("timeout after %.1f s in %s (MPI gives no MPI_THREAD_MULTIPLE here: the ranks "
                  "that never arrived cannot be named)", w->timeout, what);
     wait_for_rank0(w);
     MPI_Abort(MPI_COMM_WORLD, fp_status_exit_code(FP_ETIMEOUT));
 }
 
+/* Rank 0, on a watchdog tick: has another rank's deadline expired (its
+ * report waits on the control communicator)? Rank 0 may be computing outside
+ * any step, or have entered its step later than the reporter: it diagnoses
+ * now, not when its own deadline comes, since the reporter ends the job
+ * itself soon after (wait_for_rank0). Called without dog.lock: MPI may block
+ * on a lock of its own that a blocking call on the main thread holds. */
+static bool peer_reported(fp_world *w)
+{
+    if (w->rank != 0 || !w->multiple || w->size < 2)
+        return false;
+    int flag = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, TAG_DIAG, w->ctrl, &flag, MPI_STATUS_IGNORE);
+    return flag;
+}
+
 /* Wakes every tick (a twentieth of the deadline, at most 0.1 s) and checks
- * the armed step's deadline; sleeps on a condition variable in between, so
- * the timed path pays only fp_world_step_begin/end (an uncontended mutex and
- * a clock read). */
+ * the armed step's deadline, and on rank 0 for a peer's timeout report;
+ * sleeps on a condition variable in between, so the timed path pays only
+ * fp_world_step_begin/end (an uncontended mutex and a clock read). */
 static void *watchdog_main(void *arg)
 {
     fp_world *w = arg;
     watchdog *d = &w->dog;
     pthread_mutex_lock(&d->lock);
     while (!d->stop) {
-        double now = fp_clock();
-        if (d->armed && now > d->deadline) {
-            char what[sizeof d->what];
-            long seq = d->seq;
-            memcpy(what, d->what, sizeof what);
+        bool expired = d->armed && fp_clock() > d->deadline;
+        if (!expired && !w->diagnosing) {
             pthread_mutex_unlock(&d->lock);
-            expire(w, what, seq); /* does not return */
+            bool peer = peer_reported(w);
+            pthread_mutex_lock(&d->lock);
+            expired = peer && !d->stop && !w->diagnosing;
+        }
+        if (expired) {
+            char what[sizeof d->what];
+            bool in_step = d->armed || d->polling;
+            long seq = d->armed ? d->seq : w->seq;
+            memcpy(what, d->armed ? d->what : d->polled, sizeof what);
+            pthread_mutex_unlock(&d->lock);
+            expire(w, in_step ? what : NULL, seq); /* returns only when another thread diagnoses */
             return NULL;
         }
         double tick = w->timeout / 20 < 0.1 ? w->timeout / 20 : 0.1;
