@@ -13,7 +13,8 @@
  * twice -- peer evidence only, and with the baselines (drift and fleet
  * evidence too) -- and score failing nodes against the truth. Prints per-seed
  * and pooled node precision, recall, F1, link precision/recall and seconds
- * per detect (one core) for both paths, and the seconds to build the history.
+ * per detect (wall time; with baselines their evidence runs on a second
+ * thread) for both paths, and the seconds to build the history.
  * --smoke: one small fleet with 3 history runs, checks only that both paths
  * run and find faults (a correctness check, no timing asserted). */
 #include <stdio.h>
@@ -106,7 +107,7 @@ static void pool_print(const char *what, path_score *p, int seeds)
     double lr = q->link_tp + q->link_fn ? (double)q->link_tp / (double)(q->link_tp + q->link_fn) : 1;
     qsort(p->secs, (size_t)seeds, sizeof *p->secs, cmp_double);
     printf("  pooled %-14s node precision %.3f recall %.3f F1 %.3f (tp %zu fp %zu fn %zu); link "
-           "precision %.3f recall %.3f; detect %.3f s median, %.3f s max (one core)\n",
+           "precision %.3f recall %.3f; detect %.3f s median, %.3f s max (wall)\n",
            what, pr, r, pr + r > 0 ? 2 * pr * r / (pr + r) : 0, q->tp, q->fp, q->fn, lp, lr,
            p->secs[seeds / 2], p->secs[seeds - 1]);
 }

@@ -13,6 +13,7 @@
  * evidence phases are evidence.c (value, peers, baselines) and demarcate.c
  * (missing results, demarcation, late ranks). */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -445,8 +446,8 @@ uint32_t fp__det_ent_owner(const eng *g, uint32_t ent)
 
 void fp__det_set_ent_verdict(eng *g, uint32_t ent, fp_verdict v)
 {
-    ent_info *ei = &g->ents[ent];
-    ei->v = fp__det_worse(ei->v, v);
+    fp_verdict *to = g->ent_v ? &g->ent_v[ent] : &g->ents[ent].v;
+    *to = fp__det_worse(*to, v);
 }
 
 fp_reason *fp__det_series_reason(eng *g, const series *se, fp_evidence ev, fp_verdict v,
@@ -553,6 +554,78 @@ static void eng_free(eng *g)
 }
 
 /* A series' peer group: its entity's SKU (those of none last), then kind. */
+/* Baseline evidence runs on a thread of its own, beside peer evidence. It
+ * reads only what interning made, and writes into a shallow copy of the
+ * engine: its own reasons and entity verdicts (merged after peer evidence's,
+ * so the verdicts and their order do not depend on the threads), the class
+ * floors and the series' drift fields, which peer evidence does not touch. */
+typedef struct base_job {
+    eng g;
+    window_score *ws;
+    pthread_t thread;
+    bool running;
+    fp_status st;
+} base_job;
+
+static void *base_main(void *arg)
+{
+    base_job *j = arg;
+    j->st = fp__det_judge_baselines(&j->g, j->ws);
+    return NULL;
+}
+
+static fp_status base_start(base_job *j, const eng *g, int maxw)
+{
+    j->g = *g;
+    j->g.reasons = NULL;
+    j->g.nreasons = j->g.reason_cap = 0;
+    j->g.ent_v = malloc((g->nents + 1) * sizeof *j->g.ent_v);
+    j->ws = malloc((size_t)maxw * sizeof *j->ws);
+    if (!j->g.ent_v || !j->ws)
+        return FP_ENOMEM;
+    for (size_t e = 0; e < g->nents; e++)
+        j->g.ent_v[e] = FP_UNKNOWN;
+    j->running = pthread_create(&j->thread, NULL, base_main, j) == 0;
+    if (!j->running) /* no thread to be had: judge here */
+        base_main(j);
+    return FP_OK;
+}
+
+/* Waits for the baseline thread and merges its results into g. */
+static fp_status base_finish(base_job *j, eng *g)
+{
+    if (j->running)
+        pthread_join(j->thread, NULL);
+    j->running = false;
+    g->class_floor = j->g.class_floor;
+    j->g.class_floor = NULL;
+    fp_status st = j->st;
+    if (st == FP_OK && j->g.nreasons) {
+        owned_reason *t = fp_grow(g->reasons, &g->reason_cap, g->nreasons + j->g.nreasons,
+                                  sizeof *t, 256);
+        if (!t)
+            st = FP_ENOMEM;
+        else {
+            g->reasons = t;
+            memcpy(g->reasons + g->nreasons, j->g.reasons, j->g.nreasons * sizeof *t);
+            g->nreasons += j->g.nreasons;
+        }
+    }
+    for (size_t e = 0; st == FP_OK && e < g->nents; e++)
+        g->ents[e].v = fp__det_worse(g->ents[e].v, j->g.ent_v[e]);
+    return st;
+}
+
+static void base_free(base_job *j, eng *g)
+{
+    if (j->running)
+        (void)base_finish(j, g);
+    free(j->g.reasons);
+    free(j->g.ent_v);
+    free(j->g.class_floor);
+    free(j->ws);
+}
+
 static size_t peer_group(const eng *g, uint32_t ser)
 {
     const ent_info *ei = &g->ents[g->ser[ser].ent];
@@ -576,6 +649,7 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     window_score *ws = NULL;
     fp_verdicts *v = NULL;
     late_tally late = {0};
+    base_job bj = {0};
     *out = NULL;
     if (run->nsamples == 0 || run->nsamples >= UINT32_MAX / 2)
         FP_FAIL(FP_EINPUT, "run %s has %s samples: nothing to judge", run->id,
@@ -615,6 +689,8 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     FP_CHECK_ALLOC(grp);
     late.count = calloc(g.nents + 1, sizeof *late.count);
     FP_CHECK_ALLOC(late.count);
+    if (g.base)
+        FP_CHECK(base_start(&bj, &g, maxw));
 
     for (size_t k = 0; k < g.nkeys; k++) {
         const key_info *ki = &g.keys[k];
@@ -646,7 +722,7 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     }
     FP_CHECK(fp__det_judge_late(&g, &late));
     if (g.base)
-        FP_CHECK(fp__det_judge_baselines(&g, ws));
+        FP_CHECK(base_finish(&bj, &g));
     fp__det_release(&g);
     FP_CHECK(fp__det_judge_missing(&g, key_first, by_key));
     FP_CHECK(fp__det_demarcate(&g));
@@ -664,6 +740,7 @@ cleanup:
     free(buf);
     free(ws);
     free(late.count);
+    base_free(&bj, &g);
     eng_free(&g);
     return st;
 }

@@ -171,6 +171,8 @@ typedef struct eng {
     /* output */
     owned_reason *reasons;
     size_t nreasons, reason_cap;
+    fp_verdict *ent_v; /* NULL, or where entity verdicts go instead of ents[].v
+                          (the baseline thread's copy of the engine) */
     fp_verdict *node_v;
 } eng;
 

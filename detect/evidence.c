@@ -63,9 +63,18 @@ typedef struct reference {
     bool noisy;
 } reference;
 
+/* What a rule class judges with in this run: its thresholds, raised on
+ * contended runs (effective()). */
+typedef struct limits {
+    const char *name;
+    bool absolute, noisy;
+    double warn, fail; /* how much worse than expected warns / fails */
+    double z;          /* and how many robust standard deviations */
+} limits;
+
 /* The evidence of a series from its per-window scores: persistence decides. */
 static fp_status conclude(eng *g, const series *se, const window_score *ws, int n, fp_evidence ev,
-                          const fp_rule_class *cls, const reference *ref)
+                          const limits *cls, const reference *ref)
 {
     const fp_rules *r = g->rules;
     int present = 0, nfail = 0, nwarn = 0, nstrong = 0;
@@ -180,7 +189,7 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
 
 /* Score value v against centre c and scale s (both in the transformed space;
  * ec = exp(c) for relative rules, computed once by the caller). */
-static void score(const fp_rule_class *cls, fp_better better, double v, double c, double ec,
+static void score(const limits *cls, fp_better better, double v, double c, double ec,
                   double s, double floor_, double strong, window_score *out)
 {
     out->value = v;
@@ -230,13 +239,13 @@ static void note_cost(fp_reason *r, const window_score *ws, int n, size_t m)
              fp_format_value(behind * (double)(m - 1), r->unit, c, sizeof c));
 }
 
-/* Judge the series sers[0..m) of one key and one SKU against each other. */
-/* The class with thresholds for this run: on contended runs relative
+/* The class's thresholds for this run: on contended runs relative
  * thresholds are at least the rules' contended ones, and absolute (timing)
  * ones only warn. */
-static fp_rule_class effective(const eng *g, const fp_rule_class *cls)
+static limits effective(const eng *g, const fp_rule_class *cls)
 {
-    fp_rule_class c = *cls;
+    limits c = {.name = cls->name, .absolute = cls->absolute, .noisy = cls->noisy,
+                .warn = cls->warn, .fail = cls->fail, .z = cls->z};
     if (g->contended && !c.absolute) {
         c.warn = c.warn > g->rules->contended_warn ? c.warn : g->rules->contended_warn;
         c.fail = c.fail > g->rules->contended_fail ? c.fail : g->rules->contended_fail;
@@ -250,11 +259,12 @@ static fp_rule_class effective(const eng *g, const fp_rule_class *cls)
     return c;
 }
 
+/* Judge the series sers[0..m) of one key and one SKU against each other. */
 fp_status fp__det_judge_peers(eng *g, const key_info *k, const uint32_t *sers, size_t m,
                              double *buf, window_score *ws)
 {
-    fp_rule_class eff = effective(g, k->cls);
-    const fp_rule_class *cls = &eff;
+    limits eff = effective(g, k->cls);
+    const limits *cls = &eff;
     int W = k->windows;
     fp_better better = k->rep->better;
     double *centre = buf + m, *scale = centre + W, *spread = scale + W, *ec = spread + W;
@@ -438,7 +448,7 @@ static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b,
                                 window_score *ws)
 {
     const key_info *k = &g->keys[se->key];
-    fp_rule_class eff = effective(g, k->cls);
+    limits eff = effective(g, k->cls);
     const fp_rules *r = g->rules;
     /* no verdict rests on a baseline of fewer runs (drift) or fewer
      * entity-runs (fleet) than the rules' minimum */
@@ -510,19 +520,26 @@ static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b,
     return conclude(g, se, ws, n, ev, &eff, &ref);
 }
 
-/* How far the live run of a series lies from a baseline: the log ratio of
- * its median over windows to the baseline's median (relative rules), or the
- * difference (absolute). NaN where either is missing. buf: k.windows. */
-static double live_shift(const eng *g, const series *se, const fp_baseline *b, double *buf)
+/* The median over windows of a series' live values, NaN when it has none.
+ * buf: k.windows. */
+static double live_median(const eng *g, const series *se, double *buf)
 {
     const key_info *k = &g->keys[se->key];
-    if (!b || b->count == 0 || !(b->median > 0 || k->cls->absolute))
-        return NAN;
     size_t c = 0;
     for (int w = 0; w < k->windows; w++)
         if (!isnan(g->vals[se->off + (size_t)w]))
             buf[c++] = g->vals[se->off + (size_t)w];
-    double m = c ? fp_median_select(buf, c) : NAN;
+    return c ? fp_median_select(buf, c) : NAN;
+}
+
+/* How far the live run of a series (its median m) lies from a baseline: the
+ * log ratio to the baseline's median (relative rules), or the difference
+ * (absolute). NaN where either is missing. */
+static double live_shift(const eng *g, const series *se, const fp_baseline *b, double m)
+{
+    const key_info *k = &g->keys[se->key];
+    if (!b || b->count == 0 || !(b->median > 0 || k->cls->absolute))
+        return NAN;
     if (k->cls->absolute)
         return m - b->median;
     return m > 0 ? log(m / b->median) : NAN;
@@ -566,8 +583,9 @@ fp_status fp__det_judge_baselines(eng *g, window_score *ws)
         const series *se = &g->ser[s];
         if (!bl[2 * s] && !bl[2 * s + 1])
             continue;
-        sh[2 * s] = live_shift(g, se, bl[2 * s], buf);
-        sh[2 * s + 1] = live_shift(g, se, bl[2 * s + 1], buf);
+        double m = live_median(g, se, buf);
+        sh[2 * s] = live_shift(g, se, bl[2 * s], m);
+        sh[2 * s + 1] = live_shift(g, se, bl[2 * s + 1], m);
         first[shift_group(g, se) + 1]++;
     }
     for (size_t b = 0; b < nb; b++)

@@ -120,8 +120,10 @@ fp_status fp_verdicts_hung(const fp_run *run, const int *ranks, size_t n, const 
                            fp_verdicts **out);
 
 /* Run the detector on run. On success *out is a new object the caller frees
- * with fp_verdicts_free. The run is only read and must outlive *out.
- * FP_EINPUT when the run has no samples; FP_ENOMEM. */
+ * with fp_verdicts_free. The run is only read and must outlive *out. With
+ * baselines, their evidence is judged on a second thread beside peer
+ * evidence (the verdicts do not depend on it). FP_EINPUT when the run has
+ * no samples; FP_ENOMEM. */
 fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts **out);
 
 void fp_verdicts_free(fp_verdicts *v);
