@@ -28,6 +28,7 @@ typedef struct fp_rule_class {
                           in which an entity was the last to arrive */
     double warn, fail; /* how much worse than expected warns / fails */
     double z;          /* and how many robust standard deviations */
+    double contended_warn, contended_fail; /* on contended runs; < 0: the rules' */
 } fp_rule_class;
 
 /* An absolute value rule: a value above max (or below min) is a verdict. */

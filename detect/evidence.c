@@ -240,15 +240,18 @@ static void note_cost(fp_reason *r, const window_score *ws, int n, size_t m)
 }
 
 /* The class's thresholds for this run: on contended runs relative
- * thresholds are at least the rules' contended ones, and absolute (timing)
- * ones only warn. */
+ * thresholds are at least the class's contended ones (the rules' where the
+ * class has none), and absolute (timing) ones only warn. */
 static limits effective(const eng *g, const fp_rule_class *cls)
 {
     limits c = {.name = cls->name, .absolute = cls->absolute, .noisy = cls->noisy,
                 .warn = cls->warn, .fail = cls->fail, .z = cls->z};
     if (g->contended && !c.absolute) {
-        c.warn = c.warn > g->rules->contended_warn ? c.warn : g->rules->contended_warn;
-        c.fail = c.fail > g->rules->contended_fail ? c.fail : g->rules->contended_fail;
+        bool own = cls->contended_fail >= 0;
+        double cw = own ? cls->contended_warn : g->rules->contended_warn;
+        double cf = own ? cls->contended_fail : g->rules->contended_fail;
+        c.warn = c.warn > cw ? c.warn : cw;
+        c.fail = c.fail > cf ? c.fail : cf;
     }
     if (g->contended && (c.absolute || c.noisy)) {
         /* per-call timings and noisy metrics (small messages, launches) on

@@ -31,7 +31,8 @@ static const char default_rules[] =
     "    {\"name\": \"straggler\", \"match\": [\"collectives.*.lateness*\"],\n"
     "     \"mode\": \"absolute\", \"warn\": 300, \"fail\": 1000, \"z\": 5},\n"
     "    {\"name\": \"link\", \"match\": [\"collectives.links.bw_*\", \"*.p2p*\"],\n"
-    "     \"warn\": 0.2, \"fail\": 0.35, \"z\": 4, \"summary\": true},\n"
+    "     \"warn\": 0.2, \"fail\": 0.35, \"z\": 4, \"summary\": true,\n"
+    "     \"contended\": {\"warn\": 0.3, \"fail\": 0.5}},\n"
     "    {\"name\": \"latency\", \"match\": [\"*.lat_*\", \"*latency*\", \"kernels.launch.*\"],\n"
     "     \"warn\": 0.25, \"fail\": 0.5, \"z\": 5, \"noisy\": true},\n"
     "    {\"name\": \"host-copy\", \"match\": [\"kernels.copy.*pageable*\"],\n"
@@ -137,28 +138,63 @@ static fp_status parse_name(const json_t *obj, const char *where, const char *or
     return FP_OK;
 }
 
-/* What every rule starts with: an object with a name and match patterns. */
-static fp_status parse_head(const json_t *c, const char *where, const char *origin, char *name,
-                            size_t cap, fp_pattern_list *patterns, char *err, size_t errlen)
+/* A field of obj that is not in known (NULL-terminated) is an error: a typo
+ * must not silently drop a threshold. */
+static fp_status check_fields(const json_t *obj, const char *const *known, const char *where,
+                              const char *origin, char *err, size_t errlen)
+{
+    const char *key;
+    const json_t *val;
+    json_object_foreach((json_t *)obj, key, val) {
+        bool found = false;
+        for (int i = 0; known[i]; i++)
+            found |= strcmp(known[i], key) == 0;
+        if (!found) {
+            char field[96];
+            snprintf(field, sizeof field, "%s%s%s", where ? where : "", where ? "." : "", key);
+            return bad(err, errlen, origin, field,
+                       "unknown field (see docs/detect.md for the rules format)");
+        }
+    }
+    return FP_OK;
+}
+
+/* What every rule starts with: an object with only known fields, a name and
+ * match patterns. */
+static fp_status parse_head(const json_t *c, const char *const *known, const char *where,
+                            const char *origin, char *name, size_t cap, fp_pattern_list *patterns,
+                            char *err, size_t errlen)
 {
     if (!json_is_object(c))
         return bad(err, errlen, origin, where, "expected an object");
-    fp_status st = parse_name(c, where, origin, name, cap, err, errlen);
+    fp_status st = check_fields(c, known, where, origin, err, errlen);
+    if (st == FP_OK)
+        st = parse_name(c, where, origin, name, cap, err, errlen);
     if (st == FP_OK)
         st = get_patterns(c, where, origin, patterns, err, errlen);
     return st;
 }
 
+/* "contended": {"warn": W, "fail": F}, 0 <= W <= F <= 1, at field */
+static bool get_contended(const json_t *p, double *warn, double *fail)
+{
+    return json_is_object(p) && get_number(p, "warn", warn, 0, 1, NULL) &&
+           get_number(p, "fail", fail, 0, 1, NULL) && *warn <= *fail;
+}
+
 static fp_status parse_class(const json_t *c, int i, const char *origin, fp_rule_class *out,
                              char *err, size_t errlen)
 {
+    static const char *const known[] = {"name",    "match", "mode",      "warn",    "fail", "z",
+                                        "summary", "noisy", "contended", "comment", NULL};
     char where[32], field[64];
     snprintf(where, sizeof where, "classes[%d]", i);
-    fp_status st = parse_head(c, where, origin, out->name, sizeof out->name, &out->patterns, err,
-                              errlen);
+    fp_status st = parse_head(c, known, where, origin, out->name, sizeof out->name,
+                              &out->patterns, err, errlen);
     if (st != FP_OK)
         return st;
     out->absolute = out->ignore = out->late = false;
+    out->contended_warn = out->contended_fail = -1;
     const json_t *mode = json_object_get(c, "mode");
     if (mode) {
         const char *m = json_is_string(mode) ? json_string_value(mode) : "";
@@ -203,16 +239,25 @@ static fp_status parse_class(const json_t *c, int i, const char *origin, fp_rule
             return bad(err, errlen, origin, field, "expected true or false");
         *dest[f] = json_is_true(b);
     }
+    /* a class whose figure aggregates enough to stay comparable on shared
+     * cores may ask for less than the rules' contended thresholds */
+    const json_t *p = json_object_get(c, "contended");
+    snprintf(field, sizeof field, "%s.contended", where);
+    if (p && (out->absolute || !get_contended(p, &out->contended_warn, &out->contended_fail)))
+        return bad(err, errlen, origin, field,
+                   out->absolute ? "only a relative class has contended thresholds"
+                                 : "expected {\"warn\": W, \"fail\": F} with 0 <= W <= F <= 1");
     return FP_OK;
 }
 
 static fp_status parse_value_rule(const json_t *c, int i, const char *origin, fp_value_rule *out,
                                   char *err, size_t errlen)
 {
+    static const char *const known[] = {"name", "match", "max", "min", "verdict", "comment", NULL};
     char where[32], field[64];
     snprintf(where, sizeof where, "values[%d]", i);
-    fp_status st = parse_head(c, where, origin, out->name, sizeof out->name, &out->patterns, err,
-                              errlen);
+    fp_status st = parse_head(c, known, where, origin, out->name, sizeof out->name,
+                              &out->patterns, err, errlen);
     if (st != FP_OK)
         return st;
     bool pmax = false, pmin = false;
@@ -249,16 +294,9 @@ static fp_status parse_rules(const json_t *root, const char *origin, fp_rules *r
 {
     if (!json_is_object(root))
         return bad(err, errlen, origin, "the top level", "must be an object");
-    const char *key;
-    const json_t *val;
-    json_object_foreach((json_t *)root, key, val) {
-        bool known = false;
-        for (int i = 0; known_top[i]; i++)
-            known |= strcmp(known_top[i], key) == 0;
-        if (!known)
-            return bad(err, errlen, origin, key,
-                       "unknown field (see docs/detect.md for the rules format)");
-    }
+    fp_status fields = check_fields(root, known_top, NULL, origin, err, errlen);
+    if (fields != FP_OK)
+        return fields;
     double version = 0;
     bool present = false;
     if (!get_number(root, "fleetprint_rules", &version, 1, 1, &present) || !present)
@@ -326,9 +364,7 @@ static fp_status parse_rules(const json_t *root, const char *origin, fp_rules *r
     r->contended_warn = 0.3;
     r->contended_fail = 0.6;
     p = json_object_get(root, "contended");
-    if (p && (!json_is_object(p) || !get_number(p, "warn", &r->contended_warn, 0, 1, NULL) ||
-              !get_number(p, "fail", &r->contended_fail, 0, 1, NULL) ||
-              r->contended_fail < r->contended_warn))
+    if (p && !get_contended(p, &r->contended_warn, &r->contended_fail))
         return bad(err, errlen, origin, "contended",
                    "expected {\"warn\": W, \"fail\": F} with 0 <= W <= F <= 1");
     r->base_min_runs = 3;

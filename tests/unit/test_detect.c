@@ -207,6 +207,51 @@ static void test_links(const fp_rules *r)
     }
 }
 
+/* Contended runs (ranks sharing cores): a link's figure aggregates every
+ * exchange of the sweep, so the link class's own contended thresholds
+ * (fail 50%) apply instead of the rules' (fail 60%). A 4x slow link read
+ * 0.45x its peers there; the lowest healthy link about 0.6x. */
+static void test_links_contended(const fp_rules *r)
+{
+    fp_run run;
+    make_run(&run, 8, "H100");
+    for (int a = 0; a < 8; a++)
+        for (int b = a + 1; b < 8; b++) {
+            fp_entity e = fp_entity_link(run.nodes[a], -1, run.nodes[b], -1);
+            double f = a == 2 && b == 6 ? 0.45 : a == 0 && b == 1 ? 0.6 : 1;
+            add(&run, "collectives", "links", "bw_inter", FP_BETTER_HIGHER, &e, -1,
+                10 * f * jitter(a, b));
+        }
+    fp_detect_opts o = {.rules = r, .contended = true, .contended_note = "test"};
+    fp_verdicts *v = NULL;
+    CHECK(fp_detect(&run, &o, &v) == FP_OK);
+    const fp_entity_verdict *l = find(v, "link:n2~n6");
+    CHECK(l && l->verdict == FP_FAIL);
+    l = find(v, "link:n0~n1");
+    CHECK(l && l->verdict == FP_WARN); /* 40% worse: above warn 30%, below fail 50% */
+    CHECK(fp_verdicts_node(v, "n2") == FP_PASS && fp_verdicts_node(v, "n6") == FP_PASS);
+    fp_verdicts_free(v);
+
+    /* without the class's own thresholds the rules' 60% applies: it warns */
+    char err[256];
+    fp_rules *plain = NULL;
+    CHECK(fp_rules_parse("{\"fleetprint_rules\": 1, \"classes\": [{\"name\": \"link\", "
+                         "\"match\": \"*\", \"warn\": 0.2, \"fail\": 0.35, \"summary\": true}]}",
+                         "plain.json", &plain, err, sizeof err) == FP_OK);
+    o.rules = plain;
+    CHECK(fp_detect(&run, &o, &v) == FP_OK);
+    l = find(v, "link:n2~n6");
+    CHECK(l && l->verdict == FP_WARN);
+    fp_verdicts_free(v);
+    /* uncontended, the class's own 35% fails both */
+    o.contended = false;
+    CHECK(fp_detect(&run, &o, &v) == FP_OK);
+    CHECK(find(v, "link:n2~n6")->verdict == FP_FAIL && find(v, "link:n0~n1")->verdict == FP_FAIL);
+    fp_verdicts_free(v);
+    fp_rules_free(plain);
+    fp_run_free(&run);
+}
+
 /* Value rules (wrong results), missing results, one GPU of a node, group
  * sizes: 3 peers judge, 2 cannot (unknown), and SKUs are kept apart. */
 static void test_values_missing_groups(const fp_rules *r)
@@ -275,6 +320,21 @@ static void test_rules_errors(void)
     CHECK(fp_rules_parse("{\"fleetprint_rules\": 1, \"clases\": []}", "r.json", &r, err,
                          sizeof err) == FP_EINPUT);
     CHECK(strstr(err, "clases: unknown field") != NULL);
+    /* inside a class or value rule too: a typo must not drop a threshold */
+    CHECK(fp_rules_parse("{\"fleetprint_rules\": 1, \"classes\": [{\"name\": \"x\", \"match\": "
+                         "\"*\", \"warn\": 0.1, \"fial\": 0.3, \"fail\": 0.2}]}",
+                         "r.json", &r, err, sizeof err) == FP_EINPUT);
+    CHECK(strstr(err, "r.json: classes[0].fial: unknown field") != NULL);
+    CHECK(fp_rules_parse("{\"fleetprint_rules\": 1, \"classes\": [{\"name\": \"x\", \"match\": "
+                         "\"*\", \"warn\": 0.1, \"fail\": 0.2}], \"values\": [{\"name\": \"x\", "
+                         "\"match\": \"*\", \"maximum\": 0}]}",
+                         "r.json", &r, err, sizeof err) == FP_EINPUT);
+    CHECK(strstr(err, "values[0].maximum: unknown field") != NULL);
+    CHECK(fp_rules_parse("{\"fleetprint_rules\": 1, \"classes\": [{\"name\": \"x\", \"match\": "
+                         "\"*\", \"warn\": 0.1, \"fail\": 0.2, \"contended\": {\"warn\": 0.6, "
+                         "\"fail\": 0.5}}]}",
+                         "r.json", &r, err, sizeof err) == FP_EINPUT);
+    CHECK(strstr(err, "classes[0].contended: expected") != NULL);
     CHECK(fp_rules_parse("{\"fleetprint_rules\": 2, \"classes\": []}", "r.json", &r, err,
                          sizeof err) == FP_EINPUT);
     CHECK(strstr(err, "fleetprint_rules") != NULL);
@@ -371,6 +431,7 @@ int main(void)
     test_persistence(r);
     test_episode(r);
     test_links(r);
+    test_links_contended(r);
     test_values_missing_groups(r);
     test_rules_errors();
     test_late_rank(r);
