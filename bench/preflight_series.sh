@@ -56,7 +56,13 @@ for i in $(seq "$LINK"); do
   rc=0; pf --inject link:ranks=2-6,factor=4 || rc=$?
   echo "link run $i: exit $rc, drain '$(cat "$W/drain.txt")', $(grep -c "FAIL link:n2~n6" "$W/out") FAIL link:n2~n6"
   if [ "$rc" = 1 ] && [ ! -s "$W/drain.txt" ] && grep -q "FAIL link:n2~n6" "$W/out"; then link_ok=$((link_ok + 1))
-  else grep -E "^(FAIL|warn)|^ +fail" "$W/out" | head -8; fi
+  else
+    grep -E "^(FAIL|warn)|^ +fail" "$W/out" | head -8
+    # the link's evidence chain, judged as the preflight judged it
+    contended=(); grep -q "ranks share CPU cores" "$W/out" && contended=(--contended)
+    "$F" detect --store "$W/s.h5" --run latest "${contended[@]}" --explain link:n2~n6 2>/dev/null |
+      sed -n '/^explain /,$p' | grep -E '^explain|links\.bw_' || true
+  fi
 done
 
 echo "clean: $clean_fail of $CLEAN failed (want 0)"
