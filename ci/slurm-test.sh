@@ -32,7 +32,12 @@ build=$(cd "${1:-$here/../build}" 2>/dev/null && pwd) || { echo "slurm-test: no 
 fp=$build/fleetprint
 say() { echo "slurm-test: $*"; }
 skip() { say "cannot run here: $*"; exit 3; }
-fail() { say "FAIL: $*"; [ -n "${T:-}" ] && tail -n 20 "$T"/log/*.log >&2; exit 1; }
+# on failure: the daemons' logs, the job logs and each attempt's preflight log
+fail() {
+  say "FAIL: $*"
+  [ -n "${T:-}" ] && tail -n 20 "$T"/log/*.log "$T"/work/*.log "$T"/work/preflight-*/attempt-*/preflight.log >&2 2>/dev/null
+  exit 1
+}
 
 [ -x "$fp" ] || { say "no $fp: build first"; exit 2; }
 [ "$(id -u)" -eq 0 ] || skip "needs root (slurmd and munged run as root here)"
@@ -222,7 +227,10 @@ drained() {
   return $rc
 }
 # compute tests only: on emulated nodes sharing 2 cores the late-rank rule of a
-# collective can pick a healthy rank; the slow rank shows in membw and gemm
+# collective can pick a healthy rank; the slow rank shows in membw and gemm.
+# The slow rank's factor is 8 (87.5% worse; contended runs fail from 60%): at
+# 20 each slow job spent ~20 s waiting for it, and beside other load a step
+# of it could near the job's 60 s deadline
 opts="--threads 1 --array-size 2M -n 4 --test membw --test gemm"
 cd "$T/work"
 export PATH=$build:$PATH FP_STORE=$T/work/fleet.h5
@@ -242,7 +250,7 @@ say "healthy: job $id started its command (srun --mpi=pmix, no GPU binding, miss
 
 # 2. a slow rank: rank 2 (node c3) drained with the reason, the job requeued
 #    (the script's own --open-mode=append keeps the log over the requeue)
-id=$(preflight_job slow "$opts --inject slow:rank=2,factor=20" FP_MAX_REQUEUES=1) || exit 1
+id=$(preflight_job slow "$opts --inject slow:rank=2,factor=8" FP_MAX_REQUEUES=1) || exit 1
 expect_drain_requeue "$id" slow c3 420 fail
 say "slow rank: c3 drained ($(echo "$node_state" | grep -o 'Reason=.*')), job $id requeued (Restarts=$restarts)"
 for n in c1 c2 c4; do drained "$n" && fail "$n was drained too"; done
@@ -283,7 +291,7 @@ cat >"$T/noadmin/scontrol" <<EOF
 exec $(command -v scontrol) "\$@"
 EOF
 chmod 755 "$T/noadmin/scontrol"
-id=$(preflight_job noadmin "$opts --inject slow:rank=2,factor=20" PATH="$T/noadmin:$PATH") || exit 1
+id=$(preflight_job noadmin "$opts --inject slow:rank=2,factor=8" PATH="$T/noadmin:$PATH") || exit 1
 wait_job "$id" 420 FAILED COMPLETED CANCELLED TIMEOUT || exit 4
 line=$(grep '^fleetprint-preflight:' "$T/work/noadmin-$id.log" | tail -n 1)
 echo "  | $line"
