@@ -175,7 +175,8 @@ static fp_status parse_head(const json_t *c, const char *const *known, const cha
     return st;
 }
 
-/* "contended": {"warn": W, "fail": F}, 0 <= W <= F <= 1, at field */
+/* p is "contended": {"warn": W, "fail": F}, 0 <= W <= F <= 1; a field it
+ * lacks keeps *warn or *fail as it was. */
 static bool get_contended(const json_t *p, double *warn, double *fail)
 {
     return json_is_object(p) && get_number(p, "warn", warn, 0, 1, NULL) &&
@@ -243,6 +244,10 @@ static fp_status parse_class(const json_t *c, int i, const char *origin, fp_rule
      * cores may ask for less than the rules' contended thresholds */
     const json_t *p = json_object_get(c, "contended");
     snprintf(field, sizeof field, "%s.contended", where);
+    if (p) {
+        out->contended_warn = out->warn;
+        out->contended_fail = out->fail;
+    }
     if (p && (out->absolute || !get_contended(p, &out->contended_warn, &out->contended_fail)))
         return bad(err, errlen, origin, field,
                    out->absolute ? "only a relative class has contended thresholds"
