@@ -6,6 +6,10 @@
 # refuses it with exit 2. Options are checked before MPI starts (no mpirun).
 set -u
 F=$FLEETPRINT
+# about a thousand starts of the binary: OpenBLAS starts its worker threads
+# when it is loaded, before main, and beside a CPU hog that took a start from
+# 144 to 235 ms; nothing here multiplies a matrix
+export OPENBLAS_NUM_THREADS=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
