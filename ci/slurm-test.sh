@@ -254,10 +254,18 @@ id=$(preflight_job slow "$opts --inject slow:rank=2,factor=8" FP_MAX_REQUEUES=1)
 expect_drain_requeue "$id" slow c3 420 fail
 say "slow rank: c3 drained ($(echo "$node_state" | grep -o 'Reason=.*')), job $id requeued (Restarts=$restarts)"
 for n in c1 c2 c4; do drained "$n" && fail "$n was drained too"; done
-# c3 back: the second attempt fails again, drains c3, and stops at the cap
+# c3 back: the second attempt fails again, drains c3, and stops at the cap.
+# Wait for that attempt's last word in the log, not only a final job state:
+# beside a CPU hog the state read FAILED while attempt 1 was still running
+# (its first line was in the log, its outcome not yet)
 scontrol update NodeName=c3 State=RESUME
-wait_job "$id" 420 FAILED COMPLETED CANCELLED TIMEOUT || exit 4
 log=$T/work/slow-$id.log
+for _ in $(seq 840); do
+  # a line after attempt 1's first that ends the attempt ("..., exit N")
+  awk '/ attempt 1 \(/ {on = 1; next} on && /exit [0-9]+$/ {done = 1} END {exit !done}' "$log" 2>/dev/null && break
+  sleep 0.5
+done
+wait_job "$id" 420 FAILED COMPLETED CANCELLED TIMEOUT || exit 4
 sed 's/^/  | /' "$log" | grep -E 'fleetprint-preflight: (job|fail)' || true
 grep -q "fleetprint-preflight: job $id attempt 0 " "$log" && grep -q "fleetprint-preflight: job $id attempt 1 " "$log" ||
   fail "the job log does not hold both attempts (truncated by the requeue?)"
