@@ -29,6 +29,7 @@ typedef struct fp_rule_class {
     double warn, fail; /* how much worse than expected warns / fails */
     double z;          /* and how many robust standard deviations */
     double contended_warn, contended_fail; /* on contended runs; < 0: the rules' */
+    double contended_z;                    /* on contended runs; < 0: z */
 } fp_rule_class;
 
 /* An absolute value rule: a value above max (or below min) is a verdict. */

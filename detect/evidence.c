@@ -241,7 +241,8 @@ static void note_cost(fp_reason *r, const window_score *ws, int n, size_t m)
 
 /* The class's thresholds for this run: on contended runs relative
  * thresholds are at least the class's contended ones (the rules' where the
- * class has none), and absolute (timing) ones only warn. */
+ * class has none), with the class's contended z where it has one, and
+ * absolute (timing) ones only warn. */
 static limits effective(const eng *g, const fp_rule_class *cls)
 {
     limits c = {.name = cls->name, .absolute = cls->absolute, .noisy = cls->noisy,
@@ -252,6 +253,10 @@ static limits effective(const eng *g, const fp_rule_class *cls)
         double cf = own ? cls->contended_fail : g->rules->contended_fail;
         c.warn = c.warn > cw ? c.warn : cw;
         c.fail = c.fail > cf ? c.fail : cf;
+        /* contention widens the peers' spread: a class whose contended
+         * fraction alone separates may judge on a smaller z */
+        if (own && cls->contended_z >= 0)
+            c.z = cls->contended_z;
     }
     if (g->contended && (c.absolute || c.noisy)) {
         /* per-call timings and noisy metrics (small messages, launches) on

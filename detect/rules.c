@@ -32,7 +32,7 @@ static const char default_rules[] =
     "     \"mode\": \"absolute\", \"warn\": 300, \"fail\": 1000, \"z\": 5},\n"
     "    {\"name\": \"link\", \"match\": [\"collectives.links.bw_*\", \"*.p2p*\"],\n"
     "     \"warn\": 0.2, \"fail\": 0.35, \"z\": 4, \"summary\": true,\n"
-    "     \"contended\": {\"warn\": 0.3, \"fail\": 0.5}},\n"
+    "     \"contended\": {\"warn\": 0.3, \"fail\": 0.5, \"z\": 3}},\n"
     "    {\"name\": \"latency\", \"match\": [\"*.lat_*\", \"*latency*\", \"kernels.launch.*\"],\n"
     "     \"warn\": 0.25, \"fail\": 0.5, \"z\": 5, \"noisy\": true},\n"
     "    {\"name\": \"host-copy\", \"match\": [\"kernels.copy.*pageable*\"],\n"
@@ -175,12 +175,13 @@ static fp_status parse_head(const json_t *c, const char *const *known, const cha
     return st;
 }
 
-/* p is "contended": {"warn": W, "fail": F}, 0 <= W <= F <= 1; a field it
- * lacks keeps *warn or *fail as it was. */
-static bool get_contended(const json_t *p, double *warn, double *fail)
+/* p is "contended": {"warn": W, "fail": F[, "z": Z]}, 0 <= W <= F <= 1; a
+ * field it lacks keeps *warn, *fail or *z as it was (z NULL: no z allowed). */
+static bool get_contended(const json_t *p, double *warn, double *fail, double *z)
 {
     return json_is_object(p) && get_number(p, "warn", warn, 0, 1, NULL) &&
-           get_number(p, "fail", fail, 0, 1, NULL) && *warn <= *fail;
+           get_number(p, "fail", fail, 0, 1, NULL) && *warn <= *fail &&
+           (z ? get_number(p, "z", z, 0, 1e6, NULL) : !json_object_get(p, "z"));
 }
 
 static fp_status parse_class(const json_t *c, int i, const char *origin, fp_rule_class *out,
@@ -195,7 +196,7 @@ static fp_status parse_class(const json_t *c, int i, const char *origin, fp_rule
     if (st != FP_OK)
         return st;
     out->absolute = out->ignore = out->late = false;
-    out->contended_warn = out->contended_fail = -1;
+    out->contended_warn = out->contended_fail = out->contended_z = -1;
     const json_t *mode = json_object_get(c, "mode");
     if (mode) {
         const char *m = json_is_string(mode) ? json_string_value(mode) : "";
@@ -247,11 +248,14 @@ static fp_status parse_class(const json_t *c, int i, const char *origin, fp_rule
     if (p) {
         out->contended_warn = out->warn;
         out->contended_fail = out->fail;
+        out->contended_z = out->z;
     }
-    if (p && (out->absolute || !get_contended(p, &out->contended_warn, &out->contended_fail)))
+    if (p && (out->absolute ||
+              !get_contended(p, &out->contended_warn, &out->contended_fail, &out->contended_z)))
         return bad(err, errlen, origin, field,
                    out->absolute ? "only a relative class has contended thresholds"
-                                 : "expected {\"warn\": W, \"fail\": F} with 0 <= W <= F <= 1");
+                                 : "expected {\"warn\": W, \"fail\": F, \"z\": Z} with 0 <= W <= F <= "
+                                   "1, Z >= 0 (z optional)");
     return FP_OK;
 }
 
@@ -369,7 +373,7 @@ static fp_status parse_rules(const json_t *root, const char *origin, fp_rules *r
     r->contended_warn = 0.3;
     r->contended_fail = 0.6;
     p = json_object_get(root, "contended");
-    if (p && !get_contended(p, &r->contended_warn, &r->contended_fail))
+    if (p && !get_contended(p, &r->contended_warn, &r->contended_fail, NULL))
         return bad(err, errlen, origin, "contended",
                    "expected {\"warn\": W, \"fail\": F} with 0 <= W <= F <= 1");
     r->base_min_runs = 3;

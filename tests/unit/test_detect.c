@@ -336,6 +336,17 @@ static void test_rules_errors(void)
                          "\"fail\": 0.5}}]}",
                          "r.json", &r, err, sizeof err) == FP_EINPUT);
     CHECK(strstr(err, "classes[0].contended: expected") != NULL);
+    CHECK(fp_rules_parse("{\"fleetprint_rules\": 1, \"classes\": [{\"name\": \"x\", \"match\": "
+                         "\"*\", \"warn\": 0.1, \"fail\": 0.2, \"contended\": {\"warn\": 0.3, "
+                         "\"fail\": 0.5, \"z\": -1}}]}",
+                         "r.json", &r, err, sizeof err) == FP_EINPUT);
+    CHECK(strstr(err, "classes[0].contended: expected") != NULL);
+    /* the top level's contended thresholds have no z: each class keeps its own */
+    CHECK(fp_rules_parse("{\"fleetprint_rules\": 1, \"contended\": {\"warn\": 0.3, \"fail\": 0.6, "
+                         "\"z\": 3}, \"classes\": [{\"name\": \"x\", \"match\": \"*\", \"warn\": 0.1, "
+                         "\"fail\": 0.2}]}",
+                         "r.json", &r, err, sizeof err) == FP_EINPUT);
+    CHECK(strstr(err, "r.json: contended: expected") != NULL);
     CHECK(fp_rules_parse("{\"fleetprint_rules\": 2, \"classes\": []}", "r.json", &r, err,
                          sizeof err) == FP_EINPUT);
     CHECK(strstr(err, "fleetprint_rules") != NULL);
