@@ -28,8 +28,9 @@ typedef struct fp_rule_class {
                           in which an entity was the last to arrive */
     double warn, fail; /* how much worse than expected warns / fails */
     double z;          /* and how many robust standard deviations */
-    double contended_warn, contended_fail; /* on contended runs; < 0: the rules' */
-    double contended_z;                    /* on contended runs; < 0: z */
+    /* on contended runs, where the class has a "contended" object (else all
+     * -1: the rules' warn and fail, the class's z) */
+    double contended_warn, contended_fail, contended_z;
 } fp_rule_class;
 
 /* An absolute value rule: a value above max (or below min) is a verdict. */

@@ -255,7 +255,7 @@ static limits effective(const eng *g, const fp_rule_class *cls)
         c.fail = c.fail > cf ? c.fail : cf;
         /* contention widens the peers' spread: a class whose contended
          * fraction alone separates may judge on a smaller z */
-        if (own && cls->contended_z >= 0)
+        if (own)
             c.z = cls->contended_z;
     }
     if (g->contended && (c.absolute || c.noisy)) {

@@ -244,14 +244,14 @@ static fp_status parse_class(const json_t *c, int i, const char *origin, fp_rule
     /* a class whose figure aggregates enough to stay comparable on shared
      * cores may ask for less than the rules' contended thresholds */
     const json_t *p = json_object_get(c, "contended");
+    if (!p)
+        return FP_OK;
+    out->contended_warn = out->warn; /* what the object lacks: the class's own */
+    out->contended_fail = out->fail;
+    out->contended_z = out->z;
     snprintf(field, sizeof field, "%s.contended", where);
-    if (p) {
-        out->contended_warn = out->warn;
-        out->contended_fail = out->fail;
-        out->contended_z = out->z;
-    }
-    if (p && (out->absolute ||
-              !get_contended(p, &out->contended_warn, &out->contended_fail, &out->contended_z)))
+    if (out->absolute ||
+        !get_contended(p, &out->contended_warn, &out->contended_fail, &out->contended_z))
         return bad(err, errlen, origin, field,
                    out->absolute ? "only a relative class has contended thresholds"
                                  : "expected {\"warn\": W, \"fail\": F, \"z\": Z} with 0 <= W <= F <= "

@@ -303,61 +303,60 @@ static void test_values_missing_groups(const fp_rules *r)
     fp_run_free(&run);
 }
 
+/* A rules text that must be refused: FP_EINPUT, no rules, and an error
+ * (origin r.json) that contains want. */
+static void rules_error(const char *text, const char *want)
+{
+    char err[256];
+    fp_rules *r = NULL;
+    CHECK(fp_rules_parse(text, "r.json", &r, err, sizeof err) == FP_EINPUT && r == NULL);
+    CHECK(strstr(err, want) != NULL);
+}
+
 static void test_rules_errors(void)
 {
     char err[256];
     fp_rules *r = NULL;
-    CHECK(fp_rules_parse("{\"fleetprint_rules\": 1, \"classes\": [}", "r.json", &r, err,
-                         sizeof err) == FP_EINPUT);
-    CHECK(r == NULL && strstr(err, "r.json: line 1, column") != NULL);
-    CHECK(fp_rules_parse("{\"fleetprint_rules\": 1, \"classes\": [{\"name\": \"x\", \"match\": "
-                         "\"*\", \"warn\": 0.2, \"fail\": 0.1}]}",
-                         "r.json", &r, err, sizeof err) == FP_EINPUT);
-    CHECK(strstr(err, "classes[0].fail: must be at least warn") != NULL);
-    CHECK(fp_rules_parse("{\"fleetprint_rules\": 1, \"classes\": [{\"name\": \"x\", \"match\": "
-                         "\"*\", \"warn\": 0.1, \"fail\": 2}]}",
-                         "r.json", &r, err, sizeof err) == FP_EINPUT);
-    CHECK(strstr(err, "classes[0].fail") != NULL);
-    CHECK(fp_rules_parse("{\"fleetprint_rules\": 1, \"clases\": []}", "r.json", &r, err,
-                         sizeof err) == FP_EINPUT);
-    CHECK(strstr(err, "clases: unknown field") != NULL);
+    rules_error("{\"fleetprint_rules\": 1, \"classes\": [}",
+                "r.json: line 1, column");
+    rules_error("{\"fleetprint_rules\": 1, \"classes\": [{\"name\": \"x\", \"match\": "
+                "\"*\", \"warn\": 0.2, \"fail\": 0.1}]}",
+                "classes[0].fail: must be at least warn");
+    rules_error("{\"fleetprint_rules\": 1, \"classes\": [{\"name\": \"x\", \"match\": "
+                "\"*\", \"warn\": 0.1, \"fail\": 2}]}",
+                "classes[0].fail");
+    rules_error("{\"fleetprint_rules\": 1, \"clases\": []}",
+                "clases: unknown field");
     /* inside a class or value rule too: a typo must not drop a threshold */
-    CHECK(fp_rules_parse("{\"fleetprint_rules\": 1, \"classes\": [{\"name\": \"x\", \"match\": "
-                         "\"*\", \"warn\": 0.1, \"fial\": 0.3, \"fail\": 0.2}]}",
-                         "r.json", &r, err, sizeof err) == FP_EINPUT);
-    CHECK(strstr(err, "r.json: classes[0].fial: unknown field") != NULL);
-    CHECK(fp_rules_parse("{\"fleetprint_rules\": 1, \"classes\": [{\"name\": \"x\", \"match\": "
-                         "\"*\", \"warn\": 0.1, \"fail\": 0.2}], \"values\": [{\"name\": \"x\", "
-                         "\"match\": \"*\", \"maximum\": 0}]}",
-                         "r.json", &r, err, sizeof err) == FP_EINPUT);
-    CHECK(strstr(err, "values[0].maximum: unknown field") != NULL);
-    CHECK(fp_rules_parse("{\"fleetprint_rules\": 1, \"classes\": [{\"name\": \"x\", \"match\": "
-                         "\"*\", \"warn\": 0.1, \"fail\": 0.2, \"contended\": {\"warn\": 0.6, "
-                         "\"fail\": 0.5}}]}",
-                         "r.json", &r, err, sizeof err) == FP_EINPUT);
-    CHECK(strstr(err, "classes[0].contended: expected") != NULL);
-    CHECK(fp_rules_parse("{\"fleetprint_rules\": 1, \"classes\": [{\"name\": \"x\", \"match\": "
-                         "\"*\", \"warn\": 0.1, \"fail\": 0.2, \"contended\": {\"warn\": 0.3, "
-                         "\"fail\": 0.5, \"z\": -1}}]}",
-                         "r.json", &r, err, sizeof err) == FP_EINPUT);
-    CHECK(strstr(err, "classes[0].contended: expected") != NULL);
+    rules_error("{\"fleetprint_rules\": 1, \"classes\": [{\"name\": \"x\", \"match\": "
+                "\"*\", \"warn\": 0.1, \"fial\": 0.3, \"fail\": 0.2}]}",
+                "r.json: classes[0].fial: unknown field");
+    rules_error("{\"fleetprint_rules\": 1, \"classes\": [{\"name\": \"x\", \"match\": "
+                "\"*\", \"warn\": 0.1, \"fail\": 0.2}], \"values\": [{\"name\": \"x\", "
+                "\"match\": \"*\", \"maximum\": 0}]}",
+                "values[0].maximum: unknown field");
+    rules_error("{\"fleetprint_rules\": 1, \"classes\": [{\"name\": \"x\", \"match\": "
+                "\"*\", \"warn\": 0.1, \"fail\": 0.2, \"contended\": {\"warn\": 0.6, "
+                "\"fail\": 0.5}}]}",
+                "classes[0].contended: expected");
+    rules_error("{\"fleetprint_rules\": 1, \"classes\": [{\"name\": \"x\", \"match\": "
+                "\"*\", \"warn\": 0.1, \"fail\": 0.2, \"contended\": {\"warn\": 0.3, "
+                "\"fail\": 0.5, \"z\": -1}}]}",
+                "classes[0].contended: expected");
     /* the top level's contended thresholds have no z: each class keeps its own */
-    CHECK(fp_rules_parse("{\"fleetprint_rules\": 1, \"contended\": {\"warn\": 0.3, \"fail\": 0.6, "
-                         "\"z\": 3}, \"classes\": [{\"name\": \"x\", \"match\": \"*\", \"warn\": 0.1, "
-                         "\"fail\": 0.2}]}",
-                         "r.json", &r, err, sizeof err) == FP_EINPUT);
-    CHECK(strstr(err, "r.json: contended: expected") != NULL);
-    CHECK(fp_rules_parse("{\"fleetprint_rules\": 2, \"classes\": []}", "r.json", &r, err,
-                         sizeof err) == FP_EINPUT);
-    CHECK(strstr(err, "fleetprint_rules") != NULL);
+    rules_error("{\"fleetprint_rules\": 1, \"contended\": {\"warn\": 0.3, \"fail\": 0.6, "
+                "\"z\": 3}, \"classes\": [{\"name\": \"x\", \"match\": \"*\", \"warn\": 0.1, "
+                "\"fail\": 0.2}]}",
+                "r.json: contended: expected");
+    rules_error("{\"fleetprint_rules\": 2, \"classes\": []}",
+                "fleetprint_rules");
     /* a single pattern string over 95 bytes was cut silently (a list was not) */
     {
         char text[512];
         snprintf(text, sizeof text,
                  "{\"fleetprint_rules\": 1, \"classes\": [{\"name\": \"x\", \"match\": "
                  "\"kernels.%0100d*\", \"warn\": 0.1, \"fail\": 0.2}]}", 0);
-        CHECK(fp_rules_parse(text, "r.json", &r, err, sizeof err) == FP_EINPUT && r == NULL);
-        CHECK(strstr(err, "classes[0].match") != NULL);
+        rules_error(text, "classes[0].match");
     }
     CHECK(fp_rules_load("/nonexistent/rules.json", &r, err, sizeof err) == FP_EINPUT);
     CHECK(strstr(err, "/nonexistent/rules.json: cannot open") != NULL);
