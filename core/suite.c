@@ -188,14 +188,16 @@ static fp_status start_wait(fp_ctx *ctx, const fp_coll_args *a, const char *what
     return st != FP_OK ? st : waited;
 }
 
-/* An injected slow link (link:ranks=A-B,factor=F) under a sendrecv that took
- * took seconds. Between two partners (peer == recv_peer) the exchange is
- * repeated until F times the data crossed, as a link of 1/F the bandwidth
- * would carry it: both sides see the same factor, and the extra traffic
- * loads the machine like real traffic. On a ring (peer != recv_peer) the
- * neighbours on the other sides would not repeat with us, so the rank waits
- * (F - 1) * min(took, typical) instead; typical caps a wait that includes a
- * peer's own injected delay, so it cannot grow from call to call. */
+/* An injected slow link (link:ranks=A-B,factor=F) under a sendrecv whose
+ * transfer took seconds: the rank waits (F - 1) * min(took, typical) more, as
+ * a link of 1/F the bandwidth would stretch the transfer. typical caps a wait
+ * that includes a peer's own injected delay, so it cannot grow from call to
+ * call. Between two partners (peer == recv_peer) a one-element exchange then
+ * ends the call for both together, as one transfer would, though each side
+ * measured its own took. Not by repeating the transfer F times: beside a CPU
+ * hog a healthy exchange is mostly a wait for the scheduler (~20 ms) while the
+ * F repeats could all run in one time slice, and a 64x link read 1.06x the
+ * lowest healthy link (issue 19). */
 static fp_status slow_link(fp_ctx *ctx, const fp_coll_args *a, const char *what, double typical,
                            double took)
 {
@@ -204,17 +206,12 @@ static fp_status slow_link(fp_ctx *ctx, const fp_coll_args *a, const char *what,
     f = f > g ? f : g;
     if (f <= 1)
         return FP_OK;
-    if (a->peer != a->recv_peer) {
-        fp_sleep((f - 1) * (typical > 0 && typical < took ? typical : took));
+    fp_sleep((f - 1) * (typical > 0 && typical < took ? typical : took));
+    if (a->peer != a->recv_peer)
         return FP_OK;
-    }
-    fp_status st = FP_OK;
-    fp_coll_args more = *a;
-    for (double left = f - 1; st == FP_OK && left > 1e-9; left -= 1) {
-        more.count = left >= 1 ? a->count : (size_t)((double)a->count * left);
-        st = start_wait(ctx, &more, what);
-    }
-    return st;
+    fp_coll_args end = *a;
+    end.count = 1;
+    return start_wait(ctx, &end, what);
 }
 
 fp_status fp_collective_timed(fp_ctx *ctx, const fp_coll_args *a, const char *what, double typical,
