@@ -2,6 +2,40 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* Below this, an array holds too few whole 2 MiB pages to gain. */
+#define HUGE_MIN ((size_t)8 << 20)
+
+static void advise_huge(void *p, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+    if (!p || bytes < HUGE_MIN)
+        return;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1);
+    uintptr_t b = ((uintptr_t)p + bytes) & ~(page - 1);
+    (void)madvise((void *)a, b - a, MADV_HUGEPAGE); /* advice: refused is fine */
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
+void *fp_malloc_huge(size_t bytes)
+{
+    void *p = malloc(bytes);
+    advise_huge(p, bytes);
+    return p;
+}
+
+void *fp_calloc_huge(size_t n, size_t elem)
+{
+    void *p = calloc(n, elem);
+    advise_huge(p, n * elem); /* calloc checked the product */
+    return p;
+}
 
 void *fp_grow(void *array, size_t *cap, size_t need, size_t elem, size_t first)
 {
@@ -18,5 +52,6 @@ void *fp_grow(void *array, size_t *cap, size_t need, size_t elem, size_t first)
     void *grown = realloc(array, n * elem);
     if (grown)
         *cap = n;
+    advise_huge(grown, n * elem);
     return grown;
 }

@@ -51,8 +51,8 @@ static bool table_init(table *t, size_t expect)
     size_t cap = 16;
     while (cap < 2 * expect + 16)
         cap <<= 1;
-    t->slot = calloc(cap, sizeof *t->slot);
-    t->hash = malloc(cap * sizeof *t->hash);
+    t->slot = fp_calloc_huge(cap, sizeof *t->slot);
+    t->hash = fp_malloc_huge(cap * sizeof *t->hash);
     t->mask = cap - 1;
     t->used = 0;
     return t->slot && t->hash;
@@ -334,6 +334,12 @@ static int64_t next_entity(eng *g, const fp_sample *prev, int64_t e, const fp_sa
                         : entity_intern(g, &s->entity);
     if (e >= 0)
         g->ents[e].next = (int32_t)found;
+    /* the next guess is compared with a sample of the first window, far
+     * behind: fetch it while this entity's samples go by */
+    int32_t after = found >= 0 ? g->ents[found].next : -1;
+    if (after >= 0)
+        for (size_t b = 0; b < sizeof(fp_entity); b += 64)
+            __builtin_prefetch((const char *)g->ents[after].e + b);
     return found;
 }
 
@@ -354,9 +360,9 @@ static fp_status intern_samples(eng *g)
 {
     const fp_run *run = g->run;
     size_t n = run->nsamples;
-    g->ents = malloc((n + 1) * sizeof *g->ents);
-    g->ser = malloc((n + 1) * sizeof *g->ser);
-    g->sample_ser = malloc((n + 1) * sizeof *g->sample_ser);
+    g->ents = fp_malloc_huge((n + 1) * sizeof *g->ents);
+    g->ser = fp_malloc_huge((n + 1) * sizeof *g->ser);
+    g->sample_ser = fp_malloc_huge((n + 1) * sizeof *g->sample_ser);
     if (!g->ents || !g->ser || !g->sample_ser || !table_init(&g->ent_tab, 1024) ||
         !table_init(&g->ser_tab, 1024))
         return FP_ENOMEM;
@@ -398,15 +404,21 @@ static fp_status intern_samples(eng *g)
         off += (size_t)g->keys[g->ser[s].key].windows;
         woff += (size_t)g->keys[g->ser[s].key].raw_windows;
     }
-    g->vals = malloc((off + 1) * sizeof *g->vals);
-    g->wvals = malloc((woff + 1) * sizeof *g->wvals);
+    g->vals = fp_malloc_huge((off + 1) * sizeof *g->vals);
+    g->wvals = fp_malloc_huge((woff + 1) * sizeof *g->wvals);
     FP_CHECK_ALLOC(g->vals);
     FP_CHECK_ALLOC(g->wvals);
     for (size_t i = 0; i < off; i++)
         g->vals[i] = NAN;
     for (size_t i = 0; i < woff; i++)
         g->wvals[i] = NAN;
+    /* the samples of a window visit every series: fetch a series ahead of
+     * its sample, or each one waits for memory (~20% of detect's time at
+     * 10,000 nodes x 8) */
+    enum { AHEAD = 16 };
     for (size_t i = 0; i < n; i++) {
+        if (i + AHEAD < n)
+            __builtin_prefetch(&g->ser[g->sample_ser[i + AHEAD]]);
         const fp_sample *s = &run->samples[i];
         const series *se = &g->ser[g->sample_ser[i]];
         if (se->windowed ? s->iter >= 0 : s->iter < 0)
@@ -474,8 +486,8 @@ static fp_status assemble(eng *g, fp_verdicts *out)
         nother += g->ents[e].kind != FP_ENT_NODE;
     out->run = g->run;
     out->nents = nn + nother;
-    out->ents = calloc(out->nents + 1, sizeof *out->ents);
-    out->reasons = malloc((g->nreasons + 1) * sizeof *out->reasons);
+    out->ents = fp_calloc_huge(out->nents + 1, sizeof *out->ents);
+    out->reasons = fp_malloc_huge((g->nreasons + 1) * sizeof *out->reasons);
     out->node_names = malloc((nn + 1) * sizeof *out->node_names);
     out->fail_nodes = malloc((nn + 1) * sizeof *out->fail_nodes);
     out->warn_nodes = malloc((nn + 1) * sizeof *out->warn_nodes);
@@ -579,7 +591,7 @@ static fp_status base_start(base_job *j, const eng *g, int maxw)
     j->g = *g;
     j->g.reasons = NULL;
     j->g.nreasons = j->g.reason_cap = 0;
-    j->g.ent_v = malloc((g->nents + 1) * sizeof *j->g.ent_v);
+    j->g.ent_v = fp_malloc_huge((g->nents + 1) * sizeof *j->g.ent_v);
     j->ws = malloc((size_t)maxw * sizeof *j->ws);
     if (!j->g.ent_v || !j->ws)
         return FP_ENOMEM;
@@ -658,7 +670,7 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     FP_CHECK(intern_samples(&g));
 
     /* series bucketed by key (counting sort) */
-    by_key = malloc((g.nser + 1) * sizeof *by_key);
+    by_key = fp_malloc_huge((g.nser + 1) * sizeof *by_key);
     key_first = calloc(g.nkeys + 2, sizeof *key_first);
     FP_CHECK_ALLOC(by_key);
     FP_CHECK_ALLOC(key_first);
@@ -678,9 +690,9 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     int maxw = 1;
     for (size_t k = 0; k < g.nkeys; k++)
         maxw = g.keys[k].raw_windows > maxw ? g.keys[k].raw_windows : maxw;
-    buf = malloc((g.nser + 4 * (size_t)maxw + 1) * sizeof *buf);
+    buf = fp_malloc_huge((g.nser + 4 * (size_t)maxw + 1) * sizeof *buf);
     ws = malloc((size_t)maxw * sizeof *ws);
-    grp = malloc((g.nser + 1) * sizeof *grp);
+    grp = fp_malloc_huge((g.nser + 1) * sizeof *grp);
     size_t ngrp = (g.nsku + 1) * FP_ENT_KIND_COUNT;
     grp_first = malloc((ngrp + 1) * sizeof *grp_first);
     FP_CHECK_ALLOC(grp_first);
