@@ -10,7 +10,11 @@
 #include "fleetprint/log.h"
 #include "fleetprint/timer.h"
 
-enum { TAG_DIAG = 7001, TAG_CLOCK = 7002 };
+enum { TAG_DIAG = 7001, TAG_CLOCK = 7002, TAG_ENDING = 7003 };
+
+/* How long a rank waits for rank 0's abort once rank 0 said it is ending the
+ * job (seconds). */
+#define ABORT_WAIT 10.0
 
 /* Deadline of the blocking step in progress (fp_world_step_begin/end), kept
  * by a watchdog thread; lock guards every field but thread. */
@@ -218,6 +222,15 @@ static void diagnose(fp_world *w, const char *what, long mine)
     pthread_mutex_unlock(&w->dog.lock);
     if (fn)
         fn(w, arg);
+    /* the peers wait for rank 0 to end the job (wait_for_rank0): tell them it
+     * is under way, as MPI_Abort can take a second to reach them on a busy
+     * machine */
+    static const int ending = 1;
+    for (int r = 1; r < w->size; r++) {
+        MPI_Request req;
+        if (MPI_Isend(&ending, 1, MPI_INT, r, TAG_ENDING, w->ctrl, &req) == MPI_SUCCESS)
+            MPI_Request_free(&req);
+    }
 done:
     free(rep);
     free(got);
@@ -283,14 +296,31 @@ fp_status fp_world_wait(fp_world *w, MPI_Request *reqs, int n, const char *what)
 
 /* After a timeout, a rank other than 0 gives rank 0 time to print its
  * diagnosis and end the job; when it has not (it may be the stuck one), the
- * caller ends the job from here. */
-static void wait_for_rank0(const fp_world *w)
+ * caller ends the job from here. Once rank 0 said it is ending the job (and
+ * MPI may be called here: probe), its abort gets longer to arrive: beside a
+ * CPU hog it took over a second, and the peers said it never came (issue 19). */
+static void wait_for_rank0(const fp_world *w, bool probe)
 {
     if (w->rank == 0)
         return;
-    fp_sleep(w->timeout / 4 < 3.0 ? w->timeout / 4 + 1.0 : 4.0);
-    fp_error("rank 0 (node %s) did not end the job after the timeout; aborting",
-             w->node_names ? w->node_names[0] : "?");
+    double end = fp_clock() + (w->timeout / 4 < 3.0 ? w->timeout / 4 + 1.0 : 4.0);
+    bool ending = false;
+    while (fp_clock() < end) {
+        int flag = 0;
+        if (probe && !ending)
+            MPI_Iprobe(0, TAG_ENDING, w->ctrl, &flag, MPI_STATUS_IGNORE);
+        if (flag) {
+            ending = true;
+            end = fp_clock() + ABORT_WAIT;
+        }
+        fp_sleep(0.01);
+    }
+    const char *node = w->node_names ? w->node_names[0] : "?";
+    if (ending)
+        fp_error("rank 0 (node %s) began ending the job %.0f s ago; aborting from here", node,
+                 ABORT_WAIT);
+    else
+        fp_error("rank 0 (node %s) did not end the job after the timeout; aborting", node);
 }
 
 /* The watchdog's end of an expired step: the main thread (or the comm
@@ -308,7 +338,7 @@ static void expire(fp_world *w, const char *what, long seq)
     } else
         fp_error("timeout after %.1f s in %s (MPI gives no MPI_THREAD_MULTIPLE here: the ranks "
                  "that never arrived cannot be named)", w->timeout, what);
-    wait_for_rank0(w);
+    wait_for_rank0(w, w->multiple);
     MPI_Abort(MPI_COMM_WORLD, fp_status_exit_code(FP_ETIMEOUT));
 }
 
@@ -662,7 +692,7 @@ bool fp_world_close(fp_world *w, fp_status st)
         return false;
     bool must_abort = w->mpi_up && (w->peer_lost || st == FP_ETIMEOUT || st == FP_EPEER);
     if (must_abort)
-        wait_for_rank0(w);
+        wait_for_rank0(w, true);
     watchdog_stop(w);
     if (w->mpi_up && !must_abort) {
         if (w->comm != MPI_COMM_NULL)
