@@ -73,8 +73,9 @@ typedef struct detect_cfg {
          "peer evidence only, even with a store"}
 
 /* Detect on run with optional baselines (base may be NULL), print the verdicts
- * unless o->quiet, write the outputs o names. contended: NULL, or the note
- * that the ranks shared CPU cores. Returns FP_EFAIL when something failed,
+ * unless o->quiet, write the outputs o names. contended: the note that the
+ * ranks shared CPU cores, or NULL: the run's own record of it (run->contended,
+ * "" when they did not). Returns FP_EFAIL when something failed,
  * FP_OK when all passed, or the first error. */
 fp_status fp_app_detect_and_report(const fp_run *run, const fp_rules *rules,
                                    const fp_baselines *base, const detect_out *o,

@@ -52,6 +52,8 @@ fp_status fp_app_detect_and_report(const fp_run *run, const fp_rules *rules,
                                    const char *contended)
 {
     fp_verdicts *v = NULL;
+    if (!contended && run->contended[0])
+        contended = run->contended;
     fp_detect_opts d = {.rules = rules, .baselines = base, .contended = contended != NULL,
                         .contended_note = contended, .explain = o->explain};
     double t0 = fp_clock();
@@ -235,7 +237,8 @@ static const fp_opt detect_opts[] = {
     FP_DETECT_INPUT_OPTS,
     FP_DETECT_OUT_OPTS(detect_cfg, out),
     {"contended", 0, FP_OPT_FLAG, offsetof(detect_cfg, contended), NULL,
-     "the run's ranks shared CPU cores: use the rules' contended thresholds"},
+     "the run's ranks shared CPU cores: use the rules' contended thresholds (default: as the "
+     "run recorded, which preflight does)"},
     {"classify", 0, FP_OPT_FLAG, offsetof(detect_cfg, classify), NULL,
      "read metric keys (suite.test.metric@size), one a line, from stdin and print the rule "
      "that judges each"},

@@ -184,6 +184,8 @@ static fp_status pf_report(fp_run *run, void *arg)
             fp_plural(run->nranks, "rank", "ranks"), run->nnodes,
             fp_plural(run->nnodes, "node", "nodes"), fp_clock() - ps->t0);
     fp_status st = FP_OK;
+    /* recorded, so that detect on the stored run judges it as contended too */
+    snprintf(run->contended, sizeof run->contended, "%s", ps->contended ? ps->contended : "");
     if (ps->pc->run_json)
         st = fp_report_json(run, ps->pc->run_json);
     if (st == FP_OK)

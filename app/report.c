@@ -9,7 +9,8 @@ static const fp_opt report_opts[] = {
     FP_DETECT_INPUT_OPTS,
     FP_DETECT_REPORT_OPTS(detect_cfg, out),
     {"contended", 0, FP_OPT_FLAG, offsetof(detect_cfg, contended), NULL,
-     "the run's ranks shared CPU cores: use the rules' contended thresholds"},
+     "the run's ranks shared CPU cores: use the rules' contended thresholds (default: as the "
+     "run recorded, which preflight does)"},
     {"quiet", 'q', FP_OPT_FLAG, offsetof(detect_cfg, out.quiet), NULL,
      "no per-entity lines, only the verdict"},
     {0},

@@ -103,6 +103,8 @@ typedef struct fp_run {
     char slurm_job_id[32];     /* SLURM_JOB_ID of the launch, "" outside Slurm */
     char slurm_partition[64];  /* SLURM_JOB_PARTITION */
     char slurm_job_name[128];  /* SLURM_JOB_NAME */
+    char contended[112];       /* why its timings are only roughly comparable (preflight:
+                                  "12 threads on 2 cores of host x"), "" when not */
     int nranks;
     int nnodes;
     char (*nodes)[FP_NAME_MAX]; /* nnodes names, in order of first rank */
@@ -117,7 +119,7 @@ typedef struct fp_run {
 #define FP_RUN_TEXT_FIELDS(X)                                                              \
     X(tag) X(status) X(command) X(device_backend) X(comm_backend) X(fleetprint_version)    \
         X(mpi_version) X(cuda_version) X(driver_version) X(nccl_version) X(injections)     \
-            X(slurm_job_id) X(slurm_partition) X(slurm_job_name)
+            X(slurm_job_id) X(slurm_partition) X(slurm_job_name) X(contended)
 
 /* Zero a run and give it a fresh id (time-based plus random). */
 void fp_run_init(fp_run *run);
