@@ -32,10 +32,13 @@ build=$(cd "${1:-$here/../build}" 2>/dev/null && pwd) || { echo "slurm-test: no 
 fp=$build/fleetprint
 say() { echo "slurm-test: $*"; }
 skip() { say "cannot run here: $*"; exit 3; }
-# on failure: the daemons' logs, the job logs and each attempt's preflight log
+# on failure: the ends of the daemons' logs, and the job logs and each
+# attempt's preflight log up to 200 lines (a crashed rank's first lines say
+# which signal and code: 20 lines cut them off)
 fail() {
   say "FAIL: $*"
-  [ -n "${T:-}" ] && tail -n 20 "$T"/log/*.log "$T"/work/*.log "$T"/work/preflight-*/attempt-*/preflight.log >&2 2>/dev/null
+  [ -n "${T:-}" ] && tail -n 20 "$T"/log/*.log >&2 2>/dev/null
+  [ -n "${T:-}" ] && tail -n 200 "$T"/work/*.log "$T"/work/preflight-*/attempt-*/preflight.log >&2 2>/dev/null
   exit 1
 }
 
