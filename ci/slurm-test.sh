@@ -9,7 +9,8 @@
 #
 # Checks:
 #   1. a healthy preflight starts the job (on a partition without GRES, so
-#      srun gets no GPU binding);
+#      srun gets no GPU binding), after launching the checks again when the
+#      first srun dies with no verdict (an MPI start-up crash);
 #   2. an injected slow rank drains exactly its node (DRAIN, with the reason)
 #      and requeues the job; once the node is back, the second attempt fails
 #      again and, FP_MAX_REQUEUES=1 reached, is not requeued; each attempt
@@ -239,8 +240,17 @@ cd "$T/work"
 export PATH=$build:$PATH FP_STORE=$T/work/fleet.h5
 
 # 1. healthy: the job's command runs, with no GPU binding on this GRES-less
-#    partition, and a store that cannot be written is a warning, not a veto
-id=$(preflight_job healthy "$opts" FP_STORE="$T/missing/fleet.h5") || exit 1
+#    partition, and a store that cannot be written is a warning, not a veto;
+#    its first srun dies as an MPI start-up crash does (signal, no verdict),
+#    and the checks are launched once more
+mkdir -p "$T/flaky"
+cat >"$T/flaky/srun" <<EOF
+#!/bin/bash
+[ -e "$T/flaky/crashed" ] || { touch "$T/flaky/crashed"; echo "srun: error: c1: task 0: Segmentation fault" >&2; exit 139; }
+exec $(command -v srun) "\$@"
+EOF
+chmod 755 "$T/flaky/srun"
+id=$(preflight_job healthy "$opts" FP_STORE="$T/missing/fleet.h5" PATH="$T/flaky:$PATH") || exit 1
 wait_job "$id" 420 COMPLETED FAILED CANCELLED TIMEOUT || exit 4
 log=$T/work/healthy-$id.log
 sed 's/^/  | /' "$log" | grep -E 'fleetprint-preflight:|detect ' || true
@@ -249,7 +259,8 @@ grep -q 'go: starting the job' "$log" || fail "no go line in the job log"
 ! grep -q -- '--gpus-per-task' "$log" || fail "srun got a GPU binding on a partition without GRES"
 grep -q -- '--mpi=pmix' "$log" || fail "srun did not use --mpi=pmix"
 grep -q "warning: store $T/missing/fleet.h5 cannot be written" "$log" || fail "no warning for the missing store"
-say "healthy: job $id started its command (srun --mpi=pmix, no GPU binding, missing store only a warning)"
+grep -q 'ended with 139 before a verdict.*launching the checks again' "$log" || fail "the crashed launch was not retried"
+say "healthy: job $id started its command (srun --mpi=pmix, no GPU binding, missing store only a warning, a launch that crashed retried)"
 
 # 2. a slow rank: rank 2 (node c3) drained with the reason, the job requeued
 #    (the script's own --open-mode=append keeps the log over the requeue)

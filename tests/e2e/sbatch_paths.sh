@@ -3,7 +3,8 @@
 # that record their arguments and end as told. Every exit path ends with one
 # "fleetprint-preflight:" line saying what happened and what the job does;
 # srun gets --mpi=pmix (or the site's) and a GPU binding only with GPUs;
-# extra options pass through; an unwritable store is a warning, not a veto.
+# extra options pass through; an unwritable store is a warning, not a veto; a
+# launch that ends with no verdict is run once more.
 . "$FP_TESTS/lib.sh"
 script=$FP_SRC/ci/slurm-preflight.sbatch
 cd "$WORK"
@@ -17,6 +18,8 @@ for a in "$@"; do
     printf '{\n "run": "r",\n "verdict": "%s",\n "rule": "%s"\n}\n' "$FAKE_VERDICT" "${FAKE_RULE:-}" >"$a"
   prev=$a
 done
+# FAKE_RC_FIRST: the first launch of a run ends so (a start-up crash)
+[ -n "${FAKE_RC_FIRST:-}" ] && [ "$(grep -c '^srun' "$WORK/calls")" = 1 ] && exit "$FAKE_RC_FIRST"
 exit "$FAKE_RC"
 SH
 cat >bin/scontrol <<'SH'
@@ -105,6 +108,21 @@ for rc in 2 3 4 5 137; do
   [ "$(cat code)" = "$rc" ] && [ ! -e started ] || fail "srun exit $rc: script exit $(cat code)"
   last_says "job not started, exit $rc" "$rc"
 done
+# a launch that ends by a signal with no verdict (an MPI start-up crash) is
+# run once more (FP_LAUNCH_RETRIES, default 1), and the second answer counts
+sb 0 FAKE_RC_FIRST=139
+[ "$(grep -c '^srun' calls)" = 2 ] && [ -e started ] || fail "a start-up crash was not launched again"
+grep -q 'ended with 139 before a verdict.*launching the checks again' log || fail "no line for the second launch"
+grep -q 'ended with 139 before a verdict' out/attempt-0/preflight.log || fail "the attempt log lacks the second launch"
+last_says 'go: starting the job' 0
+sb 137
+[ "$(grep -c '^srun' calls)" = 2 ] || fail "a crash that repeats: $(grep -c '^srun' calls) launches, not 2"
+sb 137 FP_LAUNCH_RETRIES=0
+[ "$(grep -c '^srun' calls)" = 1 ] || fail "FP_LAUNCH_RETRIES=0 launched again"
+sb 1 FAKE_RC_FIRST=1
+[ "$(grep -c '^srun' calls)" = 1 ] || fail "a fleetprint exit code was launched again"
+sb 0 FP_LAUNCH_RETRIES=x
+last_says 'not a count.*exit 2' 0
 rm -rf out; expect_rc 2 env FP_OUT="$WORK/nocmd" bash "$script"
 last_line=$(tail -1 "$WORK/out"); echo "$last_line" | grep -q '^fleetprint-preflight: no job command' || fail "no-command path"
 echo ok
