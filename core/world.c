@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -695,6 +696,11 @@ bool fp_world_close(fp_world *w, fp_status st)
         wait_for_rank0(w, true);
     watchdog_stop(w);
     if (w->mpi_up && !must_abort) {
+        /* The run is over. A SIGTERM from here on is mpiexec ending the job
+         * because a peer already exited with its verdict's code (1, 4, 5):
+         * dying of it would turn this rank's same code into 143. */
+        signal(SIGINT, SIG_IGN);
+        signal(SIGTERM, SIG_IGN);
         if (w->comm != MPI_COMM_NULL)
             MPI_Comm_free(&w->comm);
         if (w->ctrl != MPI_COMM_NULL)
