@@ -2,12 +2,13 @@
 # Soak the test suite: build once, then run it N times and count failures per
 # test, to show that no assertion is flaky.
 #
-#   ci/soak.sh N [--hog] [--label L] [--build DIR]
+#   ci/soak.sh N [--hog] [--label L] [--jobs J] [--build DIR]
 #
 #   N          how many times to run the suite
 #   --hog      run beside a CPU hog: one busy loop per core (nproc), started
 #              before the first run and stopped on exit, Ctrl-C or kill
 #   --label L  only the tests with CTest label L (default: every test but gpu)
+#   --jobs J   tests at a time (default 2, as ci/test.sh; RUN_SERIAL tests run alone)
 #   --build D  build directory (default build; configured with -DFLEETPRINT_CUDA=OFF
 #              -DFLEETPRINT_WERROR=ON when it has no cache yet)
 #
@@ -17,15 +18,16 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { echo "usage: ci/soak.sh N [--hog] [--label L] [--build DIR]" >&2; exit 2; }
+usage() { echo "usage: ci/soak.sh N [--hog] [--label L] [--jobs J] [--build DIR]" >&2; exit 2; }
 [ $# -ge 1 ] && [[ $1 =~ ^[1-9][0-9]*$ ]] || usage
 runs=$1
 shift
-hog=0 label="" build=build
+hog=0 label="" jobs=2 build=build
 while [ $# -gt 0 ]; do
   case $1 in
     --hog) hog=1 ;;
     --label) [ $# -ge 2 ] || usage; label=$2; shift ;;
+    --jobs) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage; jobs=$2; shift ;;
     --build) [ $# -ge 2 ] || usage; build=$2; shift ;;
     *) usage ;;
   esac
@@ -74,7 +76,7 @@ for i in $(seq "$runs"); do
   failed_log="$build/Testing/Temporary/LastTestsFailed.log"
   rm -f "$failed_log"
   start=$(date +%s)
-  ctest --test-dir "$build" "${select[@]}" -j1 --output-on-failure >"$logs/run-$i.log" 2>&1 &
+  ctest --test-dir "$build" "${select[@]}" -j"$jobs" --output-on-failure >"$logs/run-$i.log" 2>&1 &
   suite=$!
   rc=0
   wait $suite || rc=$?

@@ -9,7 +9,7 @@ cmake -S . -B build -DFLEETPRINT_CUDA=OFF -DFLEETPRINT_WERROR=ON >/dev/null
 cmake --build build -j"$(nproc)"
 # every include and link goes downward (docs/architecture.md)
 bash ci/check-layers.sh build
-ctest --test-dir build -LE gpu --output-on-failure -j1
+ctest --test-dir build -LE gpu --output-on-failure -j2
 # the GPU backends' control flow without a GPU: against the real CUDA and
 # NCCL headers, linked to fpemu (emu/); needs only the headers
 if [ -e "${CUDA_HOME:-/usr/local/cuda}/include/cuda_runtime_api.h" ]; then
