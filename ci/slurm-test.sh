@@ -218,6 +218,18 @@ wait_requeued() {
   done
   return 1
 }
+# steps_gone ID SECONDS: until no slurmstepd of job ID is left (a step's
+# stepds outlive its job by seconds; beside a CPU hog the job after the hang
+# job lost rank 0 in MPI_Init twice while the hung step's stepds were still
+# there); names them if they stay
+steps_gone() {
+  for _ in $(seq $(($2 * 2))); do
+    pgrep -f "^slurmstepd: \[$1\." >/dev/null || return 0
+    sleep 0.5
+  done
+  say "job $1's slurmstepd still running after $2 s: $(pgrep -af "^slurmstepd: \[$1\." | tr '\n' ' ')"
+  return 1
+}
 # drained NODE [SECONDS]: whether the node is (within SECONDS: becomes) DRAIN;
 # $node_state holds its State= and Reason= lines, also printed
 drained() {
@@ -303,6 +315,8 @@ grep -q 'c2 → drained' "$d/preflight.html" && grep -q 'hung: never arrived in'
   fail "the HTML does not name c2 as hung and drained"
 say "hang: c2 drained ($(echo "$node_state" | grep -o 'Reason=.*')), named in drain.txt, verdicts.json, preflight.html; job $id requeued"
 scancel "$id"
+# the operator resumes c2 once the hung job's processes are gone
+wait_job "$id" 60 CANCELLED && steps_gone "$id" 60 || exit 4
 scontrol update NodeName=c2 State=RESUME
 
 # 4. no operator rights: scontrol update refused (as Slurm refuses a user)
