@@ -248,8 +248,10 @@ static fp_status preflight_main(const void *config, fp_world *w)
     if (st != FP_OK)
         goto cleanup;
     if (contended && rank == 0)
-        fp_warn("preflight: ranks share CPU cores (%s): timing rules use the contended "
-                "thresholds", note);
+        fp_warn("preflight: ranks share CPU cores (%s): host kernels are timed without "
+                "their waits for a core, and timing rules use the contended thresholds",
+                note);
+    cfg.shared_cores = contended;
     ps.rules = rules;
     ps.base = base;
     ps.contended = contended ? note : NULL;

@@ -275,6 +275,8 @@ fp_status fp_ctx_open(fp_ctx *ctx, const fp_config *cfg, fp_world *w, fp_inject_
     int index = count > 0 ? fp_world_local_rank(w) % count : 0;
     int threads = cfg->threads > 0 ? cfg->threads : default_threads(w);
     st = ctx->dev_ops->open(&ctx->dev, index, threads);
+    if (st == FP_OK && cfg->shared_cores && ctx->dev_ops->share_cores)
+        ctx->dev_ops->share_cores(ctx->dev);
     if (st == FP_OK)
         st = ctx->dev_ops->query(ctx->dev, &ctx->dev_info);
     /* on the host backend each rank is one compute slot of its node */

@@ -124,6 +124,10 @@ typedef struct fp_device_ops {
     /* The backend's native work queue (cudaStream_t), for comm backends that
      * order their work after the device's; NULL op on the host backend. */
     void *(*native_stream)(fp_device *d);
+    /* The run's ranks share this host's CPU cores: timed regions leave out
+     * the time this thread waited for a core (the scheduler's share, not the
+     * device's). NULL where timings are the device's own (CUDA events). */
+    void (*share_cores)(fp_device *d);
 } fp_device_ops;
 
 extern const fp_device_ops fp_device_host, fp_device_cuda;

@@ -19,6 +19,8 @@ typedef struct fp_config {
     const char *device;         /* auto, host, cuda */
     const char *comm;           /* auto, mpi, nccl */
     int threads;                /* host worker threads per rank; 0 = cores / local ranks */
+    bool shared_cores;          /* ranks share CPU cores (preflight finds it): the
+                                   device's share_cores */
     uint64_t min_bytes, max_bytes;
     double step_factor;
     int iters, warmup;
