@@ -129,8 +129,10 @@ typedef struct series {
 enum {
     HOLD_EPISODE = 1, /* fewer than a persistent share of windows: fails only
                          where another series of the entity agrees */
-    HOLD_DRIFT = 2    /* peers or fleet against an entity with its own
+    HOLD_DRIFT = 2,   /* peers or fleet against an entity with its own
                          baseline: fails only where drift saw a change */
+    HOLD_SHARED = 4   /* a run summary on shared cores: fails only where
+                         another series of the entity agrees */
 };
 
 typedef struct owned_reason {

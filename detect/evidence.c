@@ -127,6 +127,14 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
         hold |= HOLD_EPISODE;
     if (v == FP_FAIL && g->base && !g->contended && (ev == FP_EV_PEERS || ev == FP_EV_FLEET))
         hold |= HOLD_DRIFT;
+    /* on shared cores a run summary (one value from a measurement's own few
+     * iterations) can fall wholly in a stretch where another rank or tenant
+     * held the core or its cache: seen as one kernel of a healthy rank 68%
+     * below its peers, the rank's other kernels normal. A slow device is
+     * slow at everything: another of its metrics must agree (links have
+     * one metric, a median over many exchanges: their own thresholds) */
+    if (v == FP_FAIL && g->contended && g->keys[se->key].use_summary && ei->kind == FP_ENT_GPU)
+        hold |= HOLD_SHARED;
     uint32_t si = (uint32_t)(se - g->ser);
     if (ev == FP_EV_DRIFT) { /* did the level change? (one far window is no change) */
         g->ser[si].drift_judged = true;
@@ -649,17 +657,21 @@ void fp__det_release(eng *g)
         if (!o->hold)
             continue;
         const series *se = &g->ser[o->ser];
-        bool alone = (o->hold & HOLD_EPISODE) && !(g->ents[se->ent].bad2 & o->mask);
+        bool alone = (o->hold & (HOLD_EPISODE | HOLD_SHARED)) && !(g->ents[se->ent].bad2 & o->mask);
         bool normal = (o->hold & HOLD_DRIFT) && se->drift_judged && se->drift == FP_PASS;
         if (!alone && !normal) {
             fp__det_set_ent_verdict(g, se->ent, FP_FAIL);
             continue;
         }
         o->r.verdict = FP_WARN;
-        if (alone)
+        if (alone && (o->hold & HOLD_EPISODE))
             snprintf(o->r.note, sizeof o->r.note,
                      "transient: out of bounds in %d of %d windows, no other metric agrees",
                      o->r.windows_bad, o->r.windows);
+        else if (alone)
+            snprintf(o->r.note, sizeof o->r.note,
+                     "shared cores: no other metric agrees (%s)",
+                     g->contended_note ? g->contended_note : "contended");
         else
             snprintf(o->r.note, sizeof o->r.note,
                      "its own baseline shows this level too (drift passes): its normal");

@@ -253,6 +253,46 @@ static void test_links_contended(const fp_rules *r)
     fp_run_free(&run);
 }
 
+/* Contended runs judge run summaries (best of the run) of the memory and
+ * compute classes; one far-off summary with every other metric of the
+ * device normal is no slow device there (seen in CI: one healthy rank's
+ * add bandwidth 68% below its peers, its copy, scale and triad normal). It
+ * warns; a device whose two metrics are out fails, and uncontended the one
+ * far-off metric fails as before. */
+static void test_summary_contended(const fp_rules *r)
+{
+    fp_run run;
+    make_run(&run, 8, "host");
+    static const char *const ops[] = {"copy_bw", "scale_bw", "add_bw", "triad_bw"};
+    for (int i = 0; i < 8; i++) {
+        fp_entity e = fp_entity_gpu(run.nodes[i], 0);
+        for (int o = 0; o < 4; o++) {
+            double f = 1;
+            if ((i == 1 && o == 2) || (i == 3 && o >= 2))
+                f = 0.32; /* n1: add alone; n3: add and triad */
+            add(&run, "kernels", "membw", ops[o], FP_BETTER_HIGHER, &e, -1, 57 * f * jitter(i, o));
+            add(&run, "kernels", "membw", ops[o], FP_BETTER_HIGHER, &e, 0, 50 * jitter(o, i));
+        }
+    }
+    fp_detect_opts o = {.rules = r, .contended = true, .contended_note = "8 threads on 2 cores"};
+    fp_verdicts *v = NULL;
+    CHECK(fp_detect(&run, &o, &v) == FP_OK);
+    const fp_entity_verdict *g = find(v, "gpu:n1/0");
+    CHECK(g && g->verdict == FP_WARN);
+    if (g && g->nreasons)
+        CHECK(strstr(fp_verdicts_reason(v, g->first_reason)->note, "no other metric agrees"));
+    CHECK(fp_verdicts_node(v, "n1") == FP_WARN);
+    CHECK(fp_verdicts_node(v, "n3") == FP_FAIL);
+    for (int i = 0; i < 8; i++)
+        CHECK(i == 1 || i == 3 || fp_verdicts_node(v, run.nodes[i]) == FP_PASS);
+    fp_verdicts_free(v);
+    o.contended = false;
+    CHECK(fp_detect(&run, &o, &v) == FP_OK);
+    CHECK(fp_verdicts_node(v, "n1") == FP_FAIL && fp_verdicts_node(v, "n3") == FP_FAIL);
+    fp_verdicts_free(v);
+    fp_run_free(&run);
+}
+
 /* Value rules (wrong results), missing results, one GPU of a node, group
  * sizes: 3 peers judge, 2 cannot (unknown), and SKUs are kept apart. */
 static void test_values_missing_groups(const fp_rules *r)
@@ -443,6 +483,7 @@ int main(void)
     test_episode(r);
     test_links(r);
     test_links_contended(r);
+    test_summary_contended(r);
     test_values_missing_groups(r);
     test_rules_errors();
     test_late_rank(r);
