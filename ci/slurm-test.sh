@@ -36,12 +36,16 @@ skip() { say "cannot run here: $*"; exit 3; }
 # on failure: the ends of the daemons' logs, and the job logs and each
 # attempt's preflight log up to 200 lines (a crashed rank's first lines say
 # which signal and code: 20 lines cut them off)
-fail() {
-  say "FAIL: $*"
-  [ -n "${T:-}" ] && tail -n 20 "$T"/log/*.log >&2 2>/dev/null
-  [ -n "${T:-}" ] && tail -n 200 "$T"/work/*.log "$T"/work/preflight-*/attempt-*/preflight.log >&2 2>/dev/null
-  exit 1
+# evidence: the drained nodes' reasons, the daemons' logs' ends, the job logs
+evidence() {
+  [ -n "${T:-}" ] || return 0
+  sinfo -R >&2 2>/dev/null
+  tail -n 20 "$T"/log/*.log >&2 2>/dev/null
+  tail -n 200 "$T"/work/*.log "$T"/work/preflight-*/attempt-*/preflight.log >&2 2>/dev/null
 }
+fail() { say "FAIL: $*"; evidence; exit 1; }
+# stuck WHAT: a daemon or job did not get there in time (exit 4), with the evidence
+stuck() { say "$*"; evidence; exit 4; }
 
 [ -x "$fp" ] || { say "no $fp: build first"; exit 2; }
 [ "$(id -u)" -eq 0 ] || skip "needs root (slurmd and munged run as root here)"
@@ -176,11 +180,14 @@ say "slurmctld and 4 slurmd up: $(sinfo -h -N -o '%N' | tr '\n' ' ')(pmix: yes)"
 
 # ---- jobs --------------------------------------------------------------------------------
 # wait_job ID SECONDS STATE...: until the job reaches one of the states
+# ("requeued": it was requeued at least once); $job_state says which
 wait_job() {
-  local id=$1 limit=$2 st=""; shift 2
+  local id=$1 limit=$2 st="" show; shift 2
   for _ in $(seq $((limit * 2))); do
-    st=$(scontrol show job "$id" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2)
-    for want in "$@"; do [ "$st" = "$want" ] && return 0; done
+    show=$(scontrol show job "$id" 2>/dev/null)
+    st=$(echo "$show" | grep -o 'JobState=[A-Z_]*' | cut -d= -f2)
+    echo "$show" | grep -q 'Restarts=[1-9]' && [[ " $* " == *" requeued "* ]] && st=requeued
+    for want in "$@"; do [ "$st" = "$want" ] && { job_state=$st; return 0; }; done
     sleep 0.5
   done
   say "job $id still ${st:-unknown} after ${limit}s (wanted $*)"
@@ -263,9 +270,10 @@ exec $(command -v srun) "\$@"
 EOF
 chmod 755 "$T/flaky/srun"
 id=$(preflight_job healthy "$opts" FP_STORE="$T/missing/fleet.h5" PATH="$T/flaky:$PATH") || exit 1
-wait_job "$id" 420 COMPLETED FAILED CANCELLED TIMEOUT || exit 4
+wait_job "$id" 420 COMPLETED FAILED CANCELLED TIMEOUT requeued || stuck "the healthy job did not end"
 log=$T/work/healthy-$id.log
 sed 's/^/  | /' "$log" | grep -E 'fleetprint-preflight:|detect ' || true
+[ "$job_state" != requeued ] || fail "the healthy job was requeued: its preflight drained a healthy node"
 [ -e "$T/work/healthy-job-ran" ] || fail "healthy preflight did not start the job (log $log)"
 grep -q 'go: starting the job' "$log" || fail "no go line in the job log"
 ! grep -q -- '--gpus-per-task' "$log" || fail "srun got a GPU binding on a partition without GRES"
@@ -291,7 +299,7 @@ for _ in $(seq 840); do
   awk '/ attempt 1 \(/ {on = 1; next} on && /exit [0-9]+$/ {done = 1} END {exit !done}' "$log" 2>/dev/null && break
   sleep 0.5
 done
-wait_job "$id" 420 FAILED COMPLETED CANCELLED TIMEOUT || exit 4
+wait_job "$id" 420 FAILED COMPLETED CANCELLED TIMEOUT || stuck "the slow job's second attempt did not end"
 sed 's/^/  | /' "$log" | grep -E 'fleetprint-preflight: (job|fail)' || true
 grep -q "fleetprint-preflight: job $id attempt 0 " "$log" && grep -q "fleetprint-preflight: job $id attempt 1 " "$log" ||
   fail "the job log does not hold both attempts (truncated by the requeue?)"
@@ -316,7 +324,7 @@ grep -q 'c2 → drained' "$d/preflight.html" && grep -q 'hung: never arrived in'
 say "hang: c2 drained ($(echo "$node_state" | grep -o 'Reason=.*')), named in drain.txt, verdicts.json, preflight.html; job $id requeued"
 scancel "$id"
 # the operator resumes c2 once the hung job's processes are gone
-wait_job "$id" 60 CANCELLED && steps_gone "$id" 60 || exit 4
+wait_job "$id" 60 CANCELLED && steps_gone "$id" 60 || stuck "the hung job's steps did not end"
 scontrol update NodeName=c2 State=RESUME
 
 # 4. no operator rights: scontrol update refused (as Slurm refuses a user)
@@ -328,7 +336,7 @@ exec $(command -v scontrol) "\$@"
 EOF
 chmod 755 "$T/noadmin/scontrol"
 id=$(preflight_job noadmin "$opts --inject slow:rank=2,factor=8" PATH="$T/noadmin:$PATH") || exit 1
-wait_job "$id" 420 FAILED COMPLETED CANCELLED TIMEOUT || exit 4
+wait_job "$id" 420 FAILED COMPLETED CANCELLED TIMEOUT || stuck "the noadmin job did not end"
 line=$(grep '^fleetprint-preflight:' "$T/work/noadmin-$id.log" | tail -n 1)
 echo "  | $line"
 echo "$line" | grep -q 'nodes c3 could not be drained.*operator rights.*exclude.txt.*not requeued' || fail "no clear message"
@@ -342,7 +350,7 @@ hc="--test membw --test gemm --threads 1 --array-size 2M -n 4"
 echo "$hc" >"$T/hc/prolog-c2"
 echo "$hc --inject bitflip:rank=0" >"$T/hc/prolog-c1"
 id=$(sbatch --parsable -p cpu -t 5 -N 1 -w c2 -o /dev/null --wrap "touch $T/work/prolog-ok") || fail "sbatch refused"
-wait_job "$id" 120 COMPLETED FAILED CANCELLED TIMEOUT || exit 4
+wait_job "$id" 120 COMPLETED FAILED CANCELLED TIMEOUT || stuck "the prolog job on c2 did not end"
 [ -e "$T/work/prolog-ok" ] || fail "the job on c2 (prolog passes) did not run"
 grep -q "c2 .*\[prolog (job $id)\]: pass" "$T/hc/out/c2/healthcheck.log" || fail "no passing prolog line for c2"
 id=$(sbatch --parsable -p cpu -t 5 -N 1 -w c1 -o /dev/null --wrap "touch $T/work/prolog-bad") || fail "sbatch refused"
