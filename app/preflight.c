@@ -244,7 +244,7 @@ static fp_status preflight_main(const void *config, fp_world *w)
         cfg.pairs = fp_world_nnodes(w) <= 32 ? "all" : "random=8";
     bool contended = false;
     char note[112] = "";
-    st = check_contention(w, cfg.threads > 0 ? cfg.threads : 1, &contended, note, sizeof note);
+    st = check_contention(w, fp_threads_per_rank(&cfg, w), &contended, note, sizeof note);
     if (st != FP_OK)
         goto cleanup;
     if (contended && rank == 0)

@@ -238,8 +238,10 @@ fp_status fp_collective(fp_ctx *ctx, const fp_coll_args *a, const char *what)
 
 /* ---- set-up --------------------------------------------------------------------- */
 
-static int default_threads(const fp_world *w)
+int fp_threads_per_rank(const fp_config *cfg, const fp_world *w)
 {
+    if (cfg->threads > 0)
+        return cfg->threads;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int per = (int)(cores > 0 ? cores : 1) / fp_world_local_size(w);
     return per > 0 ? per : 1;
@@ -273,7 +275,7 @@ fp_status fp_ctx_open(fp_ctx *ctx, const fp_config *cfg, fp_world *w, fp_inject_
     char why[64];
     ctx->dev_ops->probe(&count, why, sizeof why);
     int index = count > 0 ? fp_world_local_rank(w) % count : 0;
-    int threads = cfg->threads > 0 ? cfg->threads : default_threads(w);
+    int threads = fp_threads_per_rank(cfg, w);
     st = ctx->dev_ops->open(&ctx->dev, index, threads);
     if (st == FP_OK && cfg->shared_cores && ctx->dev_ops->share_cores)
         ctx->dev_ops->share_cores(ctx->dev);

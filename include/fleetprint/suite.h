@@ -191,6 +191,10 @@ fp_status fp_ctx_barrier(fp_ctx *ctx, const char *what);
  * waits: for ranks that arrive together, not to wait out long compute. */
 fp_status fp_ctx_sync(fp_ctx *ctx, const char *what);
 
+/* Host worker threads per rank: --threads, else the cores of this host
+ * over the ranks of this node (of an emulated node: all of them). */
+int fp_threads_per_rank(const fp_config *cfg, const fp_world *w);
+
 /* Set up a context: parse injections, choose and open the backends. All
  * ranks return the same status. On error logs one line (rank 0 for usage). */
 fp_status fp_ctx_open(fp_ctx *ctx, const fp_config *cfg, fp_world *w, fp_inject_set *inject,
