@@ -14,7 +14,7 @@
 struct fp_device {
     int index;
     int threads;
-    bool shared;  /* ranks share cores: timers leave out waits for a core */
+    bool shared; /* ranks share cores: timers leave out waits for a core */
     double t0;
 };
 

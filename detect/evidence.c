@@ -669,8 +669,7 @@ void fp__det_release(eng *g)
                      "transient: out of bounds in %d of %d windows, no other metric agrees",
                      o->r.windows_bad, o->r.windows);
         else if (alone)
-            snprintf(o->r.note, sizeof o->r.note,
-                     "shared cores: no other metric agrees (%s)",
+            snprintf(o->r.note, sizeof o->r.note, "shared cores: no other metric agrees (%s)",
                      g->contended_note ? g->contended_note : "contended");
         else
             snprintf(o->r.note, sizeof o->r.note,
