@@ -78,7 +78,7 @@ static fp_status check_contention(fp_world *w, int threads, bool *contended, cha
     gethostname(mine.host, sizeof mine.host - 1);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     mine.cores = cores > 0 ? (int)cores : 1;
-    mine.threads = threads > 0 ? threads : 1;
+    mine.threads = threads;
     int n = fp_world_size(w);
     all = calloc((size_t)n, sizeof *all);
     if (!all)

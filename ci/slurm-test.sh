@@ -33,10 +33,9 @@ build=$(cd "${1:-$here/../build}" 2>/dev/null && pwd) || { echo "slurm-test: no 
 fp=$build/fleetprint
 say() { echo "slurm-test: $*"; }
 skip() { say "cannot run here: $*"; exit 3; }
-# on failure: the ends of the daemons' logs, and the job logs and each
-# attempt's preflight log up to 200 lines (a crashed rank's first lines say
-# which signal and code: 20 lines cut them off)
-# evidence: the drained nodes' reasons, the daemons' logs' ends, the job logs
+# evidence on failure: the drained nodes' reasons, the ends of the daemons'
+# logs, and the job logs and each attempt's preflight log up to 200 lines (a
+# crashed rank's first lines say which signal and code: 20 lines cut them off)
 evidence() {
   [ -n "${T:-}" ] || return 0
   sinfo -R >&2 2>/dev/null
@@ -218,12 +217,8 @@ expect_drain_requeue() {
 }
 # wait_requeued ID SECONDS: until the job was requeued once; $restarts is its count
 wait_requeued() {
-  for _ in $(seq $(($2 * 2))); do
-    restarts=$(scontrol show job "$1" 2>/dev/null | grep -o 'Restarts=[0-9]*' | cut -d= -f2)
-    [ "${restarts:-0}" -ge 1 ] && return 0
-    sleep 0.5
-  done
-  return 1
+  wait_job "$1" "$2" requeued || return 1
+  restarts=$(scontrol show job "$1" 2>/dev/null | grep -o 'Restarts=[0-9]*' | cut -d= -f2)
 }
 # steps_gone ID SECONDS: until no slurmstepd of job ID is left (a step's
 # stepds outlive its job by seconds; beside a CPU hog the job after the hang
