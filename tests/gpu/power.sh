@@ -14,10 +14,13 @@ d = json.load(open(sys.argv[1]))
 smi = [float(x) for x in open(sys.argv[2]) if x.strip()]
 smi = smi[len(smi) // 10:]  # past the ramp-up
 smi_mean = sum(smi) / len(smi)
-tel = [s["value"] for s in d["samples"] if s["metric"] == "power" and s["iter"] >= 0]
-assert tel, "no power telemetry"
+# the sampler's per-window means (power_mean, iter = window), not the single
+# readings (metric power, iter 0 = before the load, idle)
+tel = [s["value"] for s in d["samples"] if s["metric"] == "power_mean"]
+assert len(tel) == 3, tel
 tel_mean = sum(tel) / len(tel)
+print("nvidia-smi %.0f W (%d samples), fleetprint %.0f W (%d samples)" % (smi_mean, len(smi), tel_mean, len(tel)))
 assert smi_mean >= 650, smi_mean
 assert abs(tel_mean - smi_mean) <= 0.10 * smi_mean, (tel_mean, smi_mean)
-print("ok: nvidia-smi %.0f W, fleetprint %.0f W" % (smi_mean, tel_mean))
+print("ok")
 PY
