@@ -26,8 +26,8 @@
 /* ---- thresholds (defaults of the options that override them) ---------------------- */
 
 /* Relative tolerance of result comparisons; 0 is bitwise. Burn-in's inputs
- * are multiples of 1/4 in [-1, 1], so every product and partial sum of the
- * GEMM is exact in its accumulation type (k < 2^20) and the result has the
+ * are multiples of 1/16 in [-1, 1], so every product and partial sum of the
+ * GEMM is exact in its accumulation type (k <= 65536) and the result has the
  * same bits whatever the summation order, algorithm or device: bitwise is the
  * right default. */
 #define FP_BURNIN_SDC_TOL_DEFAULT "0"

@@ -98,7 +98,7 @@ static void test_fill_gemm(void)
             distinct += i > 0 && v != fp_gemm_unpack((fp_gemm_type)t, buf, i - 1);
         }
         CHECK(lo < -0.5 && hi > 0.5 && distinct > 40); /* random, not small integers */
-        /* exact: the small multiples of 1/4 of fp_gemm_input, bit for bit */
+        /* exact: the small multiples of 1/16 of fp_gemm_input, bit for bit */
         CHECK(fp_device_host.fill_gemm(dev, (fp_gemm_type)t, buf, 64, 5, true) == FP_OK);
         for (size_t i = 0; i < 64; i++)
             CHECK(fp_gemm_unpack((fp_gemm_type)t, buf, i) == fp_gemm_input(5, i));
