@@ -288,7 +288,7 @@ fp_status fp_wi_meta_load(const char *path, fp_wi_meta *out)
             if (strlen(ints[i].key) != klen || memcmp(ints[i].key, ks, klen) != 0)
                 continue;
             known = true;
-            int v;
+            int v = 0;
             if (!parse_int_span(vs, (size_t)(ve - vs), &v))
                 FP_CHECK(fp__wi_bad("%s:%d: %s: expected an integer, got '%.*s'", path, lineno,
                                     ints[i].key, (int)(ve - vs), vs));
