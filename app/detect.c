@@ -65,8 +65,9 @@ fp_status fp_app_detect_and_report(const fp_run *run, const fp_rules *rules,
         fp_verdicts_print(stdout, v, run);
     if (o->explain)
         st = fp_verdicts_explain(stdout, v, o->explain);
-    fp_info("detect: %zu samples, %zu entities in %.3f s (%s evidence)", run->nsamples,
-            fp_verdicts_count(v), secs, base ? "peer, drift and fleet" : "peer");
+    fp_info("detect: %zu samples, %zu entities in %.3f s (%s evidence%s%s)", run->nsamples,
+            fp_verdicts_count(v), secs, base ? "peer, drift and fleet" : "peer",
+            contended ? "; contended thresholds: " : "", contended ? contended : "");
     st = fp_status_worst(st, fp_app_write_outputs(run, v, o));
     if (st == FP_OK)
         st = fp_verdicts_status(v);
