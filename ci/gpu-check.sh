@@ -10,8 +10,6 @@
 set -u
 build=${1:-build-gpu}
 log=$OUT/gpu-log.txt sum=$OUT/gpu-summary.txt
-# the tests' py() is /usr/bin/python3; a GPU machine may have python3 elsewhere only
-[ -x /usr/bin/python3 ] || ln -s "$(command -v python3)" /usr/bin/python3
 { nvidia-smi; nvidia-smi -q | grep -E "Product Name|Driver Version|CUDA Version|Power Limit"; } >"$log" 2>&1
 for t in membw_cuda:60 preflight:130 burnin_cuda:130 power:70 fused_cuda:80 suite_all:150 \
          sanitizer:200 trace_torch:60 burnin_bitflip:60 burnin:80; do

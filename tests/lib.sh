@@ -26,5 +26,6 @@ expect_rc() {
 # expect_out PATTERN: the last command's output matches the extended regex
 expect_out() { grep -Eq -- "$1" "$WORK/out" || { cat "$WORK/out" >&2; fail "output lacks /$1/"; }; }
 
-# py EXPR...: run Debian's python3 (it sees python3-h5py and numpy)
-py() { /usr/bin/python3 "$@"; }
+# py EXPR...: run Debian's python3 (it sees python3-h5py and numpy); where
+# there is none (a lent GPU machine), the python3 on PATH
+py() { if [ -x /usr/bin/python3 ]; then /usr/bin/python3 "$@"; else python3 "$@"; fi; }
