@@ -26,10 +26,10 @@
 /* ---- thresholds (defaults of the options that override them) ---------------------- */
 
 /* Relative tolerance of result comparisons; 0 is bitwise. Burn-in's inputs
- * are multiples of 1/16 in [-1, 1], so every product and partial sum of the
- * GEMM is exact in its accumulation type (k <= 65536) and the result has the
- * same bits whatever the summation order, algorithm or device: bitwise is the
- * right default. */
+ * are multiples of 1/16 in [-15/16, 15/16], so every product and partial
+ * sum of the GEMM is exact in its accumulation type (k <= 65536) and the
+ * result has the same bits whatever the summation order, algorithm or
+ * device: bitwise is the right default. */
 #define FP_BURNIN_SDC_TOL_DEFAULT "0"
 /* A rank is degraded over time when, relative to its peers window by
  * window, its late windows run below (1 - threshold) x its early ones (see
