@@ -256,7 +256,11 @@ export PATH=$build:$PATH FP_STORE=$T/work/fleet.h5
 # 1. healthy: the job's command runs, with no GPU binding on this GRES-less
 #    partition, and a store that cannot be written is a warning, not a veto;
 #    its first srun dies as an MPI start-up crash does (signal, no verdict),
-#    and the checks are launched once more
+#    and the checks are launched once more. That injected crash spends one
+#    retry, so the job gets two (FP_LAUNCH_RETRIES=2): a real start-up crash
+#    on the relaunch (docs/slurm.md; seen once in a quiet soak at 4d940b6,
+#    "Segmentation fault" after "launching the checks again") is then
+#    retried, as in every other job here, instead of failing the test
 mkdir -p "$T/flaky"
 cat >"$T/flaky/srun" <<EOF
 #!/bin/bash
@@ -264,7 +268,8 @@ cat >"$T/flaky/srun" <<EOF
 exec $(command -v srun) "\$@"
 EOF
 chmod 755 "$T/flaky/srun"
-id=$(preflight_job healthy "$opts" FP_STORE="$T/missing/fleet.h5" PATH="$T/flaky:$PATH") || exit 1
+id=$(preflight_job healthy "$opts" FP_STORE="$T/missing/fleet.h5" PATH="$T/flaky:$PATH" \
+  FP_LAUNCH_RETRIES=2) || exit 1
 wait_job "$id" 420 COMPLETED FAILED CANCELLED TIMEOUT requeued || stuck "the healthy job did not end"
 log=$T/work/healthy-$id.log
 sed 's/^/  | /' "$log" | grep -E 'fleetprint-preflight:|detect ' || true
