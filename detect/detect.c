@@ -538,6 +538,8 @@ static fp_status assemble(eng *g, fp_verdicts *out)
         out->reasons[out->ents[s].first_reason + out->ents[s].nreasons++] = g->reasons[i].r;
     }
     out->nreasons = g->nreasons;
+    out->blind = g->blind, out->nblind = g->nblind;
+    g->blind = NULL;
     free(slot_of_owner);
     free(count);
     return FP_OK;
@@ -562,6 +564,7 @@ static void eng_free(eng *g)
     free(g->wvals);
     free(g->class_floor);
     free(g->reasons);
+    free(g->blind);
     free(g->node_v);
 }
 
@@ -759,12 +762,23 @@ cleanup:
 
 /* ---- accessors --------------------------------------------------------------------------------- */
 
+size_t fp_verdicts_blind_count(const fp_verdicts *v)
+{
+    return v->nblind;
+}
+
+const fp_blind_spot *fp_verdicts_blind(const fp_verdicts *v, size_t i)
+{
+    return i < v->nblind ? &v->blind[i] : NULL;
+}
+
 void fp_verdicts_free(fp_verdicts *v)
 {
     if (!v)
         return;
     free(v->ents);
     free(v->reasons);
+    free(v->blind);
     free(v->node_names);
     free(v->fail_nodes);
     free(v->warn_nodes);

@@ -76,6 +76,8 @@ struct fp_verdicts {
     size_t nfail_nodes, nwarn_nodes;
     char (*node_names)[FP_NAME_MAX]; /* every node judged, verdict order */
     size_t nnodes;
+    fp_blind_spot *blind;
+    size_t nblind;
 };
 
 /* ---- the engine's state (detect.c, evidence.c, demarcate.c) ---------------------------- */
@@ -176,6 +178,8 @@ typedef struct eng {
     /* output */
     owned_reason *reasons;
     size_t nreasons, reason_cap;
+    fp_blind_spot *blind; /* peer evidence's blind spots (judge_peers) */
+    size_t nblind, blind_cap;
     fp_verdict *ent_v; /* NULL, or where entity verdicts go instead of ents[].v
                           (the baseline thread's copy of the engine) */
     fp_verdict *node_v;

@@ -275,6 +275,37 @@ static limits effective(const eng *g, const fp_rule_class *cls)
     return c;
 }
 
+/* A blind spot is worth telling where a fault this much beyond the rule's
+ * threshold (as a factor) still cannot fail. */
+#define BLIND_GAP 1.25
+
+/* Record a blind spot of key k where its m peers spread by s (robust, in
+ * logs) so widely that a value at the class's fail threshold lies fewer than
+ * z spreads from their median, and so cannot fail (score()). */
+static fp_status note_blind(eng *g, const key_info *k, const limits *cls, const series *first,
+                            double s, size_t m)
+{
+    double sc = s > g->rules->scale_floor ? s : g->rules->scale_floor;
+    bool higher = k->rep->better == FP_BETTER_HIGHER;
+    double limit = exp(higher ? -cls->z * sc : cls->z * sc);
+    double rule = higher ? 1 - cls->fail : 1 + cls->fail;
+    if ((higher ? rule / limit : limit / rule) < BLIND_GAP)
+        return FP_OK;
+    fp_blind_spot *t = fp_grow(g->blind, &g->blind_cap, g->nblind + 1, sizeof *t, 16);
+    if (!t)
+        return FP_ENOMEM;
+    g->blind = t;
+    fp_blind_spot *b = &g->blind[g->nblind++];
+    snprintf(b->key, sizeof b->key, "%s", k->text);
+    snprintf(b->rule, sizeof b->rule, "%s", cls->name);
+    b->kind = g->ents[first->ent].kind;
+    b->peers = (int)m;
+    b->spread = exp(s);
+    b->limit = limit;
+    b->rule_limit = rule;
+    return FP_OK;
+}
+
 /* Judge the series sers[0..m) of one key and one SKU against each other. */
 fp_status fp__det_judge_peers(eng *g, const key_info *k, const uint32_t *sers, size_t m,
                              double *buf, window_score *ws)
@@ -309,8 +340,13 @@ fp_status fp__det_judge_peers(eng *g, const key_info *k, const uint32_t *sers, s
         return FP_OK; /* too few peers: no evidence (unknown unless baselines speak) */
     /* peers that spread more than the rules' noisy level per window: a noisy
      * metric, judged on persistence only */
-    bool noisy = cls->noisy ||
-                 (!cls->absolute && fp_median_select(spread, nsp) > g->rules->base_noisy);
+    double typical = fp_median_select(spread, nsp);
+    bool noisy = cls->noisy || (!cls->absolute && typical > g->rules->base_noisy);
+    if (!cls->absolute && isfinite(cls->fail)) {
+        fp_status st = note_blind(g, k, cls, &g->ser[sers[0]], typical, m);
+        if (st != FP_OK)
+            return st;
+    }
     for (size_t i = 0; i < m; i++) {
         const series *se = &g->ser[sers[i]];
         for (int w = 0; w < W; w++) {

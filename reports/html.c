@@ -329,6 +329,29 @@ static void reason_line(FILE *f, const reason_group *g)
 
 /* The first screen: the verdict, the node counts, the drain/exclude list and
  * the other failing entities by name. */
+/* The metrics the run could not judge at the rules' thresholds (detect.h). */
+static void blind_spots(FILE *f, const fp_verdicts *v)
+{
+    size_t n = fp_verdicts_blind_count(v);
+    if (!n)
+        return;
+    fprintf(f, "<p class=\"blind\">Blind spots: %zu %s whose peers spread too widely for a "
+               "fault at the rule's threshold to fail: ",
+            n, fp_plural((long long)n, "metric", "metrics"));
+    for (size_t i = 0; i < n && i < SUMMARY_NAMES; i++) {
+        const fp_blind_spot *b = fp_verdicts_blind(v, i);
+        fputs(i ? "; <code>" : "<code>", f);
+        esc(f, b->key);
+        fprintf(f, "</code> (%d %s peers spread %.2f\u00d7: fails %s %.2f\u00d7 the median, rule "
+                   "%.2f\u00d7)",
+                b->peers, fp_entity_kind_name(b->kind), b->spread, b->limit < 1 ? "below" : "above",
+                b->limit, b->rule_limit);
+    }
+    if (n > SUMMARY_NAMES)
+        fprintf(f, " +%zu more", n - SUMMARY_NAMES);
+    fputs("</p>\n", f);
+}
+
 static void summary(FILE *f, const fp_verdicts *v)
 {
     fp_verdict all = fp_verdicts_overall(v);
@@ -382,7 +405,10 @@ static void summary(FILE *f, const fp_verdicts *v)
     }
     if (named > SUMMARY_NAMES)
         fprintf(f, " +%zu more", named - SUMMARY_NAMES);
-    fputs(named ? "</span></p>\n</div>\n" : "</div>\n", f);
+    if (named)
+        fputs("</span></p>\n", f);
+    blind_spots(f, v);
+    fputs("</div>\n", f);
 }
 
 static int entity_rank(fp_verdict v)

@@ -409,6 +409,13 @@ static void run_series(FILE *f, const fp_run *run, const fp_verdicts *v, const c
             "fleetprint_last_success_timestamp_seconds{%s} %.3f\n",
             labels, verdict_value(overall), labels, run->duration > 0 ? run->duration : 0,
             labels, success);
+    if (v)
+        fprintf(f,
+                "# HELP fleetprint_run_blind_spots Metrics whose peers spread too widely on this "
+                "run for a fault at the rules' fail threshold to fail (detect's blind spots).\n"
+                "# TYPE fleetprint_run_blind_spots gauge\n"
+                "fleetprint_run_blind_spots{%s} %zu\n",
+                labels, fp_verdicts_blind_count(v));
     put_label(labels, sizeof labels, &at, "run", run->id);
     put_label(labels, sizeof labels, &at, "status", run->status);
     fprintf(f, "# HELP fleetprint_run_timestamp_seconds When the run started (Unix time).\n"

@@ -55,6 +55,25 @@ static void print_reason(FILE *out, const fp_reason *r)
     fputc('\n', out);
 }
 
+/* The run's blind spots, FP_BLIND_SHOWN at most: "blind <key>: 8 link peers
+ * spread 1.62x; only a value below 0.23x their median fails (rule 0.40x)". */
+#define FP_BLIND_SHOWN 5
+static void print_blind(FILE *out, const fp_verdicts *v)
+{
+    size_t n = fp_verdicts_blind_count(v);
+    for (size_t i = 0; i < n && i < FP_BLIND_SHOWN; i++) {
+        const fp_blind_spot *b = fp_verdicts_blind(v, i);
+        fprintf(out,
+                "blind %s: %d %s peers spread %.2fx; only a value %s %.2fx their median fails "
+                "(rule %s: %.2fx)\n",
+                b->key, b->peers, fp_entity_kind_name(b->kind), b->spread,
+                b->limit < 1 ? "below" : "above", b->limit, b->rule, b->rule_limit);
+    }
+    if (n > FP_BLIND_SHOWN)
+        fprintf(out, "blind ... and %zu more metrics whose peers spread too widely (--json lists them)\n",
+                n - FP_BLIND_SHOWN);
+}
+
 void fp_verdicts_print(FILE *out, const fp_verdicts *v, const fp_run *run)
 {
     size_t counts[4] = {0}, ecounts[4] = {0};
@@ -73,6 +92,7 @@ void fp_verdicts_print(FILE *out, const fp_verdicts *v, const fp_run *run)
         for (size_t k = 0; k < ev->nreasons; k++)
             print_reason(out, fp_verdicts_reason(v, ev->first_reason + k));
     }
+    print_blind(out, v);
     fprintf(out,
             "detect %s: %s -- nodes: %zu pass, %zu warn, %zu fail, %zu unknown; other entities: "
             "%zu pass, %zu warn, %zu fail, %zu unknown\n",
@@ -170,6 +190,16 @@ fp_status fp_verdicts_write_json(const fp_verdicts *v, const fp_run *run, const 
         json_array_append_new(drain, json_string(fail_nodes[i]));
     json_object_set_new(root, "failing_nodes", drain);
     json_object_set_new(root, "entities", ents);
+    json_t *blind = json_array();
+    for (size_t i = 0; i < fp_verdicts_blind_count(v); i++) {
+        const fp_blind_spot *b = fp_verdicts_blind(v, i);
+        json_array_append_new(blind, json_pack("{s:s, s:s, s:s, s:i, s:o, s:o, s:o}", "metric",
+                                               b->key, "rule", b->rule, "peers_kind",
+                                               fp_entity_kind_name(b->kind), "peers", b->peers,
+                                               "spread", num(b->spread), "limit", num(b->limit),
+                                               "rule_limit", num(b->rule_limit)));
+    }
+    json_object_set_new(root, "blind_spots", blind);
     return fp_json_write(root, path);
 }
 

@@ -148,6 +148,26 @@ size_t fp_verdicts_nodes_at(const fp_verdicts *v, fp_verdict min, const char *co
 /* The status a command exits with: FP_EFAIL when anything failed, else FP_OK. */
 fp_status fp_verdicts_status(const fp_verdicts *v);
 
+/* A key whose peers spread so widely on this run that a value at the rule's
+ * fail threshold could not fail: peer evidence fails a value only where it
+ * also lies z robust deviations from the peers' median. limit is the factor
+ * of that median a value must lie beyond to fail (below it where higher is
+ * better, above it where lower is), rule_limit the factor the rule's fail
+ * threshold names (0.6 where a 40% drop fails). A fault between the two only
+ * warns, or passes: the run's blind spot, shown beside its verdicts. */
+typedef struct fp_blind_spot {
+    char key[96];
+    char rule[32];
+    fp_entity_kind kind; /* of the peers judged against each other */
+    int peers;
+    double spread;       /* the peers' robust spread as a factor (1.5: +-50%) */
+    double limit, rule_limit;
+} fp_blind_spot;
+
+/* The blind spots of peer evidence on this run, in key order. */
+size_t fp_verdicts_blind_count(const fp_verdicts *v);
+const fp_blind_spot *fp_verdicts_blind(const fp_verdicts *v, size_t i);
+
 /* The number of nodes judged: the first entities of fp_verdicts_get. */
 size_t fp_verdicts_node_count(const fp_verdicts *v);
 

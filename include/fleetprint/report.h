@@ -125,7 +125,8 @@ void fp_verdicts_print(FILE *out, const fp_verdicts *v, const fp_run *run);
  * run has no such entity. */
 fp_status fp_verdicts_explain(FILE *out, const fp_verdicts *v, const char *entity);
 
-/* Write {"run", "verdict", "counts", "entities":[...]} to path ("-": stdout).
+/* Write {"run", "verdict", "nodes", "failing_nodes", "entities":[...],
+ * "blind_spots":[...]} to path ("-": stdout).
  * Every node is listed; other entities only when not passing. FP_EIO naming
  * the path when it cannot be written. */
 fp_status fp_verdicts_write_json(const fp_verdicts *v, const fp_run *run, const char *path);

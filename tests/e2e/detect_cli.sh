@@ -29,6 +29,8 @@ truth = json.load(open(sys.argv[2]))
 assert sorted(drain) == sorted(truth["faulty_nodes"]), (drain, truth["faulty_nodes"])
 v = json.load(open(sys.argv[3]))
 assert v["verdict"] == "fail" and sorted(v["failing_nodes"]) == sorted(drain)
+# the simulated noise lets every fault of the rules' size fail: no blind spot
+assert v["blind_spots"] == [], v["blind_spots"]
 links = [e["entity"] for e in v["entities"] if e["entity"].startswith("link:") and e["verdict"] == "fail"]
 assert links == truth["bad_links"], (links, truth["bad_links"])
 # every failing entity says why: metric, value, expected, rule, evidence

@@ -207,6 +207,46 @@ static void test_links(const fp_rules *r)
     }
 }
 
+/* Blind spots: links spreading 0.6-1.6x of their median (a robust spread of
+ * 1.41x) fail only below 0.25x (z 4), beyond the link rule's 0.65x; a 2x
+ * slow link then passes, and the verdicts say that the key was blind (the
+ * console too). Links within +-1% fail it and have no blind spot. */
+static void test_blind_spots(const fp_rules *r)
+{
+    static const double spread[5] = {0.6, 0.8, 1.0, 1.25, 1.6};
+    for (int wide = 0; wide < 2; wide++) {
+        fp_run run;
+        make_run(&run, 8, "H100");
+        for (int a = 0, i = 0; a < 8; a++)
+            for (int b = a + 1; b < 8; b++, i++) {
+                fp_entity e = fp_entity_link(run.nodes[a], -1, run.nodes[b], -1);
+                double f = a == 2 && b == 6 ? 0.5 : wide ? spread[i % 5] : 1;
+                for (int w = 0; w < 5; w++)
+                    add(&run, "collectives", "links", "bw_inter", FP_BETTER_HIGHER, &e, w,
+                        10 * f * jitter(a * 8 + b, w));
+            }
+        fp_verdicts *v = detect(&run, r);
+        CHECK(find(v, "link:n2~n6")->verdict == (wide ? FP_PASS : FP_FAIL));
+        CHECK(fp_verdicts_blind_count(v) == (size_t)wide);
+        if (wide) {
+            const fp_blind_spot *b = fp_verdicts_blind(v, 0);
+            CHECK(strcmp(b->key, "collectives.links.bw_inter") == 0 && b->kind == FP_ENT_LINK);
+            CHECK(b->peers == 28 && b->spread > 1.3 && b->spread < 1.5);
+            CHECK(b->limit > 0.2 && b->limit < 0.35 && b->rule_limit == 1 - 0.35);
+            char *text = NULL;
+            size_t len = 0;
+            FILE *mem = open_memstream(&text, &len);
+            fp_verdicts_print(mem, v, &run);
+            fclose(mem);
+            CHECK(strstr(text, "blind collectives.links.bw_inter: 28 link peers spread 1.") &&
+                  strstr(text, "(rule link: 0.65x)"));
+            free(text);
+        }
+        fp_verdicts_free(v);
+        fp_run_free(&run);
+    }
+}
+
 /* Contended runs (ranks sharing cores): a link's figure aggregates every
  * exchange of the sweep, so the link class's own contended thresholds
  * (fail 50%) apply instead of the rules' (fail 60%). On 8 emulated nodes on
@@ -483,6 +523,7 @@ int main(void)
     test_episode(r);
     test_links(r);
     test_links_contended(r);
+    test_blind_spots(r);
     test_summary_contended(r);
     test_values_missing_groups(r);
     test_rules_errors();
