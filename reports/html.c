@@ -327,8 +327,6 @@ static void reason_line(FILE *f, const reason_group *g)
     fputs("]</small></li>\n", f);
 }
 
-/* The first screen: the verdict, the node counts, the drain/exclude list and
- * the other failing entities by name. */
 /* The metrics the run could not judge at the rules' thresholds (detect.h). */
 static void blind_spots(FILE *f, const fp_verdicts *v)
 {
@@ -352,6 +350,8 @@ static void blind_spots(FILE *f, const fp_verdicts *v)
     fputs("</p>\n", f);
 }
 
+/* The first screen: the verdict, the node counts, the drain/exclude list and
+ * the other failing entities by name, then the blind spots. */
 static void summary(FILE *f, const fp_verdicts *v)
 {
     fp_verdict all = fp_verdicts_overall(v);
