@@ -2,7 +2,8 @@
  * 5) and a synthetic 1F1B trace of about --rows rows (default 1,000,000) written
  * to CSV, loaded and analysed; prints rows/s for each phase.
  *
- *   whatif_bench [--rows N] [--shared DIR]     (DIR defaults to $FLEETPRINT_SHARED)
+ *   whatif_bench [--rows N] [--data DIR]   (DIR holds trace-ST.csv and meta-ST.yaml;
+ *                                          default: the repository's tests/data/whatif)
  *
  * Exit 0 when every analysis succeeded with a finite slowdown, 1 otherwise; the
  * timings are printed, never asserted. */
@@ -15,11 +16,11 @@
 #include "fleetprint/timer.h"
 #include "fleetprint/whatif.h"
 
-static int bench_st(const char *shared)
+static int bench_st(const char *dir)
 {
     char trace_path[1024], meta_path[1024];
-    snprintf(trace_path, sizeof trace_path, "%s/data/whatif/trace-ST.csv", shared);
-    snprintf(meta_path, sizeof meta_path, "%s/data/whatif/meta-ST.yaml", shared);
+    snprintf(trace_path, sizeof trace_path, "%s/trace-ST.csv", dir);
+    snprintf(meta_path, sizeof meta_path, "%s/meta-ST.yaml", dir);
     double best_load = INFINITY, best_an = INFINITY, s = NAN;
     size_t rows = 0;
     for (int rep = 0; rep < 5; rep++) {
@@ -119,22 +120,18 @@ done:
 int main(int argc, char **argv)
 {
     long target = 1000000;
-    const char *shared = getenv("FLEETPRINT_SHARED");
+    const char *dir = FP_TEST_DATA "/whatif";
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--rows") == 0 && i + 1 < argc)
             target = atol(argv[++i]);
-        else if (strcmp(argv[i], "--shared") == 0 && i + 1 < argc)
-            shared = argv[++i];
+        else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc)
+            dir = argv[++i];
         else {
-            fprintf(stderr, "usage: whatif_bench [--rows N] [--shared DIR]\n");
+            fprintf(stderr, "usage: whatif_bench [--rows N] [--data DIR]\n");
             return 2;
         }
     }
-    int rc = 0;
-    if (shared)
-        rc |= bench_st(shared);
-    else
-        printf("ST trace: skipped (set FLEETPRINT_SHARED or --shared)\n");
+    int rc = bench_st(dir);
     rc |= bench_synth(target);
     return rc;
 }

@@ -2,7 +2,7 @@
 # The gpu-labelled tests on a lent GPU machine, one at a time, in the order
 # tests/CMakeLists.txt lists them (most telling first) and each within its own
 # TIMEOUT there, so that a device call cut short still brings back what ran.
-# Run it inside the bundle (../shared/gpu/bundle.sh):
+# Run it inside the GPU bundle (docs/gpu.md):
 #   bash .gpubundle/run.sh 'bash ci/gpu-check.sh'
 # Writes $OUT/gpu-summary.txt (a line per test: passed, failed, skipped or
 # timeout, and seconds) and $OUT/gpu-log.txt (the GPU, then each test's

@@ -8,7 +8,7 @@
  *   x per-run wander of each device, N(0, w) with w per metric class
  *   x per-window noise exp(s t3) with Student-t (3 dof) tails, s per class
  *   x rare transient dips (0.1% of values, 10-40% worse for one window).
- * Per class (as the H100 runs in shared/data show): membw s 0.8% w 0.5%,
+ * Per class (as the H100 runs in tests/data/gpu-h100 show): membw s 0.8% w 0.5%,
  * GEMM 1% / 0.5%, links 2% / 1%, pageable host copies 5% / 4%, launch
  * latency 4% / 4% -- the last two are noisy metrics that no fault touches. *
  * Faults live in the last run only (the earlier runs are the history that

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Real measurements: the three kernels runs of one H100 (shared/data/gpu-h100,
+# Real measurements: the three kernels runs of one H100 (tests/data/gpu-h100,
 # clean re-runs of an unchanged GPU). Each run, judged against baselines built
 # from the other two with the default rules, must not fail: a 2-run baseline is
 # below min_runs (3), no verdict rests on it, and --explain says so.
@@ -12,8 +12,7 @@
 . "$FP_TESTS/lib.sh"
 cd "$WORK"
 F=$FLEETPRINT
-D=${FLEETPRINT_SHARED:-$FP_SRC/../shared}/data/gpu-h100/kernels-3runs.jsonl
-[ -f "$D" ] || fail "no $D (set FLEETPRINT_SHARED when configuring)"
+D=$FP_TESTS/data/gpu-h100/kernels-3runs.jsonl
 ids=$(py -c 'import json,sys
 for l in open(sys.argv[1]):
     o = json.loads(l)

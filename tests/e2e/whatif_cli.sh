@@ -2,7 +2,7 @@
 # fleetprint whatif end to end on the artifact's ST trace: outputs (JSON, SVG heat
 # map, Chrome trace) and the one-line, exit-2 rejections of bad input.
 set -u
-data=${FLEETPRINT_SHARED}/data/whatif
+data=$FP_TESTS/data/whatif
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0

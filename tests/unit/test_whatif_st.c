@@ -13,7 +13,7 @@
 static json_t *load(const char *dir, const char *name)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/data/whatif/%s", dir, name);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
     json_error_t err;
     json_t *j = json_load_file(path, 0, &err);
     if (!j)
@@ -123,17 +123,13 @@ static void check_explain(const fp_wi_explain *e, const json_t *o, const char *m
 
 int main(void)
 {
-    const char *shared = getenv("FLEETPRINT_SHARED");
-    if (!shared) {
-        fprintf(stderr, "FLEETPRINT_SHARED is not set\n");
-        return 1;
-    }
+    const char *dir = FP_TEST_DATA "/whatif";
     char trace_path[1024], meta_path[1024];
-    snprintf(trace_path, sizeof trace_path, "%s/data/whatif/trace-ST.csv", shared);
-    snprintf(meta_path, sizeof meta_path, "%s/data/whatif/meta-ST.yaml", shared);
-    json_t *res = load(shared, "result-ST.json");
-    json_t *ms = load(shared, "ms-ST.json");
-    json_t *mw = load(shared, "mw-ST.json");
+    snprintf(trace_path, sizeof trace_path, "%s/trace-ST.csv", dir);
+    snprintf(meta_path, sizeof meta_path, "%s/meta-ST.yaml", dir);
+    json_t *res = load(dir, "result-ST.json");
+    json_t *ms = load(dir, "ms-ST.json");
+    json_t *mw = load(dir, "mw-ST.json");
     CHECK(res && ms && mw);
     if (!res || !ms || !mw)
         CHECK_DONE();
