@@ -19,11 +19,11 @@ if [ "${1:-}" = "--count" ]; then count_only=1; shift; fi
 BASE=${1:-3} CLEAN=${2:-10} SLOW=${3:-5} LINK=${4:-5}
 HERE=$(cd "$(dirname "$0")" && pwd)
 F=${FLEETPRINT:-$HERE/../build/fleetprint}
-MPIEXEC=${MPIEXEC:-mpirun}
+read -ra mpiexec <<<"${MPIEXEC:-mpirun}"  # a launcher with its options
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-pf() { "$MPIEXEC" -np 8 --oversubscribe "$HERE/../tests/fpnode" "$F" preflight --store "$W/s.h5" \
+pf() { "${mpiexec[@]}" -np 8 --oversubscribe "$HERE/../tests/fpnode" "$F" preflight --store "$W/s.h5" \
   --drain-file "$W/drain.txt" --json "$W/v.json" "$@" >"$W/out" 2>&1; }
 keep() { cp "$W/out" "$W/last-$1.txt"; }
 

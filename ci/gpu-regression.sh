@@ -19,6 +19,7 @@
 #   FP_RUNS      runs when recording                (default 3)
 #   FLEETPRINT   the binary                         (default build-cuda/fleetprint)
 #   MPIRUN       the launcher and its options       (default mpirun)
+#                FLEETPRINT, MPIRUN and FP_WRAP are split into words at blanks
 #   FP_WRAP      a command the ranks start fleetprint through (a container
 #                runner, or tests/fpnode to emulate nodes)   (default none)
 set -uo pipefail
@@ -27,19 +28,16 @@ baseline=${FP_BASELINE:-ci/baseline.h5}
 out=${FP_OUT:-out}
 np=${FP_NP:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)}
 [ "${np:-0}" -ge 1 ] 2>/dev/null || np=1
-fleetprint=${FLEETPRINT:-build-cuda/fleetprint}
-# shellcheck disable=SC2206
-mpirun=(${MPIRUN:-mpirun})
-# shellcheck disable=SC2206
-what=(${FP_ARGS:---suite all})
-# shellcheck disable=SC2206
-wrap=(${FP_WRAP:-})
+read -ra fleetprint <<<"${FLEETPRINT:-build-cuda/fleetprint}"
+read -ra mpirun <<<"${MPIRUN:-mpirun}"
+read -ra what <<<"${FP_ARGS:---suite all}"
+read -ra wrap <<<"${FP_WRAP:-}"
 rules=()
 [ -n "${FP_RULES:-}" ] && rules=(--rules "$FP_RULES")
 mkdir -p "$out"
 
 run() { # tag store
-  "${mpirun[@]}" -np "$np" "${wrap[@]}" "$fleetprint" run "${what[@]}" --device "${FP_DEVICE:-cuda}" \
+  "${mpirun[@]}" -np "$np" "${wrap[@]}" "${fleetprint[@]}" run "${what[@]}" --device "${FP_DEVICE:-cuda}" \
     --tag "$1" --store "$2" --json "$out/run-$1.json" -q
 }
 
@@ -48,7 +46,7 @@ if [ "${FP_RECORD:-0}" = 1 ]; then
     echo "gpu-regression: baseline run $i of ${FP_RUNS:-3} into $baseline"
     run baseline "$baseline" || exit $?
   done
-  exec "$fleetprint" baseline build --store "$baseline" --tag baseline
+  exec "${fleetprint[@]}" baseline build --store "$baseline" --tag baseline
 fi
 
 [ -r "$baseline" ] || {
@@ -68,7 +66,7 @@ case $rc in
   *) echo "gpu-regression: the run ended with exit $rc" >&2; exit $rc ;;
 esac
 drc=0
-"$fleetprint" detect --store "$work" --tag ci "${rules[@]}" --junit "$out/junit.xml" \
+"${fleetprint[@]}" detect --store "$work" --tag ci "${rules[@]}" --junit "$out/junit.xml" \
   --html "$out/report.html" --json "$out/verdicts.json" || drc=$?
 echo "gpu-regression: run exit $rc, detect exit $drc; reports in $out (junit.xml, report.html)"
 [ $drc -gt $rc ] && exit $drc

@@ -11,7 +11,9 @@
 #   FP_TAG        run tag                           (default nightly)
 #   FP_LOGDIR     JSON reports and logs             (default /var/log/fleetprint)
 #   FLEETPRINT    the fleetprint binary             (default: fleetprint on PATH)
-#   MPIRUN        the launcher                      (default mpirun)
+#   MPIRUN        the launcher and its options      (default mpirun)
+#                 FLEETPRINT and MPIRUN are split into words at blanks:
+#                 MPIRUN="mpirun --mca btl tcp,self" or "srun --mpi=pmix"
 #   FP_EXTRA      more burnin options, e.g. "--memory-fraction 0.8"
 #   FP_PROM       Prometheus textfile to write for dashboards, e.g.
 #                 /var/lib/node_exporter/textfile/fleetprint.prom (default: none)
@@ -30,8 +32,8 @@ interval=${FP_INTERVAL:-1m}
 ppn=${FP_PPN:-8}
 tag=${FP_TAG:-nightly}
 logdir=${FP_LOGDIR:-/var/log/fleetprint}
-fleetprint=${FLEETPRINT:-fleetprint}
-mpirun=${MPIRUN:-mpirun}
+read -ra fleetprint <<<"${FLEETPRINT:-fleetprint}"
+read -ra mpirun <<<"${MPIRUN:-mpirun}"
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 json="$logdir/burnin-$stamp.json"
 
@@ -41,11 +43,11 @@ json="$logdir/burnin-$stamp.json"
 envs=()
 for v in PATH LD_LIBRARY_PATH FLEETPRINT_NVML; do [ -n "${!v:-}" ] && envs+=(-x "$v"); done
 # shellcheck disable=SC2206
-burnin=("$mpirun" --hostfile "$FP_HOSTFILE" --map-by "ppr:$ppn:node" "${envs[@]}"
-        "$fleetprint" burnin --duration "$duration" --interval "$interval"
+burnin=("${mpirun[@]}" --hostfile "$FP_HOSTFILE" --map-by "ppr:$ppn:node" "${envs[@]}"
+        "${fleetprint[@]}" burnin --duration "$duration" --interval "$interval"
         --store "$store" --tag "$tag" --json "$json" ${FP_EXTRA:-})
-baseline=("$fleetprint" baseline build --store "$store" --tag "$tag")
-report=("$fleetprint" report --store "$store" --tag "$tag" -q --html "$logdir/burnin-$stamp.html")
+baseline=("${fleetprint[@]}" baseline build --store "$store" --tag "$tag")
+report=("${fleetprint[@]}" report --store "$store" --tag "$tag" -q --html "$logdir/burnin-$stamp.html")
 [ -n "${FP_PROM:-}" ] && report+=(--prometheus "$FP_PROM")
 
 if [ $dry = 1 ]; then

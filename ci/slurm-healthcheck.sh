@@ -20,7 +20,9 @@
 # /etc/fleetprint/healthcheck.conf, a shell file of VAR=value lines), else the
 # environment:
 #   FLEETPRINT     the fleetprint binary (default /usr/local/bin/fleetprint)
-#   MPIRUN         mpirun (default mpirun); the ranks run on this node only
+#   MPIRUN         mpirun and its options (default mpirun); the ranks run on
+#                  this node only. FLEETPRINT and MPIRUN are split into words
+#                  at blanks ("mpirun --mca btl self,vader")
 #   FP_HC_RANKS    ranks on this node (default: the GPUs nvidia-smi lists, else 1)
 #   FP_HC_OPTS     preflight options (default "--test membw --test gemm"). The
 #                  ranks judge each other and the value rules (wrong results)
@@ -44,16 +46,16 @@ conf=${FP_HC_CONF:-/etc/fleetprint/healthcheck.conf}
 node=${SLURMD_NODENAME:-$(hostname -s)}
 mode=healthcheck
 [ -n "${SLURM_JOB_ID:-}" ] && mode="prolog (job $SLURM_JOB_ID)"
-fp=${FLEETPRINT:-/usr/local/bin/fleetprint}
-mpirun=${MPIRUN:-mpirun}
+read -r -a fp <<<"${FLEETPRINT:-/usr/local/bin/fleetprint}"
+read -r -a mpirun <<<"${MPIRUN:-mpirun}"
 out=${FP_HC_OUT:-/var/log/fleetprint/healthcheck}/$node
 timeout=${FP_HC_TIMEOUT:-60s}
 read -r -a opts <<<"${FP_HC_OPTS:---test membw --test gemm}"
 say() { echo "fleetprint-healthcheck $node $(date -u +%FT%TZ) [$mode]: $*" >>"$out/healthcheck.log"; }
 
 mkdir -p "$out" 2>/dev/null || { logger -t fleetprint-healthcheck "cannot create $out" 2>/dev/null; exit 0; }
-if ! command -v "$fp" >/dev/null; then
-  say "cannot run: no fleetprint at $fp (set FLEETPRINT in $conf); node left as it is"
+if ! command -v "${fp[0]:-}" >/dev/null; then
+  say "cannot run: no fleetprint at ${fp[*]} (set FLEETPRINT in $conf); node left as it is"
   exit 0
 fi
 ranks=${FP_HC_RANKS:-}
@@ -70,7 +72,7 @@ rm -f "$out/drain.txt" "$out/verdicts.json"
 (
   for v in $(compgen -e | grep '^SLURM_'); do unset "$v"; done
   export FLEETPRINT_NODE=$node OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-  exec timeout -k 10 $((secs * 4)) "$mpirun" -np "$ranks" --bind-to none "$fp" preflight \
+  exec timeout -k 10 $((secs * 4)) "${mpirun[@]}" -np "$ranks" --bind-to none "${fp[@]}" preflight \
     --timeout "$timeout" --tag healthcheck --drain-file "$out/drain.txt" \
     --json "$out/verdicts.json" --html "$out/healthcheck.html" -q "${opts[@]}"
 ) >>"$out/healthcheck.log" 2>&1

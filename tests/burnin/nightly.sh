@@ -10,6 +10,10 @@ FP_HOSTFILE="$WORK/hosts" FP_STORE=/data/fleet.h5 FP_DURATION=45m FLEETPRINT=/op
 expect_out "^mpirun --hostfile $WORK/hosts --map-by ppr:8:node .* /opt/fp burnin --duration 45m --interval 1m --store /data/fleet.h5 --tag nightly --json "
 expect_out "^/opt/fp baseline build --store /data/fleet.h5 --tag nightly"
 expect_out "^/opt/fp report --store /data/fleet.h5 --tag nightly -q --html "
+# a launcher with options, as sites set it: split into words, not one name
+FP_HOSTFILE="$WORK/hosts" MPIRUN="mpirun --mca btl self,vader" FLEETPRINT="env FOO=1 /opt/fp" \
+  expect_rc 0 bash "$script" --dry-run
+expect_out "^mpirun --mca btl self,vader --hostfile $WORK/hosts .* env FOO=1 /opt/fp burnin "
 FP_HOSTFILE="$WORK/none" expect_rc 2 bash "$script" --dry-run
 expect_out "cannot read hostfile"
 expect_rc 1 env -u FP_HOSTFILE bash "$script" --dry-run
@@ -19,7 +23,7 @@ expect_out "set FP_HOSTFILE"
 # textfile (a healthy run: degradation judged at DEGRADE, see common.sh)
 printf 'localhost slots=4\n' >"$WORK/local"
 FP_HOSTFILE="$WORK/local" FP_STORE="$WORK/fleet.h5" FP_DURATION=6s FP_INTERVAL=1s FP_PPN=4 \
-  FP_LOGDIR="$WORK/log" FP_PROM="$WORK/fleetprint.prom" FLEETPRINT="$FLEETPRINT" MPIRUN="$MPIEXEC" \
+  FP_LOGDIR="$WORK/log" FP_PROM="$WORK/fleetprint.prom" FLEETPRINT="$FLEETPRINT" MPIRUN="$MPIEXEC --oversubscribe" \
   FP_EXTRA="--threads 1 --gemm-size 128 --memory-fraction 0 --degrade-threshold $DEGRADE" expect_rc 0 bash "$script"
 expect_rc 0 "$FLEETPRINT" store ls --store "$WORK/fleet.h5"
 expect_out " nightly +complete +1 +4 "
