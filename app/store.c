@@ -1,4 +1,4 @@
-/* fleetprint store ls|show|export|ingest|rm|compact: look after the runs of a store,
+/* fleetprint store ls|check|show|export|ingest|rm|compact: look after the runs of a store,
  * and move them in and out as JSON Lines (docs/store.md). The actions are
  * fp_store_run_action (fingerprint/store_actions.c). */
 #include "fleetprint/cli.h"
@@ -6,7 +6,7 @@
 
 static const fp_opt store_opts[] = {
     {"ACTION", 0, FP_OPT_POSITIONAL, offsetof(fp_store_action, action), NULL,
-     "ls | show | export | ingest | rm | compact"},
+     "ls | check | show | export | ingest | rm | compact"},
     {"ARG", 0, FP_OPT_POSITIONAL, offsetof(fp_store_action, arg), NULL,
      "run id, 'latest' or 'all' (show, export), JSONL file or - (ingest), ids a,b (rm)"},
     {"before", 0, FP_OPT_STRING, offsetof(fp_store_action, before), NULL,
@@ -31,7 +31,7 @@ static fp_status store_run(const void *config, fp_world *world)
 
 const fp_command fp_cmd_store = {
     .name = "store",
-    .summary = "list, show, export, ingest (JSON Lines), remove and compact stored runs",
+    .summary = "list, check, show, export, ingest (JSON Lines), remove and compact stored runs",
     .opts = store_opts,
     .config_size = sizeof(fp_store_action),
     .needs_world = false,

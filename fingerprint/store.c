@@ -220,8 +220,9 @@ fp_status fp__store_open_part(const fp_store *s, const char *file, const char *w
     fp__store_part_path(s, file, p, sizeof p);
     *out = H5I_INVALID_HID;
     if (file[0] && access(p, F_OK) != 0) {
-        fp_error("%s: %s is missing: %s (removed by a store rm or compact that ran meanwhile? "
-                 "run again)", s->path, what, p);
+        fp_error("%s: the partition of %s is missing: %s (a store rm or compact running "
+                 "meanwhile removes files: run again; if none ran, the file is lost: 'fleetprint "
+                 "store check' lists what else is)", s->path, what, p);
         return FP_EINPUT;
     }
     fp_status st = open_checked(p, out, &schema);

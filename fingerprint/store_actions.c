@@ -1,4 +1,4 @@
-/* The actions of `fleetprint store` (ls, show, export, ingest, rm, compact): look
+/* The actions of `fleetprint store` (ls, check, show, export, ingest, rm, compact): look
  * after the runs of a store and move them in and out as JSON Lines (docs/store.md).
  * app/store.c parses the options; this file does the work. */
 #include <errno.h>
@@ -64,12 +64,16 @@ static bool tag_ok(const fp_store_action *c, const char *tag)
     return !c->tag || !c->tag[0] || strcmp(c->tag, tag) == 0;
 }
 
-/* ==== ls ============================================================================== */
+/* ==== ls, check ======================================================================= */
 
-static fp_status do_ls(const fp_store_action *c, fp_store *s)
+/* ls: the runs as the manifest lists them, each checked cheaply (its partition
+ * file is there); check: every run read whole, and the baselines. A run that
+ * cannot be read is listed with the reason; ls then fails with FP_EINPUT (the
+ * store is damaged input), check with FP_EFAIL (the check failed). */
+static fp_status do_ls(const fp_store_action *c, fp_store *s, bool deep)
 {
     fp_run_summary *rows = NULL;
-    size_t n = 0;
+    size_t n = 0, listed = 0, bad = 0;
     fp_status st = fp_store_list(s, &rows, &n);
     if (st != FP_OK)
         return st;
@@ -79,14 +83,33 @@ static fp_status do_ls(const fp_store_action *c, fp_store *s)
         const fp_run_summary *r = &rows[i];
         if (!tag_ok(c, r->tag))
             continue;
-        char when[32];
+        char when[32], why[4200];
         format_time(r->time, when, sizeof when);
-        printf("%-28s %-20s %-10s %-10s %6d %6d %10llu %s\n", r->id, when, r->tag[0] ? r->tag : "-",
-               r->status, r->nnodes, r->nranks, (unsigned long long)r->nsamples,
-               r->injected ? "fault-injected" : "");
+        bool ok = fp__store_run_readable(s, r->id, deep, why, sizeof why) == FP_OK;
+        printf("%-28s %-20s %-10s %-10s %6d %6d %10llu %s%s%s\n", r->id, when,
+               r->tag[0] ? r->tag : "-", r->status, r->nnodes, r->nranks,
+               (unsigned long long)r->nsamples, r->injected ? "fault-injected " : "",
+               ok ? "" : "UNREADABLE: ", ok ? "" : why);
+        listed++;
+        bad += !ok;
     }
     free(rows);
-    return FP_OK;
+    bool base_ok = true;
+    if (deep) {
+        fp_baselines *b = NULL;
+        base_ok = fp_store_load_baselines(s, &b) == FP_OK;
+        bool none = base_ok && !fp_baselines_entity_count(b) && !fp_baselines_sku_count(b);
+        fp_baselines_free(b);
+        printf("baselines: %s\n", none ? "none" : base_ok ? "readable" : "UNREADABLE (the error above)");
+    }
+    if (bad)
+        fp_error("%s: %zu of %zu runs cannot be read (UNREADABLE above)%s", fp_store_path(s), bad,
+                 listed, deep ? "" : "; 'fleetprint store check' reads every run whole");
+    else if (deep)
+        printf("store check: %zu run%s read whole: ok\n", listed, listed == 1 ? "" : "s");
+    if (!bad && base_ok)
+        return FP_OK;
+    return deep ? FP_EFAIL : FP_EINPUT;
 }
 
 /* ==== show ============================================================================ */
@@ -602,26 +625,28 @@ fp_status fp_store_run_action(const fp_store_action *c)
     fp_status st = FP_OK;
     fp_store *s = NULL;
     if (!c->action)
-        FP_FAIL(FP_EUSAGE, "store: which action? ls, show, export, ingest or rm");
+        FP_FAIL(FP_EUSAGE, "store: which action? ls, check, show, export, ingest, rm or compact");
     if (!c->store)
         FP_FAIL(FP_EUSAGE, "store %s: which store? (--store FILE)", c->action);
     bool is_ingest = strcmp(c->action, "ingest") == 0, rm = strcmp(c->action, "rm") == 0,
          compact = strcmp(c->action, "compact") == 0;
     bool writes = is_ingest || rm || compact;
-    if (!writes && strcmp(c->action, "ls") != 0 && strcmp(c->action, "show") != 0 &&
+    bool ls = strcmp(c->action, "ls") == 0, check = strcmp(c->action, "check") == 0;
+    if (!writes && !ls && !check && strcmp(c->action, "show") != 0 &&
         strcmp(c->action, "export") != 0)
-        FP_FAIL(FP_EUSAGE, "store: unknown action '%s' (ls, show, export, ingest, rm, compact)",
+        FP_FAIL(FP_EUSAGE,
+                "store: unknown action '%s' (ls, check, show, export, ingest, rm, compact)",
                 c->action);
     if (is_ingest && !c->arg)
         FP_FAIL(FP_EUSAGE, "store ingest: missing argument (a JSONL file or -)");
-    if (c->arg && (strcmp(c->action, "ls") == 0 || compact))
+    if (c->arg && (ls || check || compact))
         FP_FAIL(FP_EUSAGE, "store %s: unexpected argument '%s'", c->action, c->arg);
     if (c->before && !rm)
         FP_FAIL(FP_EUSAGE, "store %s: --before is for rm", c->action);
     FP_CHECK(fp_store_open(&s, c->store, writes ? FP_STORE_APPEND : FP_STORE_READ,
                            c->lock_timeout));
-    if (strcmp(c->action, "ls") == 0)
-        st = do_ls(c, s);
+    if (ls || check)
+        st = do_ls(c, s, check);
     else if (strcmp(c->action, "show") == 0)
         st = c->baselines && !c->arg ? show_baselines(s) : show_run(c, s, c->arg ? c->arg : "latest");
     else if (strcmp(c->action, "export") == 0)

@@ -93,6 +93,11 @@ void fp__runtab_free(fp__runtab *t);
 
 /* Read /runs/<id> of the current file into t (zeroed first; freed by caller). */
 fp_status fp__store_read_runtab(fp_store *s, const char *id, fp__runtab *t);
+/* Whether stored run id can be read: FP_OK, or FP_EINPUT with the reason in why
+ * (a phrase naming the file). Cheap: its partition file exists. deep: the run is
+ * read whole and holds as many samples as the manifest lists (read errors are
+ * logged as they happen). */
+fp_status fp__store_run_readable(fp_store *s, const char *id, bool deep, char *why, size_t len);
 /* Append runtabs in one commit (the engine behind fp_store_append_runs). */
 fp_status fp__store_append_runtabs(fp_store *s, fp__runtab *const *tabs, size_t n);
 

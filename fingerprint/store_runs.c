@@ -162,6 +162,37 @@ static uint32_t find_run(const fp_store *s, const char *id)
     return fp__strmap_find(&s->ids, id, strlen(id));
 }
 
+fp_status fp__store_run_readable(fp_store *s, const char *id, bool deep, char *why, size_t len)
+{
+    fp__runtab t;
+    char path[4096];
+    uint32_t k = find_run(s, id);
+    if (k == FP__NONE) {
+        snprintf(why, len, "not in the manifest");
+        return FP_EINPUT;
+    }
+    const cat_row *c = &s->cat[k];
+    fp__store_part_path(s, c->file, path, sizeof path);
+    if (c->file[0] && access(path, F_OK) != 0) {
+        snprintf(why, len, "its partition %s is missing", path);
+        return FP_EINPUT;
+    }
+    if (!deep)
+        return FP_OK;
+    fp_status st = fp__store_read_runtab(s, id, &t);
+    if (st != FP_OK) {
+        snprintf(why, len, "its partition %s cannot be read (%s: the error above)", path,
+                 fp_strerror(st));
+        st = FP_EINPUT;
+    } else if (t.nrows != c->nsamples) {
+        snprintf(why, len, "its partition %s holds %zu samples, the manifest lists %llu", path,
+                 t.nrows, (unsigned long long)c->nsamples);
+        st = FP_EINPUT;
+    }
+    fp__runtab_free(&t);
+    return st;
+}
+
 fp_status fp__store_append_runtabs(fp_store *s, fp__runtab *const *tabs, size_t n)
 {
     fp_status st = FP_OK;

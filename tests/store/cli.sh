@@ -157,6 +157,32 @@ expect_rc 2 "$F" store ingest c1.jsonl --store legacy.h5
 expect_err "the manifest that lists them, is missing"
 [ -n "$(ls legacy.h5.d)" ] || fail "partitions of a missing manifest were removed"
 
+# ---- a lost partition file: ls lists it as unreadable, check reads every run ----------
+"$GEN" --runs 3 --prefix lost > lost.jsonl
+for i in 0 1 2; do awk -v i=$i '/"kind":"run"/ {n++} n == i + 1' lost.jsonl > lost$i.jsonl; done
+for i in 0 1 2; do expect_rc 0 "$F" store ingest lost$i.jsonl --store lost.h5; done
+expect_rc 0 "$F" store check --store lost.h5
+grep -q "store check: 3 runs read whole: ok" out.txt || fail "check of a whole store: $(cat out.txt)"
+gone=$(ls lost.h5.d/p*.h5 | sed -n 2p)
+rm "$gone"
+expect_rc 2 "$F" store ls --store lost.h5
+[ "$(grep -c . out.txt)" = 4 ] || fail "ls left a run out: $(cat out.txt)"
+[ "$(grep -c "UNREADABLE: its partition $gone is missing" out.txt)" = 1 ] ||
+    fail "ls does not name the missing file: $(cat out.txt)"
+expect_err "lost.h5: 1 of 3 runs cannot be read"
+lost_id=$(awk '/UNREADABLE/ {print $1}' out.txt)
+expect_rc 2 "$F" detect --store lost.h5 --run "$lost_id"
+expect_err "the partition of $lost_id is missing: $gone"
+expect_rc 1 "$F" store check --store lost.h5
+grep -q "UNREADABLE: its partition $gone is missing" out.txt || fail "check: $(cat out.txt)"
+# a partition cut short: ls cannot tell (the file is there), check can
+expect_rc 0 "$F" store ingest lost1.jsonl --store lost2.h5
+part=$(ls lost2.h5.d/p*.h5)
+truncate -s 2000 "$part"
+expect_rc 0 "$F" store ls --store lost2.h5
+expect_rc 1 "$F" store check --store lost2.h5
+grep -q "UNREADABLE: its partition $part cannot be read" out.txt || fail "check: $(cat out.txt)"
+
 # ---- the writer lock ----------------------------------------------------------------
 "$GEN" --runs 1 --prefix lk > lk.jsonl
 # the holder keeps the lock until told to let go (no sleeps to race on a busy machine)
