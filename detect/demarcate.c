@@ -314,7 +314,7 @@ fp_status fp__det_judge_late(eng *g, const late_tally *t)
         if (!r)
             return FP_ENOMEM;
         snprintf(r->key, sizeof r->key, "collectives.*.late_rank");
-        snprintf(r->unit, sizeof r->unit, "calls");
+        snprintf(r->unit, sizeof r->unit, "share of calls");
         snprintf(r->rule, sizeof r->rule, "%s", t->cls->name);
         r->evidence = FP_EV_LATE;
         r->verdict = v;
@@ -324,8 +324,10 @@ fp_status fp__det_judge_late(eng *g, const late_tally *t)
         r->z = NAN;
         r->windows_bad = (int)t->count[e];
         r->windows = (int)t->calls;
-        snprintf(r->note, sizeof r->note, "last to arrive in %u of %llu collective calls (%.0f%%)",
-                 t->count[e], (unsigned long long)t->calls, 100 * f);
+        snprintf(r->note, sizeof r->note,
+                 "last to arrive in %u of %llu collective calls (%.0f%%); a healthy rank is last "
+                 "in about 1 of %d",
+                 t->count[e], (unsigned long long)t->calls, 100 * f, n);
     }
     return FP_OK;
 }

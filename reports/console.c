@@ -19,7 +19,19 @@ static int cmp_key(const void *a, const void *b)
     return c;
 }
 
-/* Rows summarise summary samples (iter -1) where a key has them, else all.
+static void key_text(const fp_sample *s, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%s %s", s->suite, s->test, s->metric);
+}
+
+/* A unit as a reader takes it: burn-in's verdict code says what its values mean. */
+static const char *unit_text(const char *unit)
+{
+    return strcmp(unit, "0pass1warn2fail") == 0 ? "verdict: 0 pass, 1 warn, 2 fail" : unit;
+}
+
+/* Rows summarise summary samples (iter -1) where a key has them, else all; the
+ * key column is as wide as the widest key, so every row's columns line up.
  * The collective suite has its own nccl-tests-shaped tables first. */
 void fp_report_console(FILE *out, const fp_run *run)
 {
@@ -38,7 +50,14 @@ void fp_report_console(FILE *out, const fp_run *run)
     qsort(idx, n, sizeof *idx, cmp_key);
     if (n == 0)
         goto done;
-    fprintf(out, "%-34s %10s %6s %12s %12s %12s  %s\n", "# metric", "size", "count", "min",
+    int width = 34;
+    for (size_t i = 0; i < n; i++) {
+        char key[96];
+        key_text(idx[i], key, sizeof key);
+        if ((int)strlen(key) > width)
+            width = (int)strlen(key);
+    }
+    fprintf(out, "%-*s %10s %6s %12s %12s %12s  %s\n", width, "# metric", "size", "count", "min",
             "median", "max", "unit");
     for (size_t i = 0; i < n;) {
         size_t j = i;
@@ -52,9 +71,9 @@ void fp_report_console(FILE *out, const fp_run *run)
         double med = fp_median(vals, m); /* sorts: vals[0] and vals[m - 1] are min and max */
         const fp_sample *s = idx[i];
         char key[96];
-        snprintf(key, sizeof key, "%s/%s %s", s->suite, s->test, s->metric);
-        fprintf(out, "%-34s %10llu %6zu %12.4g %12.4g %12.4g  %s (%s is better)\n", key,
-                (unsigned long long)s->size, m, vals[0], med, vals[m - 1], s->unit,
+        key_text(s, key, sizeof key);
+        fprintf(out, "%-*s %10llu %6zu %12.4g %12.4g %12.4g  %s (%s is better)\n", width, key,
+                (unsigned long long)s->size, m, vals[0], med, vals[m - 1], unit_text(s->unit),
                 s->better == FP_BETTER_LOWER ? "lower" : "higher");
         i = j;
     }

@@ -291,7 +291,8 @@ static void reason_line(FILE *f, const reason_group *g)
         if (g->evidence & (1u << e))
             m += (size_t)snprintf(kinds + m, sizeof kinds - (m < sizeof kinds ? m : sizeof kinds),
                                   "%s%s", m ? ", " : "", fp_evidence_name((fp_evidence)e));
-    if (isnan(r->value) || r->evidence == FP_EV_MISSING)
+    bool note_only = isnan(r->value) || r->evidence == FP_EV_MISSING || r->evidence == FP_EV_LATE;
+    if (note_only)
         snprintf(line, sizeof line, "%s: %s", r->key[0] ? r->key : "-",
                  r->note[0]                     ? r->note
                  : r->evidence == FP_EV_MISSING ? "missing"
@@ -320,7 +321,7 @@ static void reason_line(FILE *f, const reason_group *g)
     esc(f, kinds);
     fputs("; ", f);
     esc(f, r->rule);
-    if (r->note[0] && !(isnan(r->value) || r->evidence == FP_EV_MISSING)) {
+    if (r->note[0] && !note_only) {
         fputs("; ", f);
         esc(f, r->note);
     }

@@ -37,6 +37,9 @@ static void print_reason(FILE *out, const fp_reason *r)
             r->key[0] ? r->key : "-");
     if (r->evidence == FP_EV_MISSING) {
         fprintf(out, ": missing");
+    } else if (r->evidence == FP_EV_LATE) { /* the note says it all: a share, not a measurement */
+        fprintf(out, ": %s (rule %s)\n", r->note, r->rule);
+        return;
     } else if (r->evidence == FP_EV_VALUE) {
         fprintf(out, " = %g %s (limit %g, rule %s)", r->value, r->unit, r->expected, r->rule);
     } else if (!isnan(r->value)) {
@@ -47,8 +50,10 @@ static void print_reason(FILE *out, const fp_reason *r)
             fprintf(out, ", %.3g %s worse", r->deviation, r->unit);
         else
             fprintf(out, ", %.1f%% worse", 100 * r->deviation);
-        fprintf(out, " (z %.1f, %d/%d windows, rule %s)", r->z, r->windows_bad, r->windows,
-                r->rule);
+        char z[32] = ""; /* no z where the evidence has none */
+        if (isfinite(r->z))
+            snprintf(z, sizeof z, "z %.1f, ", r->z);
+        fprintf(out, " (%s%d/%d windows, rule %s)", z, r->windows_bad, r->windows, r->rule);
     }
     if (r->note[0])
         fprintf(out, " -- %s", r->note);
