@@ -11,9 +11,9 @@ expect_out "^mpirun --hostfile $WORK/hosts --map-by ppr:8:node .* /opt/fp burnin
 expect_out "^/opt/fp baseline build --store /data/fleet.h5 --tag nightly"
 expect_out "^/opt/fp report --store /data/fleet.h5 --tag nightly -q --html "
 # a launcher with options, as sites set it: split into words, not one name
-FP_HOSTFILE="$WORK/hosts" MPIRUN="mpirun --mca btl self,vader" FLEETPRINT="env FOO=1 /opt/fp" \
+FP_HOSTFILE="$WORK/hosts" MPIRUN="mpirun --mca pml ob1" FLEETPRINT="env FOO=1 /opt/fp" \
   expect_rc 0 bash "$script" --dry-run
-expect_out "^mpirun --mca btl self,vader --hostfile $WORK/hosts .* env FOO=1 /opt/fp burnin "
+expect_out "^mpirun --mca pml ob1 --hostfile $WORK/hosts .* env FOO=1 /opt/fp burnin "
 FP_HOSTFILE="$WORK/none" expect_rc 2 bash "$script" --dry-run
 expect_out "cannot read hostfile"
 expect_rc 1 env -u FP_HOSTFILE bash "$script" --dry-run
