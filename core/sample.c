@@ -1,6 +1,7 @@
 #include "fleetprint/mem.h"
 #include "fleetprint/sample.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -148,6 +149,17 @@ static bool parse_end(const char *s, const char *end, char *node, int *dev)
             return false;
         *dev = (int)v;
     }
+    return true;
+}
+
+bool fp_node_name_ok(const char *name)
+{
+    size_t n = strnlen(name, FP_NAME_MAX);
+    if (n == 0 || n >= FP_NAME_MAX || !isalnum((unsigned char)name[0]))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)name[i]) && !strchr("-_.", name[i]))
+            return false;
     return true;
 }
 

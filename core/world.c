@@ -487,14 +487,19 @@ fp_status fp_world_allgather(fp_world *w, const void *mine, void *all, int bytes
 
 /* ---- start-up -------------------------------------------------------------------- */
 
-static void node_identity(char *name, size_t len)
+/* This rank's node name and where it came from. A name that does not fit
+ * name[len] is cut short here and refused by check_node_names. */
+static const char *node_identity(char *name, size_t len)
 {
-    const char *env = getenv("FLEETPRINT_NODE");
+    const char *from = "FLEETPRINT_NODE", *env = getenv(from);
     if (!env || !*env)
-        env = getenv("SLURMD_NODENAME");
+        env = getenv(from = "SLURMD_NODENAME");
     if (env && *env) {
-        snprintf(name, len, "%s", env);
-        return;
+        if (strlen(env) >= len)
+            snprintf(name, len, "%s", "");
+        else
+            snprintf(name, len, "%s", env);
+        return from;
     }
     if (gethostname(name, len) != 0)
         snprintf(name, len, "localhost");
@@ -502,28 +507,54 @@ static void node_identity(char *name, size_t len)
     char *dot = strchr(name, '.'); /* short name, as Slurm knows it */
     if (dot)
         *dot = 0;
+    return "the host name";
+}
+
+/* Node names go into drain files, hostlists and scontrol commands: every rank
+ * refuses a run where any rank's name is not a host name (all decide alike,
+ * on the same gathered names; rank 0 says which). */
+typedef struct node_id {
+    char name[FP_NAME_MAX];
+    char from[24];
+} node_id;
+
+static fp_status check_node_names(const fp_world *w, const node_id *all)
+{
+    for (int r = 0; r < w->size; r++) {
+        if (fp_node_name_ok(all[r].name))
+            continue;
+        if (w->rank == 0)
+            fp_error("rank %d: node name '%s' (from %s) is not a host name: 1 to %d letters, "
+                     "digits, '-', '_' or '.', starting with a letter or digit",
+                     r, all[r].name[0] ? all[r].name : "(too long or empty)", all[r].from,
+                     FP_NAME_MAX - 1);
+        return FP_EINPUT;
+    }
+    return FP_OK;
 }
 
 static fp_status build_node_map(fp_world *w)
 {
     fp_status st = FP_OK;
-    char mine[FP_NAME_MAX] = {0};
-    node_identity(mine, sizeof mine);
-    char (*all)[FP_NAME_MAX] = calloc((size_t)w->size, FP_NAME_MAX);
+    node_id mine;
+    memset(&mine, 0, sizeof mine);
+    snprintf(mine.from, sizeof mine.from, "%s", node_identity(mine.name, sizeof mine.name));
+    node_id *all = calloc((size_t)w->size, sizeof *all);
     w->node_of = calloc((size_t)w->size, sizeof *w->node_of);
     w->node_names = calloc((size_t)w->size, FP_NAME_MAX);
     FP_CHECK_ALLOC(all);
     FP_CHECK_ALLOC(w->node_of);
     FP_CHECK_ALLOC(w->node_names);
-    FP_CHECK(fp_world_allgather(w, mine, all, FP_NAME_MAX, "start-up (node names)"));
+    FP_CHECK(fp_world_allgather(w, &mine, all, (int)sizeof mine, "start-up (node names)"));
+    FP_CHECK(check_node_names(w, all));
     for (int r = 0; r < w->size; r++) {
         int found = -1;
         for (int k = 0; k < w->nnodes && found < 0; k++)
-            if (strcmp(w->node_names[k], all[r]) == 0)
+            if (strcmp(w->node_names[k], all[r].name) == 0)
                 found = k;
         if (found < 0) {
             found = w->nnodes++;
-            memcpy(w->node_names[found], all[r], FP_NAME_MAX);
+            memcpy(w->node_names[found], all[r].name, FP_NAME_MAX);
         }
         w->node_of[r] = found;
     }

@@ -276,6 +276,12 @@ fp_status fp_verdicts_write_hostlist(const fp_verdicts *v, const char *path)
 {
     const char *const *fail_nodes;
     size_t nfail = fp_verdicts_nodes_at(v, FP_FAIL, &fail_nodes);
+    for (size_t i = 0; i < nfail; i++) /* a run read from a file names its own nodes */
+        if (!fp_node_name_ok(fail_nodes[i])) {
+            fp_error("%s: not written: node name '%s' is not a host name (letters, digits, '-', "
+                     "'_', '.')", path, fail_nodes[i]);
+            return FP_EINPUT;
+        }
     char *expr = fp_hostlist_compress(fail_nodes, nfail);
     if (!expr)
         return FP_ENOMEM;

@@ -43,6 +43,10 @@ char *fp_entity_format(const fp_entity *e, char *buf, size_t len);
 /* Parse the canonical form; false on malformed text. */
 bool fp_entity_parse(const char *text, fp_entity *out);
 const char *fp_entity_kind_name(fp_entity_kind kind);
+/* Whether name can be a node's name on every path it takes (a Slurm hostlist,
+ * a drain file, a shell word): 1 to FP_NAME_MAX - 1 characters, letters,
+ * digits, '-', '_' and '.', starting with a letter or digit. */
+bool fp_node_name_ok(const char *name);
 
 /* A metric as a test declares it: name, unit, and which way is better.
  * Tests keep these in const tables; samples copy them. */

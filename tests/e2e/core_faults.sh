@@ -81,4 +81,13 @@ expect_out "unknown suite 'burnin'"
 ! grep -Eq '(\(|, )burnin(,| or)' "$WORK/out" || fail "the refusal offers the refused suite"
 expect_out 'fleetprint burnin'
 expect_rc 2 "$FLEETPRINT" whatif-not-a-command
+
+# a node name that is not a host name never reaches a drain file or scontrol:
+# the run is refused at start-up, naming the rank (issue 33)
+bad='n2 State=RESUME;touch /tmp/x'
+expect_rc 2 "$MPIEXEC" -np 4 --oversubscribe env "FP_BAD=$bad" bash -c \
+  'r=$OMPI_COMM_WORLD_RANK; [ "$r" = 2 ] && n=$FP_BAD || n=n$r; FLEETPRINT_NODE=$n exec "$@"' _ \
+  "$FLEETPRINT" preflight --test membw --drain-file "$WORK/drain.txt"
+expect_out "rank 2: node name 'n2 State=RESUME;touch /tmp/x' \(from FLEETPRINT_NODE\) is not a host name"
+[ ! -e "$WORK/drain.txt" ] || fail "a drain file was written: $(cat "$WORK/drain.txt")"
 echo ok
