@@ -9,6 +9,9 @@
 #include "fleetprint/mem.h"
 #include "fleetprint/log.h"
 #include "fleetprint/stats.h"
+#include "h5.h"
+#include "intern.h"
+#include "runtab.h"
 #include "store_internal.h"
 
 #define KEY_WIDTH 96

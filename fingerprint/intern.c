@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store_internal.h"
+#include "intern.h"
 #include "fleetprint/stats.h"
 
 /* ---- string map ------------------------------------------------------------------ */

@@ -1,11 +1,12 @@
 /* Runtabs: a run's samples as rows of interned entities and metric keys, the
  * form the store reads and writes. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fleetprint/log.h"
 #include "fleetprint/mem.h"
-#include "store_internal.h"
+#include "runtab.h"
 
 fp_status fp__run_copy_context(fp_run *dst, const fp_run *src)
 {

@@ -17,6 +17,9 @@
 
 #include "fleetprint/mem.h"
 #include "fleetprint/log.h"
+#include "h5.h"
+#include "intern.h"
+#include "store_handle.h"
 #include "store_internal.h"
 
 /* ---- names, ids, contexts ----------------------------------------------------------- */

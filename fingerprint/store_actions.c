@@ -15,6 +15,9 @@
 #include "fleetprint/mem.h"
 #include "fleetprint/jsonl.h"
 #include "fleetprint/outfile.h"
+#include "h5.h"
+#include "intern.h"
+#include "runtab.h"
 #include "store_internal.h"
 
 bool fp_store_parse_date(const char *text, double *out)

@@ -15,6 +15,10 @@
 
 #include "fleetprint/mem.h"
 #include "fleetprint/log.h"
+#include "h5.h"
+#include "intern.h"
+#include "runtab.h"
+#include "store_handle.h"
 #include "store_internal.h"
 
 /* ---- record types ----------------------------------------------------------------- */
