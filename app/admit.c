@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "fleetprint/admit.h"
-#include "fleetprint/cli.h"
 #include "fleetprint/detect.h"
 #include "fleetprint/hostlist.h"
 #include "fleetprint/log.h"
