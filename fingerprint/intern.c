@@ -1,6 +1,6 @@
-/* Hash tables for the store: string interning (entity and metric tables) and
- * a 64-bit key map (baseline lookup). Open addressing, linear probing,
- * power-of-two sizes, grown at half load. */
+/* Hash tables for the store: string interning (entity, metric and run-id
+ * tables) and a 64-bit key map (baseline lookup). Open addressing, linear
+ * probing, power-of-two sizes, grown at half load. */
 #include <stdlib.h>
 #include <string.h>
 

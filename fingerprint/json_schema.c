@@ -1,5 +1,6 @@
 /* The JSON form of a sample and of a run's context, both ways: the schema the
- * JSON report, the JSON Lines interchange and `detect --run FILE` share. */
+ * JSON report, the JSON Lines interchange and run files (`detect --input`,
+ * runfile.c) share. */
 #include "fleetprint/jsonl.h"
 
 #include <limits.h>

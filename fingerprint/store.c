@@ -1,8 +1,8 @@
 /* The HDF5 fingerprint store: handle, writer lock, the manifest and its
  * partition files (atomic commits: new partition, fsync, new manifest,
- * rename), the catalog of runs (list), retention.
- * Layout: docs/store.md. Run groups (write, read): store_runs.c. HDF5 helpers:
- * h5.c. Runtabs: runtab.c. Baselines: baseline.c. */
+ * rename), the catalog of runs, the baselines' transactions, the SKU index.
+ * Layout: docs/store.md. Runs (append, remove, compact, list, load):
+ * store_runs.c. HDF5 helpers: h5.c. Runtabs: runtab.c. Baselines: baseline.c. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
