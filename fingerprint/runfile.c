@@ -20,9 +20,10 @@ static fp_status read_run_json(const char *path, json_t *root, fp_run *run)
         fp_error("%s: not a fleetprint run file (needs \"run\" and \"samples\")", path);
         return FP_EINPUT;
     }
-    if (fp_json_parse_context(ctx, run, err, sizeof err) != FP_OK) {
+    fp_status st = fp_json_parse_context(ctx, run, err, sizeof err);
+    if (st != FP_OK) {
         fp_error("%s: run: %s", path, err);
-        return FP_EINPUT;
+        return st;
     }
     size_t i;
     const json_t *js;
@@ -32,9 +33,11 @@ static fp_status read_run_json(const char *path, json_t *root, fp_run *run)
             fp_error("%s: samples[%zu]: %s", path, i, err);
             return FP_EINPUT;
         }
-        fp_status st = fp_run_add(run, &s);
-        if (st != FP_OK)
+        st = fp_run_add(run, &s);
+        if (st != FP_OK) {
+            fp_error("%s: samples[%zu]: out of memory", path, i);
             return st;
+        }
     }
     return FP_OK;
 }
@@ -97,6 +100,7 @@ static fp_status read_run_jsonl(const char *path, FILE *f, const char *which, fp
             json_decref(l.context);
             if (st != FP_OK) {
                 fp_error("%s:%zu: %s", path, lineno, err);
+                fp_run_free(&ctx);
                 break;
             }
             if (!want[0]) /* first run when no run lines preceded */
@@ -117,8 +121,8 @@ static fp_status read_run_jsonl(const char *path, FILE *f, const char *which, fp
         } else if (l.kind == FP_JSONL_SAMPLE) {
             if (!want[0])
                 snprintf(want, sizeof want, "%s", l.run_id);
-            if (strcmp(l.run_id, want) == 0)
-                st = fp_run_add(run, &l.sample);
+            if (strcmp(l.run_id, want) == 0 && (st = fp_run_add(run, &l.sample)) != FP_OK)
+                fp_error("%s:%zu: out of memory", path, lineno);
         }
     }
     free(line);

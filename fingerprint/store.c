@@ -255,12 +255,13 @@ cleanup:
 
 fp_status fp__store_cat_push(fp_store *s, const cat_row *r)
 {
+    fp_status st = FP_OK;
     cat_row *g = fp_grow(s->cat, &s->catcap, s->ncat + 1, sizeof *g, 64);
-    if (!g)
-        return FP_ENOMEM;
+    FP_CHECK_ALLOC(g);
     s->cat = g;
     s->cat[s->ncat++] = *r;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 static void cat_clear(fp_store *s)

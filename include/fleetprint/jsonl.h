@@ -17,7 +17,8 @@ json_t *fp_json_context(const fp_run *run);
 json_t *fp_json_sample(const fp_sample *s);
 /* Parse a sample object. On error returns FP_EINPUT with the bad field named in err. */
 fp_status fp_json_parse_sample(const json_t *j, fp_sample *out, char *err, size_t errlen);
-/* Parse a context object into run (samples untouched). FP_EINPUT with err on error. */
+/* Parse a context object into run (samples untouched). On error err says why:
+ * FP_EINPUT naming the bad field, or FP_ENOMEM. */
 fp_status fp_json_parse_context(const json_t *j, fp_run *run, char *err, size_t errlen);
 
 /* ---- JSON Lines ------------------------------------------------------------------
