@@ -206,35 +206,34 @@ fp_status fp_admit_score_nodes(const fp_topology *t, const fp_admit_shape *shape
                                const int *node, const unsigned char *avail,
                                fp_admit_score *out)
 {
+    fp_status st = FP_OK;
     int R = shape->rows, C = shape->cols, N = R * C, nsw = fp_topology_switches(t);
     int *key = calloc((size_t)N + 1, sizeof *key);
     int *stamp = calloc((size_t)nsw + 1, sizeof *stamp);
-    if (!key || !stamp) {
-        free(key);
-        free(stamp);
-        return FP_ENOMEM;
-    }
+    FP_CHECK_ALLOC(key);
+    FP_CHECK_ALLOC(stamp);
     int gen = 0;
-    spread_stats st;
+    spread_stats ss;
     memset(out, 0, sizeof *out);
     for (int k = 0; k < N; k++)
         key[k] = fp_topology_node_pod(t, node[k]);
-    grid_spreads(R, C, key, stamp, &gen, &st);
-    out->dp_spread = st.rmax;
-    out->pp_spread = st.cmax;
+    grid_spreads(R, C, key, stamp, &gen, &ss);
+    out->dp_spread = ss.rmax;
+    out->pp_spread = ss.cmax;
     for (int k = 0; k < N; k++)
         key[k] = fp_topology_node_leaf(t, node[k]);
-    grid_spreads(R, C, key, stamp, &gen, &st);
-    out->dp_leaf_spread = st.rmax;
-    out->pp_leaf_spread = st.cmax;
+    grid_spreads(R, C, key, stamp, &gen, &ss);
+    out->dp_leaf_spread = ss.rmax;
+    out->pp_leaf_spread = ss.cmax;
     double a = shape->alpha;
     out->objective = a * out->dp_spread + (1 - a) * out->pp_spread;
     out->leaf_objective = a * out->dp_leaf_spread + (1 - a) * out->pp_leaf_spread;
     for (int k = 0; avail && k < N; k++)
         out->warned += avail[node[k]] == FP_ADMIT_WARNED;
+cleanup:
     free(key);
     free(stamp);
-    return FP_OK;
+    return st;
 }
 
 /* Lexicographic: objective, then leaf objective. */
@@ -276,6 +275,7 @@ static void pool_free(pool *p)
 static fp_status pool_build(const fp_topology *t, const unsigned char *avail, bool with_warned,
                             pool *p)
 {
+    fp_status st = FP_OK;
     int n = fp_topology_nodes(t), nsw = fp_topology_switches(t);
     memset(p, 0, sizeof *p);
     p->nnode = n;
@@ -290,7 +290,7 @@ static fp_status pool_build(const fp_topology *t, const unsigned char *avail, bo
     if (!p->use || !p->pod_of_sw || !p->leaf_of_sw || !p->pod_cap || !p->leaf_cap ||
         !p->leaf_pod || !p->leaf_start || !p->leaf_nodes) {
         pool_free(p);
-        return FP_ENOMEM;
+        FP_FAIL(FP_ENOMEM, "out of memory");
     }
     for (int s = 0; s < nsw; s++)
         p->pod_of_sw[s] = p->leaf_of_sw[s] = -1;
@@ -313,7 +313,7 @@ static fp_status pool_build(const fp_topology *t, const unsigned char *avail, bo
     int *fill = calloc((size_t)p->nleaf + 1, sizeof *fill);
     if (!fill) {
         pool_free(p);
-        return FP_ENOMEM;
+        FP_FAIL(FP_ENOMEM, "out of memory");
     }
     for (int pass = 0; pass < 2; pass++) /* healthy first, then warned */
         for (int k = 0; k < n; k++) {
@@ -323,7 +323,8 @@ static fp_status pool_build(const fp_topology *t, const unsigned char *avail, bo
             p->leaf_nodes[p->leaf_start[l] + fill[l]++] = k;
         }
     free(fill);
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 /* ---- baselines -------------------------------------------------------------------- */
@@ -465,6 +466,7 @@ static double gls_cost(const gls *g)
 static fp_status gls_init(gls *g, int R, int C, int K, double alpha, const int *cap,
                           const int *fam, int *a)
 {
+    fp_status st = FP_OK;
     memset(g, 0, sizeof *g);
     g->R = R;
     g->C = C;
@@ -488,7 +490,7 @@ static fp_status gls_init(gls *g, int R, int C, int K, double alpha, const int *
     if (!g->used || !g->rc || !g->cc || !g->rs || !g->cs || !g->rh || !g->ch || !g->ustart ||
         !g->ucell || !g->upos) {
         gls_free(g);
-        return FP_ENOMEM;
+        FP_FAIL(FP_ENOMEM, "out of memory");
     }
     for (int x = 0; x < N; x++) {
         int u = a[x], s = x / C, d = x % C;
@@ -510,7 +512,7 @@ static fp_status gls_init(gls *g, int R, int C, int K, double alpha, const int *
         free(fill);
         free(slots);
         gls_free(g);
-        return FP_ENOMEM;
+        FP_FAIL(FP_ENOMEM, "out of memory");
     }
     free(g->ucell);
     g->ucell = slots;
@@ -533,7 +535,8 @@ static fp_status gls_init(gls *g, int R, int C, int K, double alpha, const int *
         if (g->cs[d] > g->cmax)
             g->cmax = g->cs[d];
     }
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 /* Move x into unit q, which has room. */

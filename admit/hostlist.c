@@ -62,12 +62,14 @@ static bool grow(fp_hostlist *hl, size_t more)
 /* Take ownership of s (already allocated). */
 static fp_status push_owned(fp_hostlist *hl, char *s)
 {
+    fp_status st = FP_OK;
     if (!grow(hl, 1)) {
         free(s);
-        return FP_ENOMEM;
+        FP_FAIL(FP_ENOMEM, "out of memory");
     }
     hl->name[hl->n++] = s;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 fp_status fp_hostlist_push(fp_hostlist *hl, const char *host)
@@ -77,10 +79,12 @@ fp_status fp_hostlist_push(fp_hostlist *hl, const char *host)
     for (const char *p = host; *p; p++)
         if (is_sep(*p) || *p == '[' || *p == ']')
             return FP_EINPUT;
+    fp_status st = FP_OK;
     char *s = strdup(host);
-    if (!s)
-        return FP_ENOMEM;
-    return push_owned(hl, s);
+    FP_CHECK_ALLOC(s);
+    st = push_owned(hl, s);
+cleanup:
+    return st;
 }
 
 bool fp_hostlist_contains(const fp_hostlist *hl, const char *host)

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "fleetprint/admit.h"
-#include "fleetprint/cli.h"
 #include "fleetprint/detect.h"
 #include "fleetprint/hostlist.h"
 #include "fleetprint/log.h"
@@ -64,8 +64,10 @@ static fp_status gather(const char *opt, const fp_strlist *items, fp_hostlist **
     if (items->n == 0)
         return FP_OK;
     fp_hostlist *hl = fp_hostlist_new();
-    if (!hl)
+    if (!hl) {
+        fp_error("--%s: out of memory", opt);
         return FP_ENOMEM;
+    }
     for (int i = 0; i < items->n; i++) {
         char err[256];
         fp_status st = fp_hostlist_append(hl, items->item[i], err, sizeof err);

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "fleetprint/cli.h"
+#include "cli.h"
 #include "fleetprint/detect.h"
 #include "fleetprint/store.h"
 #include "fleetprint/suite.h"

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "fleetprint/cli.h"
+#include "cli.h"
 #include "fleetprint/log.h"
 #include "fleetprint/store.h"
 

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fleetprint/cli.h"
+#include "cli.h"
 
 extern const fp_command fp_cmd_run;
 extern const fp_command fp_cmd_preflight;

@@ -73,6 +73,7 @@ typedef struct host_info {
 
 static fp_status check_contention(fp_world *w, int threads, bool *contended, char *note, size_t len)
 {
+    fp_status st = FP_OK;
     host_info mine, *all = NULL;
     memset(&mine, 0, sizeof mine);
     gethostname(mine.host, sizeof mine.host - 1);
@@ -81,9 +82,8 @@ static fp_status check_contention(fp_world *w, int threads, bool *contended, cha
     mine.threads = threads;
     int n = fp_world_size(w);
     all = calloc((size_t)n, sizeof *all);
-    if (!all)
-        return FP_ENOMEM;
-    fp_status st = fp_world_allgather(w, &mine, all, (int)sizeof mine, "checking for shared cores");
+    FP_CHECK_ALLOC(all);
+    st = fp_world_allgather(w, &mine, all, (int)sizeof mine, "checking for shared cores");
     *contended = false;
     for (int i = 0; st == FP_OK && i < n && !*contended; i++) {
         int want = 0;
@@ -96,6 +96,7 @@ static fp_status check_contention(fp_world *w, int threads, bool *contended, cha
                      all[i].host);
         }
     }
+cleanup:
     free(all);
     return st;
 }

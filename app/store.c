@@ -1,7 +1,7 @@
 /* fleetprint store ls|check|show|export|ingest|rm|compact: look after the runs of a store,
  * and move them in and out as JSON Lines (docs/store.md). The actions are
  * fp_store_run_action (fingerprint/store_actions.c). */
-#include "fleetprint/cli.h"
+#include "cli.h"
 #include "fleetprint/store.h"
 
 static const fp_opt store_opts[] = {

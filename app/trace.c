@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fleetprint/cli.h"
+#include "cli.h"
 #include "fleetprint/log.h"
 #include "fleetprint/store.h"
 #include "fleetprint/report.h"

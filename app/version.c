@@ -4,7 +4,7 @@
 #include <mpi.h>
 #include <stdio.h>
 
-#include "fleetprint/cli.h"
+#include "cli.h"
 #include "fleetprint/comm.h"
 
 static fp_status version_run(const void *config, fp_world *world)

@@ -1,7 +1,7 @@
 /* `fleetprint whatif`: what-if straggler analysis of a training trace. */
 #include <stddef.h>
 
-#include "fleetprint/cli.h"
+#include "cli.h"
 #include "fleetprint/log.h"
 #include "fleetprint/report.h"
 

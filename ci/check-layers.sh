@@ -31,7 +31,6 @@ declare -A owner=(
   [detect]=detect [whatif]=whatif [trace]=whatif
   [admit]=admit [topology]=admit [hostlist]=admit
   [report]=reports
-  [cli]=app
 )
 
 fail=0

@@ -9,6 +9,9 @@
 #include "fleetprint/mem.h"
 #include "fleetprint/log.h"
 #include "fleetprint/stats.h"
+#include "h5.h"
+#include "intern.h"
+#include "runtab.h"
 #include "store_internal.h"
 
 #define KEY_WIDTH 96
@@ -85,26 +88,25 @@ typedef struct obs {
 
 static fp_status obs_add(obs *o, uint32_t group, uint32_t run, double v)
 {
+    fp_status st = FP_OK;
     if (o->n == o->cap) {
         size_t cap = o->cap ? o->cap * 2 : 1 << 16;
         uint32_t *g = realloc(o->group, cap * sizeof *g);
-        if (!g)
-            return FP_ENOMEM;
+        FP_CHECK_ALLOC(g);
         o->group = g;
         uint32_t *r = realloc(o->run, cap * sizeof *r);
-        if (!r)
-            return FP_ENOMEM;
+        FP_CHECK_ALLOC(r);
         o->run = r;
         double *d = realloc(o->v, cap * sizeof *d);
-        if (!d)
-            return FP_ENOMEM;
+        FP_CHECK_ALLOC(d);
         o->v = d;
         o->cap = cap;
     }
     o->group[o->n] = group;
     o->run[o->n] = run;
     o->v[o->n++] = v;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 static void obs_free(obs *o)
@@ -147,13 +149,15 @@ static fp_status group_id(groups *g, uint32_t key, uint32_t who, uint32_t *id)
         *id = v;
         return FP_OK;
     }
+    fp_status st = FP_OK;
     uint64_t *grown = fp_grow(g->pair, &g->cap, g->n + 1, sizeof *grown, 1024);
-    if (!grown)
-        return FP_ENOMEM;
+    FP_CHECK_ALLOC(grown);
     g->pair = grown;
     g->pair[g->n] = p;
     *id = (uint32_t)g->n++;
-    return fp__u64map_put(&g->map, p, *id);
+    st = fp__u64map_put(&g->map, p, *id);
+cleanup:
+    return st;
 }
 
 static void groups_free(groups *g)
@@ -168,6 +172,7 @@ static void groups_free(groups *g)
 static fp_status sort_by_group(const obs *o, size_t ngroups, size_t **start, uint32_t **run,
                                double **v)
 {
+    fp_status st = FP_OK;
     size_t *st_ = calloc(ngroups + 1, sizeof *st_);
     uint32_t *r = malloc((o->n ? o->n : 1) * sizeof *r);
     double *d = malloc((o->n ? o->n : 1) * sizeof *d);
@@ -175,7 +180,7 @@ static fp_status sort_by_group(const obs *o, size_t ngroups, size_t **start, uin
         free(st_);
         free(r);
         free(d);
-        return FP_ENOMEM;
+        FP_FAIL(FP_ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < o->n; i++)
         st_[o->group[i] + 1]++;
@@ -186,7 +191,7 @@ static fp_status sort_by_group(const obs *o, size_t ngroups, size_t **start, uin
         free(st_);
         free(r);
         free(d);
-        return FP_ENOMEM;
+        FP_FAIL(FP_ENOMEM, "out of memory");
     }
     memcpy(pos, st_, ngroups * sizeof *pos);
     for (size_t i = 0; i < o->n; i++) {
@@ -198,7 +203,8 @@ static fp_status sort_by_group(const obs *o, size_t ngroups, size_t **start, uin
     *start = st_;
     *run = r;
     *v = d;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 /* Run sets: distinct sorted lists of run indices, interned by their text so
@@ -216,17 +222,18 @@ typedef struct runsets {
 
 static fp_status grow_u32(uint32_t **p, size_t *cap, size_t need)
 {
+    fp_status st = FP_OK;
     if (need <= *cap)
         return FP_OK;
     size_t c = *cap ? *cap : 1024;
     while (c < need)
         c *= 2;
     uint32_t *g = realloc(*p, c * sizeof *g);
-    if (!g)
-        return FP_ENOMEM;
+    FP_CHECK_ALLOC(g);
     *p = g;
     *cap = c;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -250,8 +257,7 @@ static fp_status runset_id(runsets *rs, const uint32_t *runs_in, size_t n, uint3
         if (i && runs[i] == runs[i - 1])
             continue;
         char *g = fp_grow(rs->buf, &rs->bufcap, len + 16, 1, 1024);
-        if (!g)
-            return FP_ENOMEM;
+        FP_CHECK_ALLOC(g);
         rs->buf = g;
         len += (size_t)snprintf(rs->buf + len, rs->bufcap - len, "%u,", runs[i]);
         nd++;
@@ -269,7 +275,8 @@ static fp_status runset_id(runsets *rs, const uint32_t *runs_in, size_t n, uint3
         if (!i || runs[i] != runs[i - 1])
             rs->member[rs->nmember++] = runs[i];
     rs->off[++rs->nsets] = (uint32_t)rs->nmember;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 static void runsets_free(runsets *rs)

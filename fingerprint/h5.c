@@ -5,7 +5,7 @@
 
 #include "fleetprint/log.h"
 #include "fleetprint/mem.h"
-#include "store_internal.h"
+#include "h5.h"
 
 /* rows per chunk of a table dataset */
 #define ROWS_PER_CHUNK 32768

@@ -1,10 +1,10 @@
-/* Hash tables for the store: string interning (entity and metric tables) and
- * a 64-bit key map (baseline lookup). Open addressing, linear probing,
- * power-of-two sizes, grown at half load. */
+/* Hash tables for the store: string interning (entity, metric and run-id
+ * tables) and a 64-bit key map (baseline lookup). Open addressing, linear
+ * probing, power-of-two sizes, grown at half load. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "store_internal.h"
+#include "intern.h"
 #include "fleetprint/stats.h"
 
 /* ---- string map ------------------------------------------------------------------ */
@@ -23,9 +23,9 @@ static uint32_t hash_bytes(const char *s, size_t len)
 
 static fp_status strmap_rehash(fp__strmap *m, uint32_t nslots)
 {
+    fp_status st = FP_OK;
     uint32_t *slot = calloc(nslots, sizeof *slot);
-    if (!slot)
-        return FP_ENOMEM;
+    FP_CHECK_ALLOC(slot);
     for (uint32_t id = 0; id < m->n; id++) {
         uint32_t i = m->hash[id] & (nslots - 1);
         while (slot[i])
@@ -35,7 +35,8 @@ static fp_status strmap_rehash(fp__strmap *m, uint32_t nslots)
     free(m->slot);
     m->slot = slot;
     m->nslots = nslots;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 uint32_t fp__strmap_find(const fp__strmap *m, const char *s, size_t len)
@@ -55,6 +56,7 @@ uint32_t fp__strmap_find(const fp__strmap *m, const char *s, size_t len)
 
 fp_status fp__strmap_intern(fp__strmap *m, const char *s, size_t len, uint32_t *id, bool *added)
 {
+    fp_status st = FP_OK;
     uint32_t found = fp__strmap_find(m, s, len);
     if (added)
         *added = found == FP__NONE;
@@ -63,21 +65,16 @@ fp_status fp__strmap_intern(fp__strmap *m, const char *s, size_t len, uint32_t *
         return FP_OK;
     }
     if (m->n == FP__NONE - 1 || m->pool_len + len + 1 > UINT32_MAX)
-        return FP_ENOMEM;
-    if ((size_t)(m->n + 1) * 2 > m->nslots) {
-        fp_status st = strmap_rehash(m, m->nslots ? m->nslots * 2 : 64);
-        if (st != FP_OK)
-            return st;
-    }
+        FP_FAIL(FP_ENOMEM, "string table full: %u strings in %zu bytes", m->n, m->pool_len);
+    if ((size_t)(m->n + 1) * 2 > m->nslots)
+        FP_CHECK(strmap_rehash(m, m->nslots ? m->nslots * 2 : 64));
     if (m->n == m->cap) {
         uint32_t cap = m->cap ? m->cap * 2 : 32;
         uint32_t *off = realloc(m->off, cap * sizeof *off);
-        if (!off)
-            return FP_ENOMEM;
+        FP_CHECK_ALLOC(off);
         m->off = off;
         uint32_t *hash = realloc(m->hash, cap * sizeof *hash);
-        if (!hash)
-            return FP_ENOMEM;
+        FP_CHECK_ALLOC(hash);
         m->hash = hash;
         m->cap = cap;
     }
@@ -86,8 +83,7 @@ fp_status fp__strmap_intern(fp__strmap *m, const char *s, size_t len, uint32_t *
         while (cap < m->pool_len + len + 1)
             cap *= 2;
         char *pool = realloc(m->pool, cap);
-        if (!pool)
-            return FP_ENOMEM;
+        FP_CHECK_ALLOC(pool);
         m->pool = pool;
         m->pool_cap = cap;
     }
@@ -102,7 +98,8 @@ fp_status fp__strmap_intern(fp__strmap *m, const char *s, size_t len, uint32_t *
         i = (i + 1) & (m->nslots - 1);
     m->slot[i] = m->n + 1;
     *id = m->n++;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 size_t fp__strmap_width(const fp__strmap *m)
@@ -129,12 +126,13 @@ void fp__strmap_free(fp__strmap *m)
 
 static fp_status u64map_grow(fp__u64map *m, size_t nslots)
 {
+    fp_status st = FP_OK;
     uint64_t *key = malloc(nslots * sizeof *key);
     uint32_t *val = malloc(nslots * sizeof *val);
     if (!key || !val) {
         free(key);
         free(val);
-        return FP_ENOMEM;
+        FP_FAIL(FP_ENOMEM, "out of memory");
     }
     memset(val, 0xff, nslots * sizeof *val);
     for (size_t i = 0; i < m->nslots; i++) {
@@ -151,7 +149,8 @@ static fp_status u64map_grow(fp__u64map *m, size_t nslots)
     m->key = key;
     m->val = val;
     m->nslots = nslots;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 fp_status fp__u64map_reserve(fp__u64map *m, size_t n)

@@ -1,5 +1,6 @@
 /* The JSON form of a sample and of a run's context, both ways: the schema the
- * JSON report, the JSON Lines interchange and `detect --run FILE` share. */
+ * JSON report, the JSON Lines interchange and run files (`detect --input`,
+ * runfile.c) share. */
 #include "fleetprint/jsonl.h"
 
 #include <limits.h>
@@ -141,8 +142,10 @@ fp_status fp_json_parse_context(const json_t *j, fp_run *run, char *err, size_t 
     if (nodes && !json_is_array(nodes)) BAD("nodes");
     if (ranks && !json_is_array(ranks)) BAD("ranks");
     int nn = nodes ? (int)json_array_size(nodes) : 0, nr = ranks ? (int)json_array_size(ranks) : 0;
-    if (fp_run_set_shape(run, nn, nr) != FP_OK)
+    if (fp_run_set_shape(run, nn, nr) != FP_OK) {
+        snprintf(err, errlen, "out of memory for %d nodes and %d ranks", nn, nr);
         return FP_ENOMEM;
+    }
     for (int i = 0; i < nn; i++) {
         const json_t *v = json_array_get(nodes, (size_t)i);
         if (!json_is_string(v) || json_string_length(v) >= FP_NAME_MAX) BAD("nodes");

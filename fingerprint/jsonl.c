@@ -93,18 +93,19 @@ int fp_jsonl_format_sample(char *buf, size_t len, const char *run_id, const fp_s
 
 fp_status fp_jsonl_write_run(FILE *out, const fp_run *run)
 {
+    fp_status st = FP_OK;
     json_t *line = json_object();
     json_object_set_new(line, "kind", json_string("run"));
     json_object_set_new(line, "run", fp_json_context(run));
     char *text = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
     json_decref(line);
-    if (!text)
-        return FP_ENOMEM;
+    FP_CHECK_ALLOC(text);
     int rc = fputs(text, out);
     free(text);
     if (rc < 0 || fputc('\n', out) == EOF)
-        return FP_EIO;
-    return FP_OK;
+        st = FP_EIO;
+cleanup:
+    return st;
 }
 
 /* ---- the flat scanner ------------------------------------------------------------ */

@@ -1,11 +1,12 @@
 /* Runtabs: a run's samples as rows of interned entities and metric keys, the
  * form the store reads and writes. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fleetprint/log.h"
 #include "fleetprint/mem.h"
-#include "store_internal.h"
+#include "runtab.h"
 
 fp_status fp__run_copy_context(fp_run *dst, const fp_run *src)
 {
@@ -62,8 +63,7 @@ static fp_status metric_id(fp__runtab *t, const fp_sample *s, uint32_t *mid, boo
     if (st != FP_OK || !*added)
         return st;
     fp__metric *grown = fp_grow(t->metrics, &t->metric_cap, (size_t)*mid + 1, sizeof *grown, 64);
-    if (!grown)
-        return FP_ENOMEM;
+    FP_CHECK_ALLOC(grown);
     t->metrics = grown;
     fp__metric *m = &t->metrics[*mid];
     memset(m, 0, sizeof *m);
@@ -75,7 +75,8 @@ static fp_status metric_id(fp__runtab *t, const fp_sample *s, uint32_t *mid, boo
     m->metric[sizeof m->metric - 1] = m->unit[sizeof m->unit - 1] = 0;
     m->better = (uint8_t)s->better;
     m->size = s->size;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 fp_status fp__runtab_add(fp__runtab *t, const fp_sample *s, char *err, size_t errlen)
@@ -100,8 +101,7 @@ fp_status fp__runtab_add(fp__runtab *t, const fp_sample *s, char *err, size_t er
         return FP_EINPUT;
     }
     fp__row *rows = fp_grow(t->rows, &t->row_cap, t->nrows + 1, sizeof *rows, 1024);
-    if (!rows)
-        return FP_ENOMEM;
+    FP_CHECK_ALLOC(rows);
     t->rows = rows;
     fp__row *r = &t->rows[t->nrows++];
     memset(r, 0, sizeof *r);
@@ -111,7 +111,8 @@ fp_status fp__runtab_add(fp__runtab *t, const fp_sample *s, char *err, size_t er
     r->value = s->value;
     r->t = s->t_start;
     t->last_metric = mid;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 fp_status fp__runtab_from_run(fp__runtab *t, const fp_run *run)

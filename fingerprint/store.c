@@ -1,8 +1,8 @@
 /* The HDF5 fingerprint store: handle, writer lock, the manifest and its
  * partition files (atomic commits: new partition, fsync, new manifest,
- * rename), the catalog of runs (list), retention.
- * Layout: docs/store.md. Run groups (write, read): store_runs.c. HDF5 helpers:
- * h5.c. Runtabs: runtab.c. Baselines: baseline.c. */
+ * rename), the catalog of runs, the baselines' transactions, the SKU index.
+ * Layout: docs/store.md. Runs (append, remove, compact, list, load):
+ * store_runs.c. HDF5 helpers: h5.c. Runtabs: runtab.c. Baselines: baseline.c. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +17,9 @@
 
 #include "fleetprint/mem.h"
 #include "fleetprint/log.h"
+#include "h5.h"
+#include "intern.h"
+#include "store_handle.h"
 #include "store_internal.h"
 
 /* ---- names, ids, contexts ----------------------------------------------------------- */
@@ -252,12 +255,13 @@ cleanup:
 
 fp_status fp__store_cat_push(fp_store *s, const cat_row *r)
 {
+    fp_status st = FP_OK;
     cat_row *g = fp_grow(s->cat, &s->catcap, s->ncat + 1, sizeof *g, 64);
-    if (!g)
-        return FP_ENOMEM;
+    FP_CHECK_ALLOC(g);
     s->cat = g;
     s->cat[s->ncat++] = *r;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 static void cat_clear(fp_store *s)

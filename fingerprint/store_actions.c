@@ -15,6 +15,9 @@
 #include "fleetprint/mem.h"
 #include "fleetprint/jsonl.h"
 #include "fleetprint/outfile.h"
+#include "h5.h"
+#include "intern.h"
+#include "runtab.h"
 #include "store_internal.h"
 
 bool fp_store_parse_date(const char *text, double *out)
@@ -357,23 +360,21 @@ static fp_status ingest_run(ingest *in, const char *id, uint32_t *idx)
     if (in->n == in->cap) {
         size_t cap = in->cap ? in->cap * 2 : 8;
         fp__runtab **t = realloc(in->tabs, cap * sizeof *t);
-        if (!t)
-            return FP_ENOMEM;
+        FP_CHECK_ALLOC(t);
         in->tabs = t;
         bool *h = realloc(in->has_context, cap * sizeof *h);
-        if (!h)
-            return FP_ENOMEM;
+        FP_CHECK_ALLOC(h);
         in->has_context = h;
         in->cap = cap;
     }
     fp__runtab *t = calloc(1, sizeof *t);
-    if (!t)
-        return FP_ENOMEM;
+    FP_CHECK_ALLOC(t);
     snprintf(t->ctx.id, sizeof t->ctx.id, "%s", id);
     snprintf(t->ctx.status, sizeof t->ctx.status, "complete");
     in->tabs[in->n] = t;
     in->has_context[in->n++] = false;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 static void ingest_free(ingest *in)
@@ -525,11 +526,11 @@ static fp_status do_ingest(const fp_store_action *c, fp_store *s)
         lineno++;
         if (memchr(line, 0, len))
             FP_FAIL(FP_EINPUT, "%s:%zu: NUL byte in line", name, lineno);
-        if (ingest_line(&in, line, len, err, sizeof err) != FP_OK) {
-            if (!err[0])
-                FP_FAIL(FP_ENOMEM, "%s:%zu: out of memory", name, lineno);
+        fp_status lst = ingest_line(&in, line, len, err, sizeof err);
+        if (lst == FP_ENOMEM)
+            FP_FAIL(FP_ENOMEM, "%s:%zu: out of memory", name, lineno);
+        if (lst != FP_OK)
             FP_FAIL(FP_EINPUT, "%s:%zu: %s", name, lineno, err);
-        }
     }
     if (lines_failed(&src))
         FP_FAIL(FP_EINPUT, "cannot read %s: %s", name, strerror(errno));

@@ -1,6 +1,7 @@
 /* A run in the store: its group in a partition file (samples, metrics, ranks
- * and context), written by appends and read back by id. The store handle,
- * catalog and commits: store.c. */
+ * and context), written by appends, read back by id, listed, removed and
+ * compacted into fewer partition files. The store handle, catalog and
+ * commits: store.c. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,10 @@
 
 #include "fleetprint/mem.h"
 #include "fleetprint/log.h"
+#include "h5.h"
+#include "intern.h"
+#include "runtab.h"
+#include "store_handle.h"
 #include "store_internal.h"
 
 /* ---- record types ----------------------------------------------------------------- */

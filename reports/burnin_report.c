@@ -200,9 +200,9 @@ fp_status fp_report_burnin_json(const fp_run *run, const fp_burnin_verdict *v, i
 fp_status fp_report_burnin_junit(const fp_run *run, const fp_burnin_verdict *v, int nranks,
                                  const char *path)
 {
+    fp_status st = FP_OK;
     fp_junit_case *cases = calloc(nranks > 0 ? (size_t)nranks : 1, sizeof *cases);
-    if (!cases)
-        return FP_ENOMEM;
+    FP_CHECK_ALLOC(cases);
     for (int r = 0; r < nranks; r++) {
         fp_junit_case *c = &cases[r];
         char ent[2 * FP_NAME_MAX + 32];
@@ -216,7 +216,8 @@ fp_status fp_report_burnin_junit(const fp_run *run, const fp_burnin_verdict *v, 
         else if (v[r].outcome == FP_BURNIN_WARN)
             c->out = v[r].reasons;
     }
-    fp_status st = fp_report_junit(path, "fleetprint burnin", run, cases, (size_t)nranks);
+    st = fp_report_junit(path, "fleetprint burnin", run, cases, (size_t)nranks);
+cleanup:
     free(cases);
     return st;
 }

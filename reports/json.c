@@ -23,8 +23,10 @@ json_t *fp_json_run(const fp_run *run)
 
 fp_status fp_json_write(json_t *root, const char *path)
 {
-    if (!root)
+    if (!root) {
+        fp_error("%s: out of memory building the JSON", path);
         return FP_ENOMEM;
+    }
     const size_t flags = JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17);
     fp_status st;
     FILE *f = fp_outfile_open(path, &st);

@@ -112,12 +112,12 @@ static bool is_check(const fp_sample *s)
 
 fp_status fp_junit_from_checks(const fp_run *run, fp_junit_case **out, size_t *n)
 {
+    fp_status st = FP_OK;
     size_t m = 0;
     for (size_t i = 0; i < run->nsamples; i++)
         m += is_check(&run->samples[i]);
     fp_junit_case *cases = calloc(m ? m : 1, sizeof *cases);
-    if (!cases)
-        return FP_ENOMEM;
+    FP_CHECK_ALLOC(cases);
     size_t k = 0;
     for (size_t i = 0; i < run->nsamples; i++) {
         const fp_sample *s = &run->samples[i];
@@ -137,5 +137,6 @@ fp_status fp_junit_from_checks(const fp_run *run, fp_junit_case **out, size_t *n
     }
     *out = cases;
     *n = k;
-    return FP_OK;
+cleanup:
+    return st;
 }

@@ -274,6 +274,7 @@ cleanup:
 
 fp_status fp_verdicts_write_hostlist(const fp_verdicts *v, const char *path)
 {
+    fp_status st = FP_OK;
     const char *const *fail_nodes;
     size_t nfail = fp_verdicts_nodes_at(v, FP_FAIL, &fail_nodes);
     for (size_t i = 0; i < nfail; i++) /* a run read from a file names its own nodes */
@@ -283,15 +284,14 @@ fp_status fp_verdicts_write_hostlist(const fp_verdicts *v, const char *path)
             return FP_EINPUT;
         }
     char *expr = fp_hostlist_compress(fail_nodes, nfail);
-    if (!expr)
-        return FP_ENOMEM;
-    fp_status st;
+    FP_CHECK_ALLOC(expr);
     FILE *f = fp_outfile_open(path, &st);
     if (f) {
         if (nfail)
             fprintf(f, "%s\n", expr);
         st = fp_outfile_close(f, path, true);
     }
+cleanup:
     free(expr);
     return st;
 }

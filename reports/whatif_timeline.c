@@ -39,8 +39,10 @@ fp_status fp_wi_write_timeline(const fp_wi_result *r, const char *path)
     }
     const int dp = r->meta.dp_size, pp = r->meta.pp_size, ni = tl->ninst;
     double *offset = malloc((size_t)r->nsteps * sizeof *offset);
-    if (!offset)
+    if (!offset) {
+        fp_error("%s: out of memory for the step offsets", path);
         return FP_ENOMEM;
+    }
     /* steps end to end, each as long as the longer of original and ideal + 10% */
     double at = 0;
     for (int s = 0; s < r->nsteps; s++) {

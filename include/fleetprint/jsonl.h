@@ -1,7 +1,8 @@
 #ifndef FLEETPRINT_JSONL_H
 #define FLEETPRINT_JSONL_H
 /* The store's interchange formats (fingerprint/): the JSON schema of a sample
- * and of a run context, and JSON Lines (docs/store.md). */
+ * and of a run context, JSON Lines (docs/store.md), and run files read whole
+ * in either form. */
 #include <jansson.h>
 #include <stdio.h>
 
@@ -16,7 +17,8 @@ json_t *fp_json_context(const fp_run *run);
 json_t *fp_json_sample(const fp_sample *s);
 /* Parse a sample object. On error returns FP_EINPUT with the bad field named in err. */
 fp_status fp_json_parse_sample(const json_t *j, fp_sample *out, char *err, size_t errlen);
-/* Parse a context object into run (samples untouched). FP_EINPUT with err on error. */
+/* Parse a context object into run (samples untouched). On error err says why:
+ * FP_EINPUT naming the bad field, or FP_ENOMEM. */
 fp_status fp_json_parse_context(const json_t *j, fp_run *run, char *err, size_t errlen);
 
 /* ---- JSON Lines ------------------------------------------------------------------
@@ -50,8 +52,9 @@ fp_status fp_jsonl_parse(const char *line, size_t len, fp_jsonl_line *out, char 
 
 /* Format one sample line, newline included, into buf. Doubles are written so
  * that they read back bit for bit; run_id is at most 47 bytes (fp_run.id). A
- * line is under 2 KB even when every byte of its strings needs escaping. Returns the length of the full line like
- * snprintf: a value >= len means buf was too small (then buf holds a prefix). */
+ * line is under 2 KB even when every byte of its strings needs escaping.
+ * Returns the length of the full line like snprintf: a value >= len means buf
+ * was too small (then buf holds a prefix). */
 int fp_jsonl_format_sample(char *buf, size_t len, const char *run_id, const fp_sample *s);
 
 /* Write the run line of run's context (samples not included) to out.
@@ -61,5 +64,20 @@ fp_status fp_jsonl_write_run(FILE *out, const fp_run *run);
 /* Write s into buf as a JSON string literal, quotes included, escaping what
  * JSON requires. Returns the length like snprintf. */
 int fp_json_quote(char *buf, size_t len, const char *s);
+
+/* ---- run files (fingerprint/runfile.c) ------------------------------------------- */
+
+/* Read one run from the file at path into *run (initialised by this call; the
+ * caller fp_run_free()s it, also on error). The format is sniffed: a file
+ * holding one JSON object with "samples" is a run as `fleetprint run --json`
+ * writes it ({"run": context, "samples": [...]}; which is not used). Anything
+ * else is read as JSON Lines (as simulate and store export write them): which
+ * picks the run by id, or "latest" is the run of the last run line (in a file
+ * without run lines, the run of the first sample). The run's run line gives
+ * its context; without one the run keeps fp_run_init's context under its id.
+ * Errors are logged naming the file (and the line): FP_EINPUT when the file
+ * cannot be read, a line or field is malformed, or the run has no samples;
+ * FP_ENOMEM. */
+fp_status fp_runfile_read(const char *path, const char *which, fp_run *run);
 
 #endif

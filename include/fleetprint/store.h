@@ -220,7 +220,7 @@ size_t fp_baselines_runs(const fp_baselines *b, const fp_baseline *row, const ch
 
 /* What `fleetprint store` was asked to do (app/store.c fills it from its options). */
 typedef struct fp_store_action {
-    const char *action; /* ls | show | export | ingest | rm | compact */
+    const char *action; /* ls | check | show | export | ingest | rm | compact */
     const char *arg;    /* run id, latest, all; a JSONL file or -; ids a,b */
     const char *store;
     const char *tag;

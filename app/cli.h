@@ -1,7 +1,8 @@
-#ifndef FLEETPRINT_CLI_H
-#define FLEETPRINT_CLI_H
-/* Subcommands. Each module that owns a command defines one const fp_command;
- * app/commands.c lists them and main dispatches on argv[1]. */
+#ifndef FLEETPRINT_APP_CLI_H
+#define FLEETPRINT_APP_CLI_H
+/* Subcommands. Each command's file in app/ defines one const fp_command;
+ * commands.c lists them and main dispatches on argv[1]. Only app/ includes
+ * this header. */
 #include <stdbool.h>
 #include <stddef.h>
 

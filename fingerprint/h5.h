@@ -1,0 +1,37 @@
+#ifndef FLEETPRINT_FINGERPRINT_H5_H
+#define FLEETPRINT_FINGERPRINT_H5_H
+/* The store's HDF5 helpers (h5.c): fixed-size string types, scalar
+ * attributes, whole-table reads and chunked writes, string tables. Private to
+ * fingerprint/: fp__ prefix, not installed. */
+#include <hdf5.h>
+#include <stddef.h>
+
+#include "fleetprint/status.h"
+#include "intern.h"
+
+/* A fixed-size NUL-terminated string type of width bytes (caller closes). */
+hid_t fp__h5_str_type(size_t width);
+/* Scalar attributes. */
+fp_status fp__h5_attr_str(hid_t obj, const char *name, const char *value);
+fp_status fp__h5_attr_double(hid_t obj, const char *name, double value);
+fp_status fp__h5_attr_i64(hid_t obj, const char *name, long long value);
+/* Read attributes; a missing one gives "" / 0 and FP_OK when optional. */
+fp_status fp__h5_read_attr_str(hid_t obj, const char *name, char *buf, size_t len);
+fp_status fp__h5_read_attr_double(hid_t obj, const char *name, double *out);
+fp_status fp__h5_read_attr_i64(hid_t obj, const char *name, long long *out);
+
+/* Write n rows of memtype as dataset name (file type filetype), chunked along
+ * an unlimited dimension and compressed (shuffle + deflate). n may be 0. */
+fp_status fp__h5_write_table(hid_t loc, const char *name, hid_t filetype, hid_t memtype,
+                             const void *data, size_t n);
+/* Read a 1-D dataset into a new array of *n rows of memtype (caller frees).
+ * FP_EINPUT naming the dataset when it is missing or not 1-D. */
+fp_status fp__h5_read_table(hid_t loc, const char *name, hid_t memtype, size_t rowsize,
+                            void **out, size_t *n);
+/* Read a 1-D fixed-string dataset into a strmap (ids = row numbers; repeated
+ * strings are an error). */
+fp_status fp__h5_read_strings(hid_t loc, const char *name, fp__strmap *m);
+/* Write a strmap as a 1-D fixed-string dataset (row = id). */
+fp_status fp__h5_write_strings(hid_t loc, const char *name, const fp__strmap *m);
+
+#endif

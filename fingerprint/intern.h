@@ -1,0 +1,51 @@
+#ifndef FLEETPRINT_FINGERPRINT_INTERN_H
+#define FLEETPRINT_FINGERPRINT_INTERN_H
+/* The hash tables of fingerprint/ (intern.c): string interning, which gives
+ * distinct strings dense ids 0..n-1 (the store's entity, metric and run-id
+ * tables), and a map from 64-bit keys to 32-bit values (baseline lookup).
+ * Private to fingerprint/: fp__ prefix, not installed. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fleetprint/status.h"
+
+typedef struct fp__strmap {
+    char *pool;         /* all strings, NUL-terminated, back to back */
+    size_t pool_len, pool_cap;
+    uint32_t *off;      /* id -> offset in pool */
+    uint32_t *hash;     /* id -> hash */
+    uint32_t n, cap;    /* ids in use / allocated */
+    uint32_t *slot;     /* open addressing: id + 1, 0 = empty */
+    uint32_t nslots;    /* power of two */
+} fp__strmap;
+
+#define FP__NONE UINT32_MAX
+
+/* Find or add the string s[0..len) (no NUL inside). *id gets its id; *added
+ * (may be NULL) says whether it was new. FP_ENOMEM on allocation failure. */
+fp_status fp__strmap_intern(fp__strmap *m, const char *s, size_t len, uint32_t *id, bool *added);
+/* The id of s, or FP__NONE. */
+uint32_t fp__strmap_find(const fp__strmap *m, const char *s, size_t len);
+/* The string of an id (valid until the next intern). */
+static inline const char *fp__strmap_str(const fp__strmap *m, uint32_t id)
+{
+    return m->pool + m->off[id];
+}
+/* Longest string length + 1 (at least 2), for fixed-size HDF5 strings. */
+size_t fp__strmap_width(const fp__strmap *m);
+void fp__strmap_free(fp__strmap *m);
+
+/* A map from 64-bit keys to 32-bit values (open addressing). */
+typedef struct fp__u64map {
+    uint64_t *key;
+    uint32_t *val; /* FP__NONE marks an empty slot */
+    size_t nslots, n;
+} fp__u64map;
+
+fp_status fp__u64map_reserve(fp__u64map *m, size_t n);
+fp_status fp__u64map_put(fp__u64map *m, uint64_t key, uint32_t val);
+uint32_t fp__u64map_get(const fp__u64map *m, uint64_t key);
+void fp__u64map_free(fp__u64map *m);
+
+#endif

@@ -1,0 +1,54 @@
+#ifndef FLEETPRINT_FINGERPRINT_RUNTAB_H
+#define FLEETPRINT_FINGERPRINT_RUNTAB_H
+/* Runtabs (runtab.c): a run's samples as rows of interned entities and metric
+ * keys, what one /runs/<id> group holds and the form in which the store reads
+ * and writes a run. Private to fingerprint/: fp__ prefix, not installed. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fleetprint/sample.h"
+#include "intern.h"
+
+/* A sample as stored: keys into the run's entity and metric tables. */
+typedef struct fp__row {
+    uint32_t entity;
+    uint32_t metric;
+    int32_t iter;
+    double value;
+    double t;
+} fp__row;
+
+/* A metric key of a run: suite.test.metric@size with its unit and direction. */
+typedef struct fp__metric {
+    char suite[16];
+    char test[24];
+    char metric[32];
+    char unit[16];
+    uint8_t better;
+    uint64_t size;
+} fp__metric;
+
+typedef struct fp__runtab {
+    fp_run ctx;           /* the context; ctx.samples stays empty */
+    fp__strmap entities;  /* canonical entity text */
+    fp_entity *ent;       /* parsed entities by id (filled when read from a file) */
+    fp__strmap keys;      /* metric identity (suite, test, metric, size) */
+    fp__metric *metrics;  /* by key id */
+    size_t metric_cap;
+    uint32_t last_metric; /* key id of the last sample added */
+    fp__row *rows;
+    size_t nrows, row_cap;
+} fp__runtab;
+
+/* Intern and append one sample. FP_EINPUT with err when the sample's metric
+ * was seen before with another unit or direction. */
+fp_status fp__runtab_add(fp__runtab *t, const fp_sample *s, char *err, size_t errlen);
+/* Build a runtab from a run (context copied, samples interned). */
+fp_status fp__runtab_from_run(fp__runtab *t, const fp_run *run);
+/* Expand the row i into a full sample. */
+void fp__runtab_sample(const fp__runtab *t, size_t i, fp_sample *s);
+/* Copy a context (nodes and ranks deep-copied; samples not). */
+fp_status fp__run_copy_context(fp_run *dst, const fp_run *src);
+void fp__runtab_free(fp__runtab *t);
+
+#endif
