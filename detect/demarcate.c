@@ -1,5 +1,6 @@
 /* The detector's last phases: missing results, demarcation (which node, GPU
- * or link is to blame) and late ranks. The engine: detect.c. */
+ * or link is to blame) and late ranks. They call only the engine (engine.c;
+ * its state: detect_internal.h); the driver (detect.c) runs them. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,6 +1,8 @@
 /* The detector's evidence phases: value rules, peer evidence (each window of a
  * group against its robust centre and scale) and baseline evidence (drift and
- * fleet). The engine and its state: detect.c, detect_internal.h. */
+ * fleet), and the release of held fails once all evidence is in. They call
+ * only the engine (engine.c; its state: detect_internal.h); the driver
+ * (detect.c) runs them. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
