@@ -15,26 +15,21 @@
 #include "fleetprint/stats.h"
 #include "fleetprint/store.h"
 
-/* ---- small tools ------------------------------------------------------------------ */
+/* ---- tables of indices ------------------------------------------------------------ */
 
-static uint64_t fnv_str(uint64_t h, const char *s)
+/* String s folded into hash h through core's mixer (fp_mix64), eight bytes a
+ * step, its length last. Only the tables' probes depend on it: indices are
+ * handed out in the order things are first met. */
+static uint64_t hash_str(uint64_t h, const char *s)
 {
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t w = 0;
+        memcpy(&w, s + i, n - i < 8 ? n - i : 8);
+        h = fp_mix64(h ^ w);
     }
-    return h;
+    return fp_mix64(h ^ n);
 }
-
-static uint64_t fnv_u64(uint64_t h, uint64_t v)
-{
-    for (int i = 0; i < 8; i++) {
-        h ^= (v >> (8 * i)) & 0xff;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 
 static bool table_init(table *t, size_t expect)
 {
@@ -113,7 +108,7 @@ static int32_t node_find(const eng *g, const char *name, uint64_t h)
 
 static int32_t node_intern(eng *g, const char *name)
 {
-    uint64_t h = fnv_str(14695981039346656037ULL, name);
+    uint64_t h = hash_str(0, name);
     int32_t found = node_find(g, name, h);
     if (found >= 0)
         return found;
@@ -224,10 +219,9 @@ static int64_t key_intern(eng *g, const fp_sample *s)
 
 static uint64_t entity_hash(const fp_entity *e)
 {
-    uint64_t h = fnv_str(14695981039346656037ULL, e->node);
-    h = fnv_str(h ^ 0x2f, e->peer);
-    h = fnv_u64(h, (uint64_t)e->kind | (uint64_t)(uint32_t)e->dev << 8);
-    return fnv_u64(h, (uint64_t)(uint32_t)e->peer_dev | (uint64_t)(uint32_t)e->rank << 32);
+    uint64_t h = hash_str(hash_str(0, e->node), e->peer);
+    h = fp_mix64(h ^ ((uint64_t)e->kind | (uint64_t)(uint32_t)e->dev << 8));
+    return fp_mix64(h ^ ((uint64_t)(uint32_t)e->peer_dev | (uint64_t)(uint32_t)e->rank << 32));
 }
 
 static int64_t entity_intern(eng *g, const fp_entity *e)
