@@ -22,20 +22,15 @@ fp_status fp__det_judge_missing(eng *g, const uint32_t *key_first, const uint32_
         return FP_OK;
     uint32_t *stamp = calloc(g->nents + 1, sizeof *stamp);
     uint32_t *list = malloc((g->nents + 1) * sizeof *list);
-    if (g->ntests * FP_ENT_KIND_COUNT >= UINT32_MAX) {
-        free(stamp);
-        free(list);
-        return FP_EINPUT;
-    }
-    if (!stamp || !list) {
-        free(stamp);
-        free(list);
-        return FP_ENOMEM;
-    }
     fp_status st = FP_OK;
+    if (g->ntests * FP_ENT_KIND_COUNT >= UINT32_MAX)
+        FP_FAIL(FP_EINPUT, "run %s has %zu tests: too many to judge missing results", g->run->id,
+                g->ntests);
+    FP_CHECK_ALLOC(stamp);
+    FP_CHECK_ALLOC(list);
     /* per test and entity kind: a gpu lacks what other gpus have, a rank what
      * other ranks have (late-rank records exist only for late ranks) */
-    for (size_t tk = 0; tk < g->ntests * FP_ENT_KIND_COUNT && st == FP_OK; tk++) {
+    for (size_t tk = 0; tk < g->ntests * FP_ENT_KIND_COUNT; tk++) {
         size_t t = tk / FP_ENT_KIND_COUNT;
         fp_entity_kind kind = (fp_entity_kind)(tk % FP_ENT_KIND_COUNT);
         if (kind == FP_ENT_LINK)
@@ -52,7 +47,7 @@ fp_status fp__det_judge_missing(eng *g, const uint32_t *key_first, const uint32_
                 list[nl++] = e;
             }
         }
-        for (size_t k = 0; k < g->nkeys && st == FP_OK; k++) {
+        for (size_t k = 0; k < g->nkeys; k++) {
             if ((size_t)g->keys[k].test != t || (g->keys[k].cls && g->keys[k].cls->late))
                 continue;
             size_t have = 0;
@@ -64,11 +59,8 @@ fp_status fp__det_judge_missing(eng *g, const uint32_t *key_first, const uint32_
                 if (fp__det_series_find(g, (uint32_t)k, list[j], false, NULL) >= 0)
                     continue;
                 fp__det_set_ent_verdict(g, list[j], g->rules->missing);
-                fp_reason *r = fp__det_add_reason(g, fp__det_ent_owner(g, list[j]));
-                if (!r) {
-                    st = FP_ENOMEM;
-                    break;
-                }
+                fp_reason *r;
+                FP_CHECK(fp__det_add_reason(g, fp__det_ent_owner(g, list[j]), &r));
                 snprintf(r->key, sizeof r->key, "%s", g->keys[k].text);
                 snprintf(r->unit, sizeof r->unit, "%s", g->keys[k].rep->unit);
                 snprintf(r->rule, sizeof r->rule, "missing");
@@ -80,6 +72,7 @@ fp_status fp__det_judge_missing(eng *g, const uint32_t *key_first, const uint32_
             }
         }
     }
+cleanup:
     free(stamp);
     free(list);
     return st;
@@ -121,10 +114,8 @@ fp_status fp__det_demarcate(eng *g)
     g->node_v = malloc(nn * sizeof *g->node_v);
     fp_status st = FP_OK;
     if (!links || !bad_links || !gpus || !bad_gpus || !first_gpu || !first_link || !culprit ||
-        !has_data || !g->node_v) {
-        st = FP_ENOMEM;
-        goto cleanup;
-    }
+        !has_data || !g->node_v)
+        FP_FAIL(FP_ENOMEM, "out of memory demarcating the %zu nodes of run %s", nn, g->run->id);
     for (size_t i = 0; i < nn; i++) {
         g->node_v[i] = FP_UNKNOWN;
         first_gpu[i] = first_link[i] = -1;
@@ -179,11 +170,8 @@ fp_status fp__det_demarcate(eng *g)
         g->node_v[ei->node] = fp__det_worse(g->node_v[ei->node], v);
         if ((kind == FP_ENT_RANK || (kind == FP_ENT_LINK)) && v == FP_FAIL) {
             const fp_reason *src = first_reason(g, (uint32_t)(g->nnodes + e), FP_FAIL);
-            fp_reason *nr = fp__det_add_reason(g, (uint32_t)ei->node);
-            if (!nr) {
-                st = FP_ENOMEM;
-                goto cleanup;
-            }
+            fp_reason *nr;
+            FP_CHECK(fp__det_add_reason(g, (uint32_t)ei->node, &nr));
             if (src)
                 *nr = *src;
             char ent[2 * FP_NAME_MAX + 32];
@@ -199,11 +187,8 @@ fp_status fp__det_demarcate(eng *g)
             const ent_info *ei = &g->ents[first_gpu[n]];
             const fp_reason *src = first_reason(g, (uint32_t)(g->nnodes + (size_t)first_gpu[n]),
                                                 FP_FAIL);
-            fp_reason *nr = fp__det_add_reason(g, (uint32_t)n);
-            if (!nr) {
-                st = FP_ENOMEM;
-                goto cleanup;
-            }
+            fp_reason *nr;
+            FP_CHECK(fp__det_add_reason(g, (uint32_t)n, &nr));
             if (src)
                 *nr = *src;
             nr->evidence = FP_EV_GPUS;
@@ -223,11 +208,8 @@ fp_status fp__det_demarcate(eng *g)
                                        ? first_reason(g, (uint32_t)(g->nnodes + (size_t)first_link[n]),
                                                       FP_WARN)
                                        : NULL;
-            fp_reason *nr = fp__det_add_reason(g, (uint32_t)n);
-            if (!nr) {
-                st = FP_ENOMEM;
-                goto cleanup;
-            }
+            fp_reason *nr;
+            FP_CHECK(fp__det_add_reason(g, (uint32_t)n, &nr));
             if (src)
                 *nr = *src;
             nr->evidence = FP_EV_LINKS;
@@ -237,11 +219,8 @@ fp_status fp__det_demarcate(eng *g)
         }
         if (!has_data[n] && r->missing != FP_PASS) {
             g->node_v[n] = fp__det_worse(g->node_v[n], r->missing);
-            fp_reason *nr = fp__det_add_reason(g, (uint32_t)n);
-            if (!nr) {
-                st = FP_ENOMEM;
-                goto cleanup;
-            }
+            fp_reason *nr;
+            FP_CHECK(fp__det_add_reason(g, (uint32_t)n, &nr));
             snprintf(nr->rule, sizeof nr->rule, "missing");
             nr->evidence = FP_EV_MISSING;
             nr->verdict = r->missing;
@@ -311,9 +290,10 @@ fp_status fp__det_judge_late(eng *g, const late_tally *t)
         if (v == FP_PASS)
             continue;
         fp__det_set_ent_verdict(g, (uint32_t)e, v);
-        fp_reason *r = fp__det_add_reason(g, fp__det_ent_owner(g, (uint32_t)e));
-        if (!r)
-            return FP_ENOMEM;
+        fp_reason *r;
+        fp_status st = fp__det_add_reason(g, fp__det_ent_owner(g, (uint32_t)e), &r);
+        if (st != FP_OK)
+            return st;
         snprintf(r->key, sizeof r->key, "collectives.*.late_rank");
         snprintf(r->unit, sizeof r->unit, "share of calls");
         snprintf(r->rule, sizeof r->rule, "%s", t->cls->name);

@@ -58,12 +58,11 @@ static fp_status assemble(eng *g, fp_verdicts *out)
     out->warn_nodes = malloc((nn + 1) * sizeof *out->warn_nodes);
     size_t *slot_of_owner = malloc((nn + g->nents + 1) * sizeof *slot_of_owner);
     size_t *count = calloc(nn + nother + 2, sizeof *count);
+    fp_status st = FP_OK;
     if (!out->ents || !out->reasons || !out->node_names || !out->fail_nodes || !out->warn_nodes ||
-        !slot_of_owner || !count) {
-        free(slot_of_owner);
-        free(count);
-        return FP_ENOMEM;
-    }
+        !slot_of_owner || !count)
+        FP_FAIL(FP_ENOMEM, "out of memory assembling the verdicts of run %s (%zu entities)",
+                g->run->id, out->nents);
     fp_verdict overall = FP_UNKNOWN;
     for (size_t n = 0; n < nn; n++) {
         snprintf(out->node_names[n], FP_NAME_MAX, "%s", g->node[n]);
@@ -105,9 +104,10 @@ static fp_status assemble(eng *g, fp_verdicts *out)
     out->nreasons = g->nreasons;
     out->blind = g->blind, out->nblind = g->nblind;
     g->blind = NULL;
+cleanup:
     free(slot_of_owner);
     free(count);
-    return FP_OK;
+    return st;
 }
 
 /* ---- entry point ------------------------------------------------------------------------------ */
@@ -139,14 +139,16 @@ static fp_status base_start(base_job *j, const eng *g, int maxw)
     j->g.nreasons = j->g.reason_cap = 0;
     j->g.ent_v = fp_malloc_huge((g->nents + 1) * sizeof *j->g.ent_v);
     j->ws = malloc((size_t)maxw * sizeof *j->ws);
-    if (!j->g.ent_v || !j->ws)
-        return FP_ENOMEM;
+    fp_status st = FP_OK;
+    FP_CHECK_ALLOC(j->g.ent_v);
+    FP_CHECK_ALLOC(j->ws);
     for (size_t e = 0; e < g->nents; e++)
         j->g.ent_v[e] = FP_UNKNOWN;
     j->running = pthread_create(&j->thread, NULL, base_main, j) == 0;
     if (!j->running) /* no thread to be had: judge here */
         base_main(j);
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 /* Waits for the baseline thread and merges its results into g. */
@@ -162,15 +164,15 @@ static fp_status base_finish(base_job *j, eng *g)
         owned_reason *t = fp_grow(g->reasons, &g->reason_cap, g->nreasons + j->g.nreasons,
                                   sizeof *t, 256);
         if (!t)
-            st = FP_ENOMEM;
-        else {
-            g->reasons = t;
-            memcpy(g->reasons + g->nreasons, j->g.reasons, j->g.nreasons * sizeof *t);
-            g->nreasons += j->g.nreasons;
-        }
+            FP_FAIL(FP_ENOMEM, "out of memory merging %zu reasons of baseline evidence",
+                    j->g.nreasons);
+        g->reasons = t;
+        memcpy(g->reasons + g->nreasons, j->g.reasons, j->g.nreasons * sizeof *t);
+        g->nreasons += j->g.nreasons;
     }
     for (size_t e = 0; st == FP_OK && e < g->nents; e++)
         g->ents[e].v = fp__det_worse(g->ents[e].v, j->g.ent_v[e]);
+cleanup:
     return st;
 }
 
@@ -410,18 +412,17 @@ fp_status fp_verdicts_hung(const fp_run *run, const int *ranks, size_t n, const 
     *out = NULL;
     size_t nn = run->nnodes > 0 ? (size_t)run->nnodes : 0;
     fp_verdicts *v = calloc(1, sizeof *v);
-    if (!v)
-        return FP_ENOMEM;
+    fp_status st = FP_OK;
+    FP_CHECK_ALLOC(v);
     v->run = run;
     v->ents = calloc(nn + n + 2, sizeof *v->ents);
     v->reasons = calloc(nn + n + 2, sizeof *v->reasons);
     v->node_names = calloc(nn + 1, sizeof *v->node_names);
     v->fail_nodes = calloc(nn + 1, sizeof *v->fail_nodes);
     v->warn_nodes = calloc(nn + 1, sizeof *v->warn_nodes);
-    if (!v->ents || !v->reasons || !v->node_names || !v->fail_nodes || !v->warn_nodes) {
-        fp_verdicts_free(v);
-        return FP_ENOMEM;
-    }
+    if (!v->ents || !v->reasons || !v->node_names || !v->fail_nodes || !v->warn_nodes)
+        FP_FAIL(FP_ENOMEM, "out of memory for the verdicts of hung run %s (%zu nodes)", run->id,
+                nn);
     char note[sizeof v->reasons[0].note], key[sizeof v->reasons[0].key];
     snprintf(note, sizeof note, "hung: never arrived in %s", step);
     /* nodes in run order: a node with a missing rank fails (one reason per
@@ -465,5 +466,8 @@ fp_status fp_verdicts_hung(const fp_run *run, const int *ranks, size_t n, const 
     }
     v->overall = FP_FAIL;
     *out = v;
-    return FP_OK;
+    v = NULL;
+cleanup:
+    fp_verdicts_free(v);
+    return st;
 }

@@ -218,11 +218,11 @@ fp_status fp__det_intern(eng *g);
 void fp__det_free(eng *g);
 fp_verdict fp__det_worse(fp_verdict a, fp_verdict b);
 int64_t fp__det_series_find(const eng *g, uint32_t key, uint32_t ent, bool add, eng *gm);
-fp_reason *fp__det_add_reason(eng *g, uint32_t owner);
+fp_status fp__det_add_reason(eng *g, uint32_t owner, fp_reason **out);
 uint32_t fp__det_ent_owner(const eng *g, uint32_t ent);
 void fp__det_set_ent_verdict(eng *g, uint32_t ent, fp_verdict v);
-fp_reason *fp__det_series_reason(eng *g, const series *se, fp_evidence ev, fp_verdict v,
-                                 const char *rule);
+fp_status fp__det_series_reason(eng *g, const series *se, fp_evidence ev, fp_verdict v,
+                                const char *rule, fp_reason **out);
 
 /* evidence.c: value rules, peers, baselines, release of held fails */
 fp_status fp__det_judge_value(eng *g, const series *se);

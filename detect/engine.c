@@ -135,6 +135,7 @@ static int32_t sku_intern(eng *g, const char *model)
 static fp_status setup_nodes(eng *g)
 {
     const fp_run *run = g->run;
+    fp_status st = FP_OK;
     /* sample entities can name nodes the context lacks: at most two per sample
      * (bounded below by a distinct-name count would need a pass; this bound
      * only costs memory for the table) */
@@ -144,26 +145,29 @@ static fp_status setup_nodes(eng *g)
         g->node_cap = expect * 64; /* real runs repeat node names heavily */
     g->node = malloc(g->node_cap * sizeof *g->node);
     g->node_sku = malloc(g->node_cap * sizeof *g->node_sku);
-    if (!g->node || !g->node_sku || !table_init(&g->node_tab, (size_t)run->nnodes))
-        return FP_ENOMEM;
+    FP_CHECK_ALLOC(g->node);
+    FP_CHECK_ALLOC(g->node_sku);
+    if (!table_init(&g->node_tab, (size_t)run->nnodes))
+        FP_FAIL(FP_ENOMEM, "out of memory for the node table of run %s (%d nodes)", run->id,
+                run->nnodes);
     for (int i = 0; i < run->nnodes; i++)
         if (node_intern(g, run->nodes[i]) < 0)
-            return FP_ENOMEM;
+            FP_FAIL(FP_ENOMEM, "out of memory interning node %s of run %s", run->nodes[i], run->id);
     /* a node's SKU is its ranks' device model; several give "mixed" */
     for (int r = 0; r < run->nranks; r++) {
         const fp_rank_info *ri = &run->ranks[r];
         if (ri->node < 0 || ri->node >= run->nnodes)
             continue;
         int32_t s = sku_intern(g, ri->model[0] ? ri->model : "unknown");
-        if (s < 0)
-            return FP_ENOMEM;
         int32_t *cur = &g->node_sku[ri->node];
-        if (*cur < 0)
-            *cur = s;
-        else if (*cur != s)
-            *cur = sku_intern(g, "mixed");
+        if (s >= 0 && *cur >= 0 && *cur != s)
+            s = sku_intern(g, "mixed");
+        if (s < 0)
+            FP_FAIL(FP_ENOMEM, "out of memory interning the SKU of rank %d of run %s", r, run->id);
+        *cur = s;
     }
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 /* ---- interning samples ---------------------------------------------------------------- */
@@ -336,17 +340,20 @@ static fp_status intern_samples(eng *g)
     g->ents = fp_malloc_huge((n + 1) * sizeof *g->ents);
     g->ser = fp_malloc_huge((n + 1) * sizeof *g->ser);
     g->sample_ser = fp_malloc_huge((n + 1) * sizeof *g->sample_ser);
-    if (!g->ents || !g->ser || !g->sample_ser || !table_init(&g->ent_tab, 1024) ||
-        !table_init(&g->ser_tab, 1024))
-        return FP_ENOMEM;
     fp_status st = FP_OK;
+    FP_CHECK_ALLOC(g->ents);
+    FP_CHECK_ALLOC(g->ser);
+    FP_CHECK_ALLOC(g->sample_ser);
+    if (!table_init(&g->ent_tab, 1024) || !table_init(&g->ser_tab, 1024))
+        FP_FAIL(FP_ENOMEM, "out of memory for the entity and series tables of run %s", run->id);
     int64_t key = -1, ent = -1, se_prev = -1;
     const fp_sample *prev = NULL;
     for (size_t i = 0; i < n; i++) {
         const fp_sample *s = &run->samples[i];
         key = next_key(g, prev, key, s);
         ent = next_entity(g, prev, ent, s);
-        int64_t se = key < 0 || ent < 0 ? -1 : next_series(g, se_prev, (uint32_t)key, (uint32_t)ent);
+        int64_t se =
+            key < 0 || ent < 0 ? -1 : next_series(g, se_prev, (uint32_t)key, (uint32_t)ent);
         if (se < 0)
             FP_FAIL(FP_ENOMEM, "out of memory interning sample %zu of run %s", i, run->id);
         g->sample_ser[i] = (uint32_t)se;
@@ -418,18 +425,21 @@ fp_status fp__det_intern(eng *g)
 /* ---- reasons ---------------------------------------------------------------------------- */
 
 /* A new zeroed reason of owner (node index, or nnodes + entity id: see
- * fp__det_ent_owner) at the end of g's reasons; NULL when out of memory. The
- * pointer lasts until the next reason is added. */
-fp_reason *fp__det_add_reason(eng *g, uint32_t owner)
+ * fp__det_ent_owner) at the end of g's reasons, in *out; it lasts until the
+ * next reason is added. FP_ENOMEM (logged) when out of memory. */
+fp_status fp__det_add_reason(eng *g, uint32_t owner, fp_reason **out)
 {
+    fp_status st = FP_OK;
     owned_reason *t = fp_grow(g->reasons, &g->reason_cap, g->nreasons + 1, sizeof *t, 256);
     if (!t)
-        return NULL;
+        FP_FAIL(FP_ENOMEM, "out of memory for reason %zu of run %s", g->nreasons + 1, g->run->id);
     g->reasons = t;
     owned_reason *o = &g->reasons[g->nreasons++];
     memset(o, 0, sizeof *o);
     o->owner = owner;
-    return &o->r;
+    *out = &o->r;
+cleanup:
+    return st;
 }
 
 /* The owner of an entity's reasons: its node's index for a node, else nnodes + ent. */
@@ -449,25 +459,28 @@ void fp__det_set_ent_verdict(eng *g, uint32_t ent, fp_verdict v)
     *to = fp__det_worse(*to, v);
 }
 
-/* A new reason of series se's entity with its key, unit, rule, evidence and
- * verdict filled in (the measurements are the caller's); NULL when out of
- * memory. The verdict of the entity is not changed. */
-fp_reason *fp__det_series_reason(eng *g, const series *se, fp_evidence ev, fp_verdict v,
-                                const char *rule)
+/* A new reason of series se's entity, in *out, with its key, unit, rule,
+ * evidence and verdict filled in (the measurements are the caller's); the
+ * verdict of the entity is not changed. FP_ENOMEM (logged) when out of
+ * memory. */
+fp_status fp__det_series_reason(eng *g, const series *se, fp_evidence ev, fp_verdict v,
+                                const char *rule, fp_reason **out)
 {
-    fp_reason *r = fp__det_add_reason(g, fp__det_ent_owner(g, se->ent));
-    if (!r)
-        return NULL;
+    fp_reason *r;
+    fp_status st = FP_OK;
+    FP_CHECK(fp__det_add_reason(g, fp__det_ent_owner(g, se->ent), &r));
     const key_info *k = &g->keys[se->key];
     snprintf(r->key, sizeof r->key, "%s", k->text);
     snprintf(r->unit, sizeof r->unit, "%s", k->rep->unit);
     snprintf(r->rule, sizeof r->rule, "%s", rule);
     r->evidence = ev;
     r->verdict = v;
-    return r;
+    *out = r;
+cleanup:
+    return st;
 }
 
-/* ---- freeing ---------------------------------------------------------------------------------- */
+/* ---- freeing ------------------------------------------------------------------------------ */
 
 /* Free everything g owns (not the run, rules or baselines); g may be partly made. */
 void fp__det_free(eng *g)

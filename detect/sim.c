@@ -251,8 +251,9 @@ fp_status fp_sim_open(const fp_sim_opts *o, fp_sim **out, char *err, size_t errl
         return FP_EUSAGE;
     }
     fp_sim *s = calloc(1, sizeof *s);
-    if (!s)
-        return FP_ENOMEM;
+    int *order = NULL;
+    bool *used = NULL;
+    FP_CHECK_ALLOC(s);
     s->o = *o;
     int n = o->nodes, G = o->gpus_per_node;
     s->width = 1;
@@ -265,15 +266,11 @@ fp_status fp_sim_open(const fp_sim_opts *o, fp_sim **out, char *err, size_t errl
     s->pair = malloc((maxpairs + 1) * sizeof *s->pair);
     s->link_off = malloc((maxpairs + 1) * sizeof *s->link_off);
     s->faults = malloc(((size_t)total + 1) * sizeof *s->faults);
-    int *order = malloc((size_t)n * sizeof *order);
-    bool *used = calloc((size_t)n, sizeof *used);
+    order = malloc((size_t)n * sizeof *order);
+    used = calloc((size_t)n, sizeof *used);
     if (!s->sku || !s->node_off || !s->gpu_off || !s->pair || !s->link_off || !s->faults ||
-        !order || !used) {
-        free(order);
-        free(used);
-        fp_sim_free(s);
-        return FP_ENOMEM;
-    }
+        !order || !used)
+        FP_FAIL(FP_ENOMEM, "out of memory for a simulated fleet of %d nodes x %d GPUs", n, G);
     rng r;
     rng_seed(&r, o->seed, 0);
     /* SKUs in contiguous blocks (racks are bought together) */
@@ -379,10 +376,13 @@ fp_status fp_sim_open(const fp_sim_opts *o, fp_sim **out, char *err, size_t errl
             s->faults[s->nfaults++] = f;
         }
     }
+    *out = s;
+    s = NULL;
+cleanup:
     free(order);
     free(used);
-    *out = s;
-    return FP_OK;
+    fp_sim_free(s);
+    return st;
 }
 
 /* ---- making a run ------------------------------------------------------------------------ */

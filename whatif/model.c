@@ -15,16 +15,18 @@
 
 static fp_status push_int(int **arr, int *n, int *cap, int v)
 {
+    fp_status st = FP_OK;
     if (*n == *cap) {
         int nc = *cap ? *cap * 2 : 4;
         int *na = realloc(*arr, (size_t)nc * sizeof *na);
         if (!na)
-            return FP_ENOMEM;
+            FP_FAIL(FP_ENOMEM, "out of memory growing a list of the model to %d entries", nc);
         *arr = na;
         *cap = nc;
     }
     (*arr)[(*n)++] = v;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 static int lookup(const wi_model *m, int stage, fp_wi_optype t, int seq)
@@ -64,17 +66,19 @@ cleanup:
 
 static fp_status new_group(wi_model *m, bool dp_sync, int *gid)
 {
+    fp_status st = FP_OK;
     if (m->ngroups == m->capgroups) {
         int nc = m->capgroups ? m->capgroups * 2 : 16;
         wi_group *ng = realloc(m->groups, (size_t)nc * sizeof *ng);
         if (!ng)
-            return FP_ENOMEM;
+            FP_FAIL(FP_ENOMEM, "out of memory for %d communication groups", nc);
         m->groups = ng;
         m->capgroups = nc;
     }
     m->groups[m->ngroups] = (wi_group){.dp_sync = dp_sync};
     *gid = m->ngroups++;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 static fp_status group_add(wi_model *m, int gid, int op)

@@ -234,8 +234,7 @@ fp_status fp_tr_load_dir(const char *dir, fp_tr_job **out)
             free(s);
             if (nv) names = nv;
             closedir(d);
-            st = FP_ENOMEM;
-            goto cleanup;
+            FP_FAIL(FP_ENOMEM, "%s: out of memory listing %zu trace files", dir, nn + 1);
         }
         names = nv;
         sprintf(s, "%s/%s", dir, de->d_name);
@@ -497,8 +496,9 @@ typedef struct wi_ctx {
 static fp_status add_row(wi_ctx *w, int r, int step, int t, double start, double dur, int mc,
                          int mb, int gmc)
 {
+    fp_status st = FP_OK;
     fp_wi_row *nv = fp_grow(w->rows, &w->cap, w->n + 1, sizeof *nv, 4096);
-    if (!nv) return FP_ENOMEM;
+    if (!nv) FP_FAIL(FP_ENOMEM, "out of memory for what-if row %zu", w->n + 1);
     w->rows = nv;
     w->rows[w->n++] = (fp_wi_row){.dp_rank = w->dpr[r],
                                   .stage = w->stage[r],
@@ -511,7 +511,8 @@ static fp_status add_row(wi_ctx *w, int r, int step, int t, double start, double
                                   .mc = mc,
                                   .mb_id = mb,
                                   .gmc = gmc};
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 /* Ops [a, b) are one rank's ops of one step. Emit them and the compute the
@@ -769,7 +770,8 @@ static fp_status run_context(const fp_tr_job *job, const char *command, fp_run *
     run->time = job->wall_start;
     int nnodes = 0;
     int *node = malloc((size_t)job->nranks * sizeof *node);
-    if (!node) return FP_ENOMEM;
+    fp_status st = FP_OK;
+    FP_CHECK_ALLOC(node);
     for (int r = 0; r < job->nranks; r++) { /* nodes in order of first rank */
         node[r] = nnodes;
         for (int q = 0; q < r; q++)
@@ -779,7 +781,7 @@ static fp_status run_context(const fp_tr_job *job, const char *command, fp_run *
             }
         nnodes += node[r] == nnodes;
     }
-    fp_status st = fp_run_set_shape(run, nnodes, job->nranks);
+    st = fp_run_set_shape(run, nnodes, job->nranks);
     for (int r = 0; st == FP_OK && r < job->nranks; r++) {
         memcpy(run->nodes[node[r]], job->host[r], FP_NAME_MAX);
         run->ranks[r].node = node[r];
@@ -787,6 +789,7 @@ static fp_status run_context(const fp_tr_job *job, const char *command, fp_run *
         for (int q = 0; q < r; q++)
             run->ranks[r].local_rank += node[q] == node[r];
     }
+cleanup:
     free(node);
     return st;
 }

@@ -193,8 +193,8 @@ static fp_status attr_item(wi_work *w, bool launch, const bool *op_mask, const b
     const wi_model *m = w->m;
     snprintf(item->label, sizeof item->label, "%s", label);
     item->per_step = malloc((size_t)m->nsteps * sizeof *item->per_step);
-    if (!item->per_step)
-        return FP_ENOMEM;
+    fp_status st = FP_OK;
+    FP_CHECK_ALLOC(item->per_step);
     const double *den = launch ? w->t_nd_opt : w->t_ideal_opt;
     if (launch) {
         /* measured costs; delays only for the selection (zero elsewhere) */
@@ -209,7 +209,8 @@ static fp_status attr_item(wi_work *w, bool launch, const bool *op_mask, const b
     for (int s = 0; s < m->nsteps; s++)
         item->per_step[s] = w->t_opt[s] / den[s];
     item->slowdown = mean(w->t_opt, m->nsteps) / mean(den, m->nsteps);
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 /* Attribution by DP rank, stage and op type. */
