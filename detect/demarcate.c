@@ -102,67 +102,72 @@ static void explain_link(eng *g, size_t e, int32_t who, const char *why)
     }
 }
 
-fp_status fp__det_demarcate(eng *g)
+/* Per node: its devices and links, the failing ones, the first of each that
+ * fails (an entity id, -1: none), whether it has results at all, and whether
+ * it is the culprit of its failing links. */
+typedef struct node_tally {
+    uint32_t *links, *bad_links, *gpus, *bad_gpus;
+    int64_t *first_gpu, *first_link;
+    bool *culprit, *has_data;
+} node_tally;
+
+static void tally_free(node_tally *t)
+{
+    free(t->links);
+    free(t->bad_links);
+    free(t->gpus);
+    free(t->bad_gpus);
+    free(t->first_gpu);
+    free(t->first_link);
+    free(t->culprit);
+    free(t->has_data);
+}
+
+/* Count per node: devices and links, and the failing ones; a node with
+ * enough of its links failing is their culprit. */
+static void tally_nodes(const eng *g, node_tally *t)
 {
     const fp_rules *r = g->rules;
-    size_t nn = g->nnodes;
-    uint32_t *links = calloc(nn, sizeof *links), *bad_links = calloc(nn, sizeof *bad_links);
-    uint32_t *gpus = calloc(nn, sizeof *gpus), *bad_gpus = calloc(nn, sizeof *bad_gpus);
-    int64_t *first_gpu = malloc(nn * sizeof *first_gpu), *first_link = malloc(nn * sizeof *first_link);
-    bool *culprit = calloc(nn, sizeof *culprit);
-    bool *has_data = calloc(nn, sizeof *has_data);
-    g->node_v = malloc(nn * sizeof *g->node_v);
-    fp_status st = FP_OK;
-    if (!links || !bad_links || !gpus || !bad_gpus || !first_gpu || !first_link || !culprit ||
-        !has_data || !g->node_v)
-        FP_FAIL(FP_ENOMEM, "out of memory demarcating the %zu nodes of run %s", nn, g->run->id);
-    for (size_t i = 0; i < nn; i++) {
-        g->node_v[i] = FP_UNKNOWN;
-        first_gpu[i] = first_link[i] = -1;
-    }
-    /* count per node: devices and links, and the failing ones */
+    for (size_t i = 0; i < g->nnodes; i++)
+        t->first_gpu[i] = t->first_link[i] = -1;
     for (size_t e = 0; e < g->nents; e++) {
         const ent_info *ei = &g->ents[e];
         if (ei->kind == FP_ENT_GROUP)
             continue;
-        has_data[ei->node] = true;
+        t->has_data[ei->node] = true;
         if (ei->kind == FP_ENT_GPU) {
-            gpus[ei->node]++;
-            if (ei->v == FP_FAIL && bad_gpus[ei->node]++ == 0)
-                first_gpu[ei->node] = (int64_t)e;
+            t->gpus[ei->node]++;
+            if (ei->v == FP_FAIL && t->bad_gpus[ei->node]++ == 0)
+                t->first_gpu[ei->node] = (int64_t)e;
         } else if (ei->kind == FP_ENT_LINK && ei->node != ei->peer) {
-            has_data[ei->peer] = true;
+            t->has_data[ei->peer] = true;
             int32_t ends[2] = {ei->node, ei->peer};
             for (int j = 0; j < 2; j++) {
-                links[ends[j]]++;
-                if (ei->v == FP_FAIL && bad_links[ends[j]]++ == 0)
-                    first_link[ends[j]] = (int64_t)e;
+                t->links[ends[j]]++;
+                if (ei->v == FP_FAIL && t->bad_links[ends[j]]++ == 0)
+                    t->first_link[ends[j]] = (int64_t)e;
             }
         }
     }
-    for (size_t n = 0; n < nn; n++)
-        culprit[n] = bad_links[n] >= (uint32_t)r->node_link_min &&
-                     bad_links[n] >= r->node_link_fraction * links[n];
-    /* links: slow with a culprit node's every partner is the node, not the link */
-    for (size_t e = 0; e < g->nents; e++) {
-        const ent_info *ei = &g->ents[e];
-        if (ei->kind != FP_ENT_LINK || ei->v != FP_FAIL || ei->node == ei->peer)
-            continue;
-        int32_t who = culprit[ei->node] ? ei->node : culprit[ei->peer] ? ei->peer : -1;
-        if (who >= 0)
-            explain_link(g, e, who, "slow with most partners");
-    }
-    /* nodes: the worst of their own results, devices, ranks, intra-node links, links */
-    size_t nown = g->nreasons;
+    for (size_t n = 0; n < g->nnodes; n++)
+        t->culprit[n] = t->bad_links[n] >= (uint32_t)r->node_link_min &&
+                        t->bad_links[n] >= r->node_link_fraction * t->links[n];
+}
+
+/* Nodes take the worst of their own results, devices, ranks and intra-node
+ * links; a failing rank or intra-node link gives its node a reason. Links
+ * between nodes only pass their node (a link's verdict stays the link's). */
+static fp_status roll_up_entities(eng *g)
+{
+    fp_status st = FP_OK;
     for (size_t e = 0; e < g->nents; e++) {
         const ent_info *ei = &g->ents[e];
         fp_entity_kind kind = ei->kind;
         if (kind == FP_ENT_GROUP)
             continue;
         fp_verdict v = ei->v;
-        if (kind == FP_ENT_LINK && ei->node != ei->peer)
-            v = v == FP_UNKNOWN ? FP_UNKNOWN : FP_PASS; /* a link's verdict stays the link's */
         if (kind == FP_ENT_LINK && ei->node != ei->peer) {
+            v = v == FP_UNKNOWN ? FP_UNKNOWN : FP_PASS;
             g->node_v[ei->node] = fp__det_worse(g->node_v[ei->node], v);
             g->node_v[ei->peer] = fp__det_worse(g->node_v[ei->peer], v);
             continue;
@@ -181,53 +186,96 @@ fp_status fp__det_demarcate(eng *g)
                      kind == FP_ENT_RANK ? "fails (its rank)" : "fails (inside the node)");
         }
     }
-    (void)nown;
-    for (size_t n = 0; n < nn; n++) {
-        if (bad_gpus[n]) {
-            const ent_info *ei = &g->ents[first_gpu[n]];
-            const fp_reason *src = first_reason(g, (uint32_t)(g->nnodes + (size_t)first_gpu[n]),
-                                                FP_FAIL);
-            fp_reason *nr;
-            FP_CHECK(fp__det_add_reason(g, (uint32_t)n, &nr));
-            if (src)
-                *nr = *src;
-            nr->evidence = FP_EV_GPUS;
-            nr->verdict = FP_FAIL;
-            char ent[2 * FP_NAME_MAX + 32];
-            fp_entity_format(ei->e, ent, sizeof ent);
-            if (bad_gpus[n] >= r->node_gpu_fraction * gpus[n] && gpus[n] > 1)
-                snprintf(nr->note, sizeof nr->note, "node-wide: %u of %u devices fail", bad_gpus[n],
-                         gpus[n]);
-            else
-                snprintf(nr->note, sizeof nr->note, "device %.60s fails (%u of %u devices)", ent,
-                         bad_gpus[n], gpus[n]);
-        }
-        if (culprit[n]) {
-            g->node_v[n] = FP_FAIL;
-            const fp_reason *src = first_link[n] >= 0
-                                       ? first_reason(g, (uint32_t)(g->nnodes + (size_t)first_link[n]),
-                                                      FP_WARN)
-                                       : NULL;
-            fp_reason *nr;
-            FP_CHECK(fp__det_add_reason(g, (uint32_t)n, &nr));
-            if (src)
-                *nr = *src;
-            nr->evidence = FP_EV_LINKS;
-            nr->verdict = FP_FAIL;
-            snprintf(nr->note, sizeof nr->note, "slow with %u of %u link partners: the node, not the links",
-                     bad_links[n], links[n]);
-        }
-        if (!has_data[n] && r->missing != FP_PASS) {
-            g->node_v[n] = fp__det_worse(g->node_v[n], r->missing);
-            fp_reason *nr;
-            FP_CHECK(fp__det_add_reason(g, (uint32_t)n, &nr));
-            snprintf(nr->rule, sizeof nr->rule, "missing");
-            nr->evidence = FP_EV_MISSING;
-            nr->verdict = r->missing;
-            nr->value = nr->expected = nr->deviation = nr->z = NAN;
-            snprintf(nr->note, sizeof nr->note, "the node is in the run but has no results");
-        }
+cleanup:
+    return st;
+}
+
+/* Node n's own reasons: its failing devices (node-wide or one device), its
+ * links when it is their culprit, and no results at all. */
+static fp_status judge_node(eng *g, const node_tally *t, size_t n)
+{
+    const fp_rules *r = g->rules;
+    fp_status st = FP_OK;
+    fp_reason *nr;
+    if (t->bad_gpus[n]) {
+        const ent_info *ei = &g->ents[t->first_gpu[n]];
+        const fp_reason *src = first_reason(g, (uint32_t)(g->nnodes + (size_t)t->first_gpu[n]),
+                                            FP_FAIL);
+        FP_CHECK(fp__det_add_reason(g, (uint32_t)n, &nr));
+        if (src)
+            *nr = *src;
+        nr->evidence = FP_EV_GPUS;
+        nr->verdict = FP_FAIL;
+        char ent[2 * FP_NAME_MAX + 32];
+        fp_entity_format(ei->e, ent, sizeof ent);
+        if (t->bad_gpus[n] >= r->node_gpu_fraction * t->gpus[n] && t->gpus[n] > 1)
+            snprintf(nr->note, sizeof nr->note, "node-wide: %u of %u devices fail", t->bad_gpus[n],
+                     t->gpus[n]);
+        else
+            snprintf(nr->note, sizeof nr->note, "device %.60s fails (%u of %u devices)", ent,
+                     t->bad_gpus[n], t->gpus[n]);
     }
+    if (t->culprit[n]) {
+        g->node_v[n] = FP_FAIL;
+        const fp_reason *src =
+            t->first_link[n] >= 0
+                ? first_reason(g, (uint32_t)(g->nnodes + (size_t)t->first_link[n]), FP_WARN)
+                : NULL;
+        FP_CHECK(fp__det_add_reason(g, (uint32_t)n, &nr));
+        if (src)
+            *nr = *src;
+        nr->evidence = FP_EV_LINKS;
+        nr->verdict = FP_FAIL;
+        snprintf(nr->note, sizeof nr->note,
+                 "slow with %u of %u link partners: the node, not the links", t->bad_links[n],
+                 t->links[n]);
+    }
+    if (!t->has_data[n] && r->missing != FP_PASS) {
+        g->node_v[n] = fp__det_worse(g->node_v[n], r->missing);
+        FP_CHECK(fp__det_add_reason(g, (uint32_t)n, &nr));
+        snprintf(nr->rule, sizeof nr->rule, "missing");
+        nr->evidence = FP_EV_MISSING;
+        nr->verdict = r->missing;
+        nr->value = nr->expected = nr->deviation = nr->z = NAN;
+        snprintf(nr->note, sizeof nr->note, "the node is in the run but has no results");
+    }
+cleanup:
+    return st;
+}
+
+fp_status fp__det_demarcate(eng *g)
+{
+    size_t nn = g->nnodes;
+    node_tally t = {
+        .links = calloc(nn, sizeof *t.links),
+        .bad_links = calloc(nn, sizeof *t.bad_links),
+        .gpus = calloc(nn, sizeof *t.gpus),
+        .bad_gpus = calloc(nn, sizeof *t.bad_gpus),
+        .first_gpu = malloc(nn * sizeof *t.first_gpu),
+        .first_link = malloc(nn * sizeof *t.first_link),
+        .culprit = calloc(nn, sizeof *t.culprit),
+        .has_data = calloc(nn, sizeof *t.has_data),
+    };
+    g->node_v = malloc(nn * sizeof *g->node_v);
+    fp_status st = FP_OK;
+    if (!t.links || !t.bad_links || !t.gpus || !t.bad_gpus || !t.first_gpu || !t.first_link ||
+        !t.culprit || !t.has_data || !g->node_v)
+        FP_FAIL(FP_ENOMEM, "out of memory demarcating the %zu nodes of run %s", nn, g->run->id);
+    for (size_t i = 0; i < nn; i++)
+        g->node_v[i] = FP_UNKNOWN;
+    tally_nodes(g, &t);
+    /* links: slow with a culprit node's every partner is the node, not the link */
+    for (size_t e = 0; e < g->nents; e++) {
+        const ent_info *ei = &g->ents[e];
+        if (ei->kind != FP_ENT_LINK || ei->v != FP_FAIL || ei->node == ei->peer)
+            continue;
+        int32_t who = t.culprit[ei->node] ? ei->node : t.culprit[ei->peer] ? ei->peer : -1;
+        if (who >= 0)
+            explain_link(g, e, who, "slow with most partners");
+    }
+    FP_CHECK(roll_up_entities(g));
+    for (size_t n = 0; n < nn; n++)
+        FP_CHECK(judge_node(g, &t, n));
     /* a link of a node that fails on its own evidence (a slow rank, bad
      * devices) cannot be judged as a link: the node explains it */
     for (size_t e = 0; e < g->nents; e++) {
@@ -241,14 +289,7 @@ fp_status fp__det_demarcate(eng *g)
             explain_link(g, e, who, "the node fails");
     }
 cleanup:
-    free(links);
-    free(bad_links);
-    free(gpus);
-    free(bad_gpus);
-    free(first_gpu);
-    free(first_link);
-    free(culprit);
-    free(has_data);
+    tally_free(&t);
     return st;
 }
 
