@@ -105,58 +105,43 @@ static void explain_link(eng *g, size_t e, int32_t who, const char *why)
 /* Per node: its devices and links, the failing ones, the first of each that
  * fails (an entity id, -1: none), whether it has results at all, and whether
  * it is the culprit of its failing links. */
-typedef struct node_tally {
-    uint32_t *links, *bad_links, *gpus, *bad_gpus;
-    int64_t *first_gpu, *first_link;
-    bool *culprit, *has_data;
-} node_tally;
+typedef struct node_count {
+    uint32_t links, bad_links, gpus, bad_gpus;
+    int64_t first_gpu, first_link;
+    bool culprit, has_data;
+} node_count;
 
-static void tally_free(node_tally *t)
-{
-    free(t->links);
-    free(t->bad_links);
-    free(t->gpus);
-    free(t->bad_gpus);
-    free(t->first_gpu);
-    free(t->first_link);
-    free(t->culprit);
-    free(t->has_data);
-}
-
-/* Count per node: devices and links, and the failing ones; a node with
- * enough of its links failing is their culprit. */
-static void tally_nodes(const eng *g, node_tally *t)
+/* Count per node (c: one per node): devices and links, and the failing ones;
+ * a node with enough of its links failing is their culprit. */
+static void count_nodes(const eng *g, node_count *c)
 {
     const fp_rules *r = g->rules;
     for (size_t i = 0; i < g->nnodes; i++)
-        t->first_gpu[i] = t->first_link[i] = -1;
+        c[i].first_gpu = c[i].first_link = -1;
     for (size_t e = 0; e < g->nents; e++) {
         const ent_info *ei = &g->ents[e];
         if (ei->kind == FP_ENT_GROUP)
             continue;
-        t->has_data[ei->node] = true;
+        c[ei->node].has_data = true;
         if (ei->kind == FP_ENT_GPU) {
-            t->gpus[ei->node]++;
-            if (ei->v == FP_FAIL && t->bad_gpus[ei->node]++ == 0)
-                t->first_gpu[ei->node] = (int64_t)e;
+            c[ei->node].gpus++;
+            if (ei->v == FP_FAIL && c[ei->node].bad_gpus++ == 0)
+                c[ei->node].first_gpu = (int64_t)e;
         } else if (ei->kind == FP_ENT_LINK && ei->node != ei->peer) {
-            t->has_data[ei->peer] = true;
+            c[ei->peer].has_data = true;
             int32_t ends[2] = {ei->node, ei->peer};
             for (int j = 0; j < 2; j++) {
-                t->links[ends[j]]++;
-                if (ei->v == FP_FAIL && t->bad_links[ends[j]]++ == 0)
-                    t->first_link[ends[j]] = (int64_t)e;
+                c[ends[j]].links++;
+                if (ei->v == FP_FAIL && c[ends[j]].bad_links++ == 0)
+                    c[ends[j]].first_link = (int64_t)e;
             }
         }
     }
     for (size_t n = 0; n < g->nnodes; n++)
-        t->culprit[n] = t->bad_links[n] >= (uint32_t)r->node_link_min &&
-                        t->bad_links[n] >= r->node_link_fraction * t->links[n];
+        c[n].culprit = c[n].bad_links >= (uint32_t)r->node_link_min &&
+                       c[n].bad_links >= r->node_link_fraction * c[n].links;
 }
 
-/* Nodes take the worst of their own results, devices, ranks and intra-node
- * links; a failing rank or intra-node link gives its node a reason. Links
- * between nodes only pass their node (a link's verdict stays the link's). */
 static fp_status roll_up_entities(eng *g)
 {
     fp_status st = FP_OK;
@@ -190,16 +175,16 @@ cleanup:
     return st;
 }
 
-/* Node n's own reasons: its failing devices (node-wide or one device), its
+/* Node n's own reasons (c: its counts): its failing devices (node-wide or one device), its
  * links when it is their culprit, and no results at all. */
-static fp_status judge_node(eng *g, const node_tally *t, size_t n)
+static fp_status judge_node(eng *g, const node_count *c, size_t n)
 {
     const fp_rules *r = g->rules;
     fp_status st = FP_OK;
     fp_reason *nr;
-    if (t->bad_gpus[n]) {
-        const ent_info *ei = &g->ents[t->first_gpu[n]];
-        const fp_reason *src = first_reason(g, (uint32_t)(g->nnodes + (size_t)t->first_gpu[n]),
+    if (c->bad_gpus) {
+        const ent_info *ei = &g->ents[c->first_gpu];
+        const fp_reason *src = first_reason(g, (uint32_t)(g->nnodes + (size_t)c->first_gpu),
                                             FP_FAIL);
         FP_CHECK(fp__det_add_reason(g, (uint32_t)n, &nr));
         if (src)
@@ -208,18 +193,18 @@ static fp_status judge_node(eng *g, const node_tally *t, size_t n)
         nr->verdict = FP_FAIL;
         char ent[2 * FP_NAME_MAX + 32];
         fp_entity_format(ei->e, ent, sizeof ent);
-        if (t->bad_gpus[n] >= r->node_gpu_fraction * t->gpus[n] && t->gpus[n] > 1)
-            snprintf(nr->note, sizeof nr->note, "node-wide: %u of %u devices fail", t->bad_gpus[n],
-                     t->gpus[n]);
+        if (c->bad_gpus >= r->node_gpu_fraction * c->gpus && c->gpus > 1)
+            snprintf(nr->note, sizeof nr->note, "node-wide: %u of %u devices fail", c->bad_gpus,
+                     c->gpus);
         else
             snprintf(nr->note, sizeof nr->note, "device %.60s fails (%u of %u devices)", ent,
-                     t->bad_gpus[n], t->gpus[n]);
+                     c->bad_gpus, c->gpus);
     }
-    if (t->culprit[n]) {
+    if (c->culprit) {
         g->node_v[n] = FP_FAIL;
         const fp_reason *src =
-            t->first_link[n] >= 0
-                ? first_reason(g, (uint32_t)(g->nnodes + (size_t)t->first_link[n]), FP_WARN)
+            c->first_link >= 0
+                ? first_reason(g, (uint32_t)(g->nnodes + (size_t)c->first_link), FP_WARN)
                 : NULL;
         FP_CHECK(fp__det_add_reason(g, (uint32_t)n, &nr));
         if (src)
@@ -227,10 +212,10 @@ static fp_status judge_node(eng *g, const node_tally *t, size_t n)
         nr->evidence = FP_EV_LINKS;
         nr->verdict = FP_FAIL;
         snprintf(nr->note, sizeof nr->note,
-                 "slow with %u of %u link partners: the node, not the links", t->bad_links[n],
-                 t->links[n]);
+                 "slow with %u of %u link partners: the node, not the links", c->bad_links,
+                 c->links);
     }
-    if (!t->has_data[n] && r->missing != FP_PASS) {
+    if (!c->has_data && r->missing != FP_PASS) {
         g->node_v[n] = fp__det_worse(g->node_v[n], r->missing);
         FP_CHECK(fp__det_add_reason(g, (uint32_t)n, &nr));
         snprintf(nr->rule, sizeof nr->rule, "missing");
@@ -246,36 +231,26 @@ cleanup:
 fp_status fp__det_demarcate(eng *g)
 {
     size_t nn = g->nnodes;
-    node_tally t = {
-        .links = calloc(nn, sizeof *t.links),
-        .bad_links = calloc(nn, sizeof *t.bad_links),
-        .gpus = calloc(nn, sizeof *t.gpus),
-        .bad_gpus = calloc(nn, sizeof *t.bad_gpus),
-        .first_gpu = malloc(nn * sizeof *t.first_gpu),
-        .first_link = malloc(nn * sizeof *t.first_link),
-        .culprit = calloc(nn, sizeof *t.culprit),
-        .has_data = calloc(nn, sizeof *t.has_data),
-    };
+    node_count *c = calloc(nn + 1, sizeof *c);
     g->node_v = malloc(nn * sizeof *g->node_v);
     fp_status st = FP_OK;
-    if (!t.links || !t.bad_links || !t.gpus || !t.bad_gpus || !t.first_gpu || !t.first_link ||
-        !t.culprit || !t.has_data || !g->node_v)
+    if (!c || !g->node_v)
         FP_FAIL(FP_ENOMEM, "out of memory demarcating the %zu nodes of run %s", nn, g->run->id);
     for (size_t i = 0; i < nn; i++)
         g->node_v[i] = FP_UNKNOWN;
-    tally_nodes(g, &t);
+    count_nodes(g, c);
     /* links: slow with a culprit node's every partner is the node, not the link */
     for (size_t e = 0; e < g->nents; e++) {
         const ent_info *ei = &g->ents[e];
         if (ei->kind != FP_ENT_LINK || ei->v != FP_FAIL || ei->node == ei->peer)
             continue;
-        int32_t who = t.culprit[ei->node] ? ei->node : t.culprit[ei->peer] ? ei->peer : -1;
+        int32_t who = c[ei->node].culprit ? ei->node : c[ei->peer].culprit ? ei->peer : -1;
         if (who >= 0)
             explain_link(g, e, who, "slow with most partners");
     }
     FP_CHECK(roll_up_entities(g));
     for (size_t n = 0; n < nn; n++)
-        FP_CHECK(judge_node(g, &t, n));
+        FP_CHECK(judge_node(g, &c[n], n));
     /* a link of a node that fails on its own evidence (a slow rank, bad
      * devices) cannot be judged as a link: the node explains it */
     for (size_t e = 0; e < g->nents; e++) {
@@ -289,7 +264,7 @@ fp_status fp__det_demarcate(eng *g)
             explain_link(g, e, who, "the node fails");
     }
 cleanup:
-    tally_free(&t);
+    free(c);
     return st;
 }
 

@@ -398,7 +398,8 @@ fp_status fp_sim_open(const fp_sim_opts *o, fp_sim **out, char *err, size_t errl
     s->sku = malloc((size_t)n * sizeof *s->sku);
     s->node_off = malloc((size_t)n * sizeof *s->node_off);
     s->gpu_off = malloc((size_t)n * (size_t)G * sizeof *s->gpu_off);
-    size_t maxpairs = n <= 32 ? (size_t)n * (size_t)(n - 1) / 2 : (size_t)n * (size_t)o->link_partners;
+    size_t maxpairs =
+        n <= 32 ? (size_t)n * (size_t)(n - 1) / 2 : (size_t)n * (size_t)o->link_partners;
     s->pair = malloc((maxpairs + 1) * sizeof *s->pair);
     s->link_off = malloc((maxpairs + 1) * sizeof *s->link_off);
     s->faults = malloc(((size_t)total + 1) * sizeof *s->faults);

@@ -503,7 +503,8 @@ static int cmp_score(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-/* The work arrays of model m in w (w->m = m); free with work_free. */
+/* The work arrays of model m in w (w->m = m); the caller frees them, also on
+ * error. */
 static fp_status work_alloc(wi_work *w, const wi_model *m)
 {
     fp_status st = FP_OK;
@@ -528,23 +529,6 @@ static fp_status work_alloc(wi_work *w, const wi_model *m)
     FP_CHECK_ALLOC(w->t_ideal_opt);
 cleanup:
     return st;
-}
-
-static void work_free(wi_work *w)
-{
-    free(w->o_start);
-    free(w->o_end);
-    free(w->o_cost);
-    free(w->o_delay);
-    free(w->i_cost);
-    free(w->mix);
-    free(w->s_start);
-    free(w->s_end);
-    free(w->tmp);
-    free(w->t_opt);
-    free(w->t_span);
-    free(w->t_nd_opt);
-    free(w->t_ideal_opt);
 }
 
 /* A new result for the trace of n rows under meta on model m: its steps and
@@ -708,6 +692,18 @@ cleanup:
     fp_wi_result_free(r);
     fp__wi_model_free(&m);
     free(row_of);
-    work_free(&w);
+    free(w.o_start);
+    free(w.o_end);
+    free(w.o_cost);
+    free(w.o_delay);
+    free(w.i_cost);
+    free(w.mix);
+    free(w.s_start);
+    free(w.s_end);
+    free(w.tmp);
+    free(w.t_opt);
+    free(w.t_span);
+    free(w.t_nd_opt);
+    free(w.t_ideal_opt);
     return st;
 }
