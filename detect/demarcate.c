@@ -1,5 +1,6 @@
 /* The detector's last phases: missing results, demarcation (which node, GPU
- * or link is to blame) and late ranks. The engine: detect.c. */
+ * or link is to blame) and late ranks. They call only the engine (engine.c;
+ * its state: detect_internal.h); the driver (detect.c) runs them. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,20 +22,15 @@ fp_status fp__det_judge_missing(eng *g, const uint32_t *key_first, const uint32_
         return FP_OK;
     uint32_t *stamp = calloc(g->nents + 1, sizeof *stamp);
     uint32_t *list = malloc((g->nents + 1) * sizeof *list);
-    if (g->ntests * FP_ENT_KIND_COUNT >= UINT32_MAX) {
-        free(stamp);
-        free(list);
-        return FP_EINPUT;
-    }
-    if (!stamp || !list) {
-        free(stamp);
-        free(list);
-        return FP_ENOMEM;
-    }
     fp_status st = FP_OK;
+    if (g->ntests * FP_ENT_KIND_COUNT >= UINT32_MAX)
+        FP_FAIL(FP_EINPUT, "run %s has %zu tests: too many to judge missing results", g->run->id,
+                g->ntests);
+    FP_CHECK_ALLOC(stamp);
+    FP_CHECK_ALLOC(list);
     /* per test and entity kind: a gpu lacks what other gpus have, a rank what
      * other ranks have (late-rank records exist only for late ranks) */
-    for (size_t tk = 0; tk < g->ntests * FP_ENT_KIND_COUNT && st == FP_OK; tk++) {
+    for (size_t tk = 0; tk < g->ntests * FP_ENT_KIND_COUNT; tk++) {
         size_t t = tk / FP_ENT_KIND_COUNT;
         fp_entity_kind kind = (fp_entity_kind)(tk % FP_ENT_KIND_COUNT);
         if (kind == FP_ENT_LINK)
@@ -51,7 +47,7 @@ fp_status fp__det_judge_missing(eng *g, const uint32_t *key_first, const uint32_
                 list[nl++] = e;
             }
         }
-        for (size_t k = 0; k < g->nkeys && st == FP_OK; k++) {
+        for (size_t k = 0; k < g->nkeys; k++) {
             if ((size_t)g->keys[k].test != t || (g->keys[k].cls && g->keys[k].cls->late))
                 continue;
             size_t have = 0;
@@ -63,11 +59,8 @@ fp_status fp__det_judge_missing(eng *g, const uint32_t *key_first, const uint32_
                 if (fp__det_series_find(g, (uint32_t)k, list[j], false, NULL) >= 0)
                     continue;
                 fp__det_set_ent_verdict(g, list[j], g->rules->missing);
-                fp_reason *r = fp__det_add_reason(g, fp__det_ent_owner(g, list[j]));
-                if (!r) {
-                    st = FP_ENOMEM;
-                    break;
-                }
+                fp_reason *r;
+                FP_CHECK(fp__det_add_reason(g, fp__det_ent_owner(g, list[j]), &r));
                 snprintf(r->key, sizeof r->key, "%s", g->keys[k].text);
                 snprintf(r->unit, sizeof r->unit, "%s", g->keys[k].rep->unit);
                 snprintf(r->rule, sizeof r->rule, "missing");
@@ -79,6 +72,7 @@ fp_status fp__det_judge_missing(eng *g, const uint32_t *key_first, const uint32_
             }
         }
     }
+cleanup:
     free(stamp);
     free(list);
     return st;
@@ -108,69 +102,57 @@ static void explain_link(eng *g, size_t e, int32_t who, const char *why)
     }
 }
 
-fp_status fp__det_demarcate(eng *g)
+/* Per node: its devices and links, the failing ones, the first of each that
+ * fails (an entity id, -1: none), whether it has results at all, and whether
+ * it is the culprit of its failing links. */
+typedef struct node_count {
+    uint32_t links, bad_links, gpus, bad_gpus;
+    int64_t first_gpu, first_link;
+    bool culprit, has_data;
+} node_count;
+
+/* Count per node (c: one per node): devices and links, and the failing ones;
+ * a node with enough of its links failing is their culprit. */
+static void count_nodes(const eng *g, node_count *c)
 {
     const fp_rules *r = g->rules;
-    size_t nn = g->nnodes;
-    uint32_t *links = calloc(nn, sizeof *links), *bad_links = calloc(nn, sizeof *bad_links);
-    uint32_t *gpus = calloc(nn, sizeof *gpus), *bad_gpus = calloc(nn, sizeof *bad_gpus);
-    int64_t *first_gpu = malloc(nn * sizeof *first_gpu), *first_link = malloc(nn * sizeof *first_link);
-    bool *culprit = calloc(nn, sizeof *culprit);
-    bool *has_data = calloc(nn, sizeof *has_data);
-    g->node_v = malloc(nn * sizeof *g->node_v);
-    fp_status st = FP_OK;
-    if (!links || !bad_links || !gpus || !bad_gpus || !first_gpu || !first_link || !culprit ||
-        !has_data || !g->node_v) {
-        st = FP_ENOMEM;
-        goto cleanup;
-    }
-    for (size_t i = 0; i < nn; i++) {
-        g->node_v[i] = FP_UNKNOWN;
-        first_gpu[i] = first_link[i] = -1;
-    }
-    /* count per node: devices and links, and the failing ones */
+    for (size_t i = 0; i < g->nnodes; i++)
+        c[i].first_gpu = c[i].first_link = -1;
     for (size_t e = 0; e < g->nents; e++) {
         const ent_info *ei = &g->ents[e];
         if (ei->kind == FP_ENT_GROUP)
             continue;
-        has_data[ei->node] = true;
+        c[ei->node].has_data = true;
         if (ei->kind == FP_ENT_GPU) {
-            gpus[ei->node]++;
-            if (ei->v == FP_FAIL && bad_gpus[ei->node]++ == 0)
-                first_gpu[ei->node] = (int64_t)e;
+            c[ei->node].gpus++;
+            if (ei->v == FP_FAIL && c[ei->node].bad_gpus++ == 0)
+                c[ei->node].first_gpu = (int64_t)e;
         } else if (ei->kind == FP_ENT_LINK && ei->node != ei->peer) {
-            has_data[ei->peer] = true;
+            c[ei->peer].has_data = true;
             int32_t ends[2] = {ei->node, ei->peer};
             for (int j = 0; j < 2; j++) {
-                links[ends[j]]++;
-                if (ei->v == FP_FAIL && bad_links[ends[j]]++ == 0)
-                    first_link[ends[j]] = (int64_t)e;
+                c[ends[j]].links++;
+                if (ei->v == FP_FAIL && c[ends[j]].bad_links++ == 0)
+                    c[ends[j]].first_link = (int64_t)e;
             }
         }
     }
-    for (size_t n = 0; n < nn; n++)
-        culprit[n] = bad_links[n] >= (uint32_t)r->node_link_min &&
-                     bad_links[n] >= r->node_link_fraction * links[n];
-    /* links: slow with a culprit node's every partner is the node, not the link */
-    for (size_t e = 0; e < g->nents; e++) {
-        const ent_info *ei = &g->ents[e];
-        if (ei->kind != FP_ENT_LINK || ei->v != FP_FAIL || ei->node == ei->peer)
-            continue;
-        int32_t who = culprit[ei->node] ? ei->node : culprit[ei->peer] ? ei->peer : -1;
-        if (who >= 0)
-            explain_link(g, e, who, "slow with most partners");
-    }
-    /* nodes: the worst of their own results, devices, ranks, intra-node links, links */
-    size_t nown = g->nreasons;
+    for (size_t n = 0; n < g->nnodes; n++)
+        c[n].culprit = c[n].bad_links >= (uint32_t)r->node_link_min &&
+                       c[n].bad_links >= r->node_link_fraction * c[n].links;
+}
+
+static fp_status roll_up_entities(eng *g)
+{
+    fp_status st = FP_OK;
     for (size_t e = 0; e < g->nents; e++) {
         const ent_info *ei = &g->ents[e];
         fp_entity_kind kind = ei->kind;
         if (kind == FP_ENT_GROUP)
             continue;
         fp_verdict v = ei->v;
-        if (kind == FP_ENT_LINK && ei->node != ei->peer)
-            v = v == FP_UNKNOWN ? FP_UNKNOWN : FP_PASS; /* a link's verdict stays the link's */
         if (kind == FP_ENT_LINK && ei->node != ei->peer) {
+            v = v == FP_UNKNOWN ? FP_UNKNOWN : FP_PASS;
             g->node_v[ei->node] = fp__det_worse(g->node_v[ei->node], v);
             g->node_v[ei->peer] = fp__det_worse(g->node_v[ei->peer], v);
             continue;
@@ -178,11 +160,8 @@ fp_status fp__det_demarcate(eng *g)
         g->node_v[ei->node] = fp__det_worse(g->node_v[ei->node], v);
         if ((kind == FP_ENT_RANK || (kind == FP_ENT_LINK)) && v == FP_FAIL) {
             const fp_reason *src = first_reason(g, (uint32_t)(g->nnodes + e), FP_FAIL);
-            fp_reason *nr = fp__det_add_reason(g, (uint32_t)ei->node);
-            if (!nr) {
-                st = FP_ENOMEM;
-                goto cleanup;
-            }
+            fp_reason *nr;
+            FP_CHECK(fp__det_add_reason(g, (uint32_t)ei->node, &nr));
             if (src)
                 *nr = *src;
             char ent[2 * FP_NAME_MAX + 32];
@@ -192,62 +171,86 @@ fp_status fp__det_demarcate(eng *g)
                      kind == FP_ENT_RANK ? "fails (its rank)" : "fails (inside the node)");
         }
     }
-    (void)nown;
-    for (size_t n = 0; n < nn; n++) {
-        if (bad_gpus[n]) {
-            const ent_info *ei = &g->ents[first_gpu[n]];
-            const fp_reason *src = first_reason(g, (uint32_t)(g->nnodes + (size_t)first_gpu[n]),
-                                                FP_FAIL);
-            fp_reason *nr = fp__det_add_reason(g, (uint32_t)n);
-            if (!nr) {
-                st = FP_ENOMEM;
-                goto cleanup;
-            }
-            if (src)
-                *nr = *src;
-            nr->evidence = FP_EV_GPUS;
-            nr->verdict = FP_FAIL;
-            char ent[2 * FP_NAME_MAX + 32];
-            fp_entity_format(ei->e, ent, sizeof ent);
-            if (bad_gpus[n] >= r->node_gpu_fraction * gpus[n] && gpus[n] > 1)
-                snprintf(nr->note, sizeof nr->note, "node-wide: %u of %u devices fail", bad_gpus[n],
-                         gpus[n]);
-            else
-                snprintf(nr->note, sizeof nr->note, "device %.60s fails (%u of %u devices)", ent,
-                         bad_gpus[n], gpus[n]);
-        }
-        if (culprit[n]) {
-            g->node_v[n] = FP_FAIL;
-            const fp_reason *src = first_link[n] >= 0
-                                       ? first_reason(g, (uint32_t)(g->nnodes + (size_t)first_link[n]),
-                                                      FP_WARN)
-                                       : NULL;
-            fp_reason *nr = fp__det_add_reason(g, (uint32_t)n);
-            if (!nr) {
-                st = FP_ENOMEM;
-                goto cleanup;
-            }
-            if (src)
-                *nr = *src;
-            nr->evidence = FP_EV_LINKS;
-            nr->verdict = FP_FAIL;
-            snprintf(nr->note, sizeof nr->note, "slow with %u of %u link partners: the node, not the links",
-                     bad_links[n], links[n]);
-        }
-        if (!has_data[n] && r->missing != FP_PASS) {
-            g->node_v[n] = fp__det_worse(g->node_v[n], r->missing);
-            fp_reason *nr = fp__det_add_reason(g, (uint32_t)n);
-            if (!nr) {
-                st = FP_ENOMEM;
-                goto cleanup;
-            }
-            snprintf(nr->rule, sizeof nr->rule, "missing");
-            nr->evidence = FP_EV_MISSING;
-            nr->verdict = r->missing;
-            nr->value = nr->expected = nr->deviation = nr->z = NAN;
-            snprintf(nr->note, sizeof nr->note, "the node is in the run but has no results");
-        }
+cleanup:
+    return st;
+}
+
+/* Node n's own reasons (c: its counts): its failing devices (node-wide or one device), its
+ * links when it is their culprit, and no results at all. */
+static fp_status judge_node(eng *g, const node_count *c, size_t n)
+{
+    const fp_rules *r = g->rules;
+    fp_status st = FP_OK;
+    fp_reason *nr;
+    if (c->bad_gpus) {
+        const ent_info *ei = &g->ents[c->first_gpu];
+        const fp_reason *src = first_reason(g, (uint32_t)(g->nnodes + (size_t)c->first_gpu),
+                                            FP_FAIL);
+        FP_CHECK(fp__det_add_reason(g, (uint32_t)n, &nr));
+        if (src)
+            *nr = *src;
+        nr->evidence = FP_EV_GPUS;
+        nr->verdict = FP_FAIL;
+        char ent[2 * FP_NAME_MAX + 32];
+        fp_entity_format(ei->e, ent, sizeof ent);
+        if (c->bad_gpus >= r->node_gpu_fraction * c->gpus && c->gpus > 1)
+            snprintf(nr->note, sizeof nr->note, "node-wide: %u of %u devices fail", c->bad_gpus,
+                     c->gpus);
+        else
+            snprintf(nr->note, sizeof nr->note, "device %.60s fails (%u of %u devices)", ent,
+                     c->bad_gpus, c->gpus);
     }
+    if (c->culprit) {
+        g->node_v[n] = FP_FAIL;
+        const fp_reason *src =
+            c->first_link >= 0
+                ? first_reason(g, (uint32_t)(g->nnodes + (size_t)c->first_link), FP_WARN)
+                : NULL;
+        FP_CHECK(fp__det_add_reason(g, (uint32_t)n, &nr));
+        if (src)
+            *nr = *src;
+        nr->evidence = FP_EV_LINKS;
+        nr->verdict = FP_FAIL;
+        snprintf(nr->note, sizeof nr->note,
+                 "slow with %u of %u link partners: the node, not the links", c->bad_links,
+                 c->links);
+    }
+    if (!c->has_data && r->missing != FP_PASS) {
+        g->node_v[n] = fp__det_worse(g->node_v[n], r->missing);
+        FP_CHECK(fp__det_add_reason(g, (uint32_t)n, &nr));
+        snprintf(nr->rule, sizeof nr->rule, "missing");
+        nr->evidence = FP_EV_MISSING;
+        nr->verdict = r->missing;
+        nr->value = nr->expected = nr->deviation = nr->z = NAN;
+        snprintf(nr->note, sizeof nr->note, "the node is in the run but has no results");
+    }
+cleanup:
+    return st;
+}
+
+fp_status fp__det_demarcate(eng *g)
+{
+    size_t nn = g->nnodes;
+    node_count *c = calloc(nn + 1, sizeof *c);
+    g->node_v = malloc(nn * sizeof *g->node_v);
+    fp_status st = FP_OK;
+    if (!c || !g->node_v)
+        FP_FAIL(FP_ENOMEM, "out of memory demarcating the %zu nodes of run %s", nn, g->run->id);
+    for (size_t i = 0; i < nn; i++)
+        g->node_v[i] = FP_UNKNOWN;
+    count_nodes(g, c);
+    /* links: slow with a culprit node's every partner is the node, not the link */
+    for (size_t e = 0; e < g->nents; e++) {
+        const ent_info *ei = &g->ents[e];
+        if (ei->kind != FP_ENT_LINK || ei->v != FP_FAIL || ei->node == ei->peer)
+            continue;
+        int32_t who = c[ei->node].culprit ? ei->node : c[ei->peer].culprit ? ei->peer : -1;
+        if (who >= 0)
+            explain_link(g, e, who, "slow with most partners");
+    }
+    FP_CHECK(roll_up_entities(g));
+    for (size_t n = 0; n < nn; n++)
+        FP_CHECK(judge_node(g, &c[n], n));
     /* a link of a node that fails on its own evidence (a slow rank, bad
      * devices) cannot be judged as a link: the node explains it */
     for (size_t e = 0; e < g->nents; e++) {
@@ -261,14 +264,7 @@ fp_status fp__det_demarcate(eng *g)
             explain_link(g, e, who, "the node fails");
     }
 cleanup:
-    free(links);
-    free(bad_links);
-    free(gpus);
-    free(bad_gpus);
-    free(first_gpu);
-    free(first_link);
-    free(culprit);
-    free(has_data);
+    free(c);
     return st;
 }
 
@@ -310,9 +306,10 @@ fp_status fp__det_judge_late(eng *g, const late_tally *t)
         if (v == FP_PASS)
             continue;
         fp__det_set_ent_verdict(g, (uint32_t)e, v);
-        fp_reason *r = fp__det_add_reason(g, fp__det_ent_owner(g, (uint32_t)e));
-        if (!r)
-            return FP_ENOMEM;
+        fp_reason *r;
+        fp_status st = fp__det_add_reason(g, fp__det_ent_owner(g, (uint32_t)e), &r);
+        if (st != FP_OK)
+            return st;
         snprintf(r->key, sizeof r->key, "collectives.*.late_rank");
         snprintf(r->unit, sizeof r->unit, "share of calls");
         snprintf(r->rule, sizeof r->rule, "%s", t->cls->name);

@@ -1,7 +1,9 @@
 #ifndef FLEETPRINT_DETECT_INTERNAL_H
 #define FLEETPRINT_DETECT_INTERNAL_H
-/* Shared between the files of detect/ only: the parsed rules and the
- * verdict set's layout. */
+/* Shared between the files of detect/ only: the parsed rules (rules.c), the
+ * verdict set's layout (filled by detect.c), and the engine's state and steps:
+ * the engine's helpers (engine.c), the evidence phases (evidence.c,
+ * demarcate.c) and the driver that runs them (detect.c). */
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -80,7 +82,7 @@ struct fp_verdicts {
     size_t nblind;
 };
 
-/* ---- the engine's state (detect.c, evidence.c, demarcate.c) ---------------------------- */
+/* ---- the engine's state (engine.c, evidence.c, demarcate.c, detect.c) ------------------ */
 
 /* Open-addressing table of indices; the caller compares candidates. */
 typedef struct table {
@@ -204,23 +206,32 @@ typedef struct late_tally {
 } late_tally;
 
 /* ---- the engine's steps, shared by its files ------------------------------------------- */
-/* Each is documented where it is defined: the helpers of reasons and interning
- * in detect.c, the judges in evidence.c and demarcate.c. fp_detect (detect.c)
- * runs them in order: value, peers and late ranks per key, baselines, release
- * of held fails, missing results, demarcation, assembly. */
+/* Each is documented where it is defined. fp_detect (detect.c) runs them in
+ * order: interning, then per key value, peer and late-rank evidence,
+ * baselines (on a thread of their own), release of held fails, missing
+ * results, demarcation, assembly. The calls go one way: detect.c calls the
+ * others; evidence.c and demarcate.c call only engine.c; engine.c calls none
+ * of them. */
 
+/* engine.c: interning, reasons and verdicts */
+fp_status fp__det_intern(eng *g);
+void fp__det_free(eng *g);
 fp_verdict fp__det_worse(fp_verdict a, fp_verdict b);
 int64_t fp__det_series_find(const eng *g, uint32_t key, uint32_t ent, bool add, eng *gm);
-fp_reason *fp__det_add_reason(eng *g, uint32_t owner);
+fp_status fp__det_add_reason(eng *g, uint32_t owner, fp_reason **out);
 uint32_t fp__det_ent_owner(const eng *g, uint32_t ent);
 void fp__det_set_ent_verdict(eng *g, uint32_t ent, fp_verdict v);
-fp_reason *fp__det_series_reason(eng *g, const series *se, fp_evidence ev, fp_verdict v,
-                                 const char *rule);
+fp_status fp__det_series_reason(eng *g, const series *se, fp_evidence ev, fp_verdict v,
+                                const char *rule, fp_reason **out);
+
+/* evidence.c: value rules, peers, baselines, release of held fails */
 fp_status fp__det_judge_value(eng *g, const series *se);
 fp_status fp__det_judge_peers(eng *g, const key_info *k, const uint32_t *sers, size_t m,
                               double *buf, window_score *ws);
 fp_status fp__det_judge_baselines(eng *g, window_score *ws);
 void fp__det_release(eng *g);
+
+/* demarcate.c: missing results, demarcation, late ranks */
 fp_status fp__det_judge_missing(eng *g, const uint32_t *key_first, const uint32_t *by_key);
 fp_status fp__det_demarcate(eng *g);
 void fp__det_tally_late(const eng *g, const key_info *k, const uint32_t *sers, size_t m,

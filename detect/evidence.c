@@ -1,6 +1,8 @@
 /* The detector's evidence phases: value rules, peer evidence (each window of a
  * group against its robust centre and scale) and baseline evidence (drift and
- * fleet). The engine and its state: detect.c, detect_internal.h. */
+ * fleet), and the release of held fails once all evidence is in. They call
+ * only the engine (engine.c; its state: detect_internal.h); the driver
+ * (detect.c) runs them. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -38,9 +40,10 @@ fp_status fp__det_judge_value(eng *g, const series *se)
         return FP_OK;
     }
     fp__det_set_ent_verdict(g, se->ent, vr->verdict);
-    fp_reason *r = fp__det_series_reason(g, se, FP_EV_VALUE, vr->verdict, vr->name);
-    if (!r)
-        return FP_ENOMEM;
+    fp_reason *r;
+    fp_status st = fp__det_series_reason(g, se, FP_EV_VALUE, vr->verdict, vr->name, &r);
+    if (st != FP_OK)
+        return st;
     r->value = worst;
     r->expected = worst > vr->max ? vr->max : vr->min;
     r->deviation = worst - r->expected;
@@ -167,9 +170,10 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
                 m = 1;
             }
     }
-    fp_reason *rs = fp__det_series_reason(g, se, ev, v, cls->name);
-    if (!rs)
-        return FP_ENOMEM;
+    fp_reason *rs;
+    fp_status st = fp__det_series_reason(g, se, ev, v, cls->name, &rs);
+    if (st != FP_OK)
+        return st;
     g->reasons[g->nreasons - 1].ser = si;
     g->reasons[g->nreasons - 1].mask = out_f;
     g->reasons[g->nreasons - 1].hold = hold;
@@ -291,9 +295,10 @@ static fp_status note_blind(eng *g, const key_info *k, const limits *cls, const 
     double rule = higher ? 1 - cls->fail : 1 + cls->fail;
     if ((higher ? rule / limit : limit / rule) < BLIND_GAP)
         return FP_OK;
+    fp_status st = FP_OK;
     fp_blind_spot *t = fp_grow(g->blind, &g->blind_cap, g->nblind + 1, sizeof *t, 16);
     if (!t)
-        return FP_ENOMEM;
+        FP_FAIL(FP_ENOMEM, "out of memory for blind spot %zu (%s)", g->nblind + 1, k->text);
     g->blind = t;
     fp_blind_spot *b = &g->blind[g->nblind++];
     snprintf(b->key, sizeof b->key, "%s", k->text);
@@ -303,7 +308,8 @@ static fp_status note_blind(eng *g, const key_info *k, const limits *cls, const 
     b->spread = exp(s);
     b->limit = limit;
     b->rule_limit = rule;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 /* Judge the series sers[0..m) of one key and one SKU against each other. */
@@ -431,10 +437,9 @@ static fp_status learn_floors(eng *g)
     const fp_rules *r = g->rules;
     g->class_floor = malloc((size_t)(r->nclasses + 1) * sizeof *g->class_floor);
     double *v = malloc((g->nkeys * (g->nsku + 1) + 1) * sizeof *v);
-    if (!g->class_floor || !v) {
-        free(v);
-        return FP_ENOMEM;
-    }
+    fp_status st = FP_OK;
+    FP_CHECK_ALLOC(g->class_floor);
+    FP_CHECK_ALLOC(v);
     for (int c = 0; c < r->nclasses; c++) {
         size_t n = 0;
         for (size_t k = 0; k < g->nkeys; k++) {
@@ -450,8 +455,9 @@ static fp_status learn_floors(eng *g)
         double q = n ? fp_select_k(v, n, n / 4) : 0;
         g->class_floor[c] = q > r->scale_floor ? q : r->scale_floor;
     }
+cleanup:
     free(v);
-    return FP_OK;
+    return st;
 }
 
 /* Each series' baselines: bl[2s] its entity's own, bl[2s+1] its SKU's; NULL
@@ -510,9 +516,10 @@ static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b,
     if (behind < (uint32_t)r->base_min_runs) {
         if (!g->ents[se->ent].explain)
             return FP_OK;
-        fp_reason *rs = fp__det_series_reason(g, se, ev, FP_UNKNOWN, k->cls->name);
-        if (!rs)
-            return FP_ENOMEM;
+        fp_reason *rs;
+        fp_status st = fp__det_series_reason(g, se, ev, FP_UNKNOWN, k->cls->name, &rs);
+        if (st != FP_OK)
+            return st;
         rs->value = rs->expected = rs->deviation = rs->z = rs->band = NAN;
         snprintf(rs->note, sizeof rs->note, "not judged: %s baseline of %u %s < min_runs %d",
                  ev == FP_EV_DRIFT ? "drift: entity" : "fleet: SKU", behind,

@@ -226,6 +226,142 @@ static fp_status parse_faults(const char *spec, int nodes, int counts[FP_SIM_KIN
     return FP_OK;
 }
 
+/* Node SKUs in contiguous blocks (racks are bought together), with each
+ * node's and device's persistent offset. */
+static void draw_nodes(fp_sim *s, rng *r)
+{
+    int n = s->o.nodes, G = s->o.gpus_per_node;
+    for (int i = 0; i < n; i++) {
+        double pos = (i + 0.5) / n, acc = 0;
+        s->sku[i] = NSKU - 1;
+        for (int k = 0; k < NSKU; k++) {
+            acc += skus[k].share;
+            if (pos < acc) {
+                s->sku[i] = k;
+                break;
+            }
+        }
+        s->node_off[i] = clip(0.015 * normal(r), 0.04);
+        for (int g = 0; g < G; g++)
+            s->gpu_off[(size_t)i * G + g] = clip(0.01 * normal(r), 0.03);
+    }
+}
+
+/* The link sweep's pairs, each with its persistent offset: all up to 32
+ * nodes, else near neighbours and random partners (each node in about
+ * 2 x partners pairs). */
+static void draw_pairs(fp_sim *s, rng *r)
+{
+    int n = s->o.nodes;
+    if (n <= 32) {
+        for (int a = 0; a < n; a++)
+            for (int b = a + 1; b < n; b++) {
+                s->pair[s->npairs][0] = a;
+                s->pair[s->npairs][1] = b;
+                s->npairs++;
+            }
+    } else {
+        int near = (s->o.link_partners + 1) / 2;
+        for (int a = 0; a < n; a++)
+            for (int k = 0; k < s->o.link_partners; k++) {
+                int b = k < near ? (a + k + 1) % n : below(r, n);
+                if (b == a)
+                    b = (a + near + 1) % n;
+                s->pair[s->npairs][0] = a < b ? a : b;
+                s->pair[s->npairs][1] = a < b ? b : a;
+                s->npairs++;
+            }
+    }
+    for (size_t p = 0; p < s->npairs; p++)
+        s->link_off[p] = clip(0.02 * normal(r), 0.05);
+}
+
+/* A bad link between two nodes no fault has touched yet (false: none found
+ * in many tries). */
+static bool draw_bad_link(const fp_sim *s, rng *r, bool *used, fp_sim_fault *f)
+{
+    size_t p = 0;
+    int tries = 0;
+    do
+        p = (size_t)(uniform(r) * (double)s->npairs);
+    while ((used[s->pair[p][0]] || used[s->pair[p][1]]) && ++tries < 100000);
+    if (tries >= 100000)
+        return false;
+    f->node = s->pair[p][0];
+    f->peer = s->pair[p][1];
+    used[f->node] = used[f->peer] = true;
+    f->factor = uniform_in(r, 0.2, 0.6);
+    return true;
+}
+
+/* The device, factor and windows of a fault of f->kind on node f->node. */
+static void draw_node_fault(rng *r, int G, int W, fp_sim_fault *f)
+{
+    switch (f->kind) {
+    case FP_SIM_SLOW_GPU:
+        f->gpu = below(r, G);
+        f->factor = uniform_in(r, 0.5, 0.9);
+        break;
+    case FP_SIM_SLOW_NODE:
+        f->factor = uniform_in(r, 0.6, 0.9);
+        break;
+    case FP_SIM_SDC:
+        f->gpu = below(r, G);
+        f->factor = 1;
+        break;
+    case FP_SIM_THROTTLE:
+        f->gpu = uniform(r) < 0.3 ? -1 : below(r, G);
+        f->factor = uniform_in(r, 0.5, 0.85);
+        f->from = W >= 3 ? 1 + below(r, W - 2) : 0; /* at least two windows throttled */
+        break;
+    case FP_SIM_INTERMITTENT: {
+        f->gpu = below(r, G);
+        f->factor = uniform_in(r, 0.4, 0.8);
+        int len = W >= 3 ? 2 + below(r, 2) : W;
+        len = len > W ? W : len;
+        f->from = below(r, W - len + 1);
+        f->to = f->from + len;
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* counts[k] faults of each kind on distinct nodes, drawn from a shuffled
+ * order; order and used hold one entry per node. */
+static void draw_faults(fp_sim *s, rng *r, const int counts[FP_SIM_KIND_COUNT], int *order,
+                        bool *used)
+{
+    int n = s->o.nodes, G = s->o.gpus_per_node, W = s->o.windows;
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        int j = below(r, i + 1), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    int next = 0;
+    for (int k = 0; k < FP_SIM_KIND_COUNT; k++) {
+        for (int c = 0; c < counts[k]; c++) {
+            fp_sim_fault f = {.kind = (fp_sim_fault_kind)k, .gpu = -1, .peer = -1, .from = 0, .to = W};
+            if (k == FP_SIM_BAD_LINK) {
+                if (draw_bad_link(s, r, used, &f))
+                    s->faults[s->nfaults++] = f;
+                continue;
+            }
+            while (next < n && used[order[next]])
+                next++;
+            if (next >= n)
+                break;
+            f.node = order[next];
+            used[f.node] = true;
+            draw_node_fault(r, G, W, &f);
+            s->faults[s->nfaults++] = f;
+        }
+    }
+}
+
 fp_status fp_sim_open(const fp_sim_opts *o, fp_sim **out, char *err, size_t errlen)
 {
     *out = NULL;
@@ -251,8 +387,9 @@ fp_status fp_sim_open(const fp_sim_opts *o, fp_sim **out, char *err, size_t errl
         return FP_EUSAGE;
     }
     fp_sim *s = calloc(1, sizeof *s);
-    if (!s)
-        return FP_ENOMEM;
+    int *order = NULL;
+    bool *used = NULL;
+    FP_CHECK_ALLOC(s);
     s->o = *o;
     int n = o->nodes, G = o->gpus_per_node;
     s->width = 1;
@@ -261,128 +398,28 @@ fp_status fp_sim_open(const fp_sim_opts *o, fp_sim **out, char *err, size_t errl
     s->sku = malloc((size_t)n * sizeof *s->sku);
     s->node_off = malloc((size_t)n * sizeof *s->node_off);
     s->gpu_off = malloc((size_t)n * (size_t)G * sizeof *s->gpu_off);
-    size_t maxpairs = n <= 32 ? (size_t)n * (size_t)(n - 1) / 2 : (size_t)n * (size_t)o->link_partners;
+    size_t maxpairs =
+        n <= 32 ? (size_t)n * (size_t)(n - 1) / 2 : (size_t)n * (size_t)o->link_partners;
     s->pair = malloc((maxpairs + 1) * sizeof *s->pair);
     s->link_off = malloc((maxpairs + 1) * sizeof *s->link_off);
     s->faults = malloc(((size_t)total + 1) * sizeof *s->faults);
-    int *order = malloc((size_t)n * sizeof *order);
-    bool *used = calloc((size_t)n, sizeof *used);
+    order = malloc((size_t)n * sizeof *order);
+    used = calloc((size_t)n, sizeof *used);
     if (!s->sku || !s->node_off || !s->gpu_off || !s->pair || !s->link_off || !s->faults ||
-        !order || !used) {
-        free(order);
-        free(used);
-        fp_sim_free(s);
-        return FP_ENOMEM;
-    }
+        !order || !used)
+        FP_FAIL(FP_ENOMEM, "out of memory for a simulated fleet of %d nodes x %d GPUs", n, G);
     rng r;
     rng_seed(&r, o->seed, 0);
-    /* SKUs in contiguous blocks (racks are bought together) */
-    for (int i = 0; i < n; i++) {
-        double pos = (i + 0.5) / n, acc = 0;
-        s->sku[i] = NSKU - 1;
-        for (int k = 0; k < NSKU; k++) {
-            acc += skus[k].share;
-            if (pos < acc) {
-                s->sku[i] = k;
-                break;
-            }
-        }
-        s->node_off[i] = clip(0.015 * normal(&r), 0.04);
-        for (int g = 0; g < G; g++)
-            s->gpu_off[(size_t)i * G + g] = clip(0.01 * normal(&r), 0.03);
-    }
-    /* the link sweep's pairs: all up to 32 nodes, else near neighbours and
-     * random partners (each node in about 2 x partners pairs) */
-    if (n <= 32) {
-        for (int a = 0; a < n; a++)
-            for (int b = a + 1; b < n; b++) {
-                s->pair[s->npairs][0] = a;
-                s->pair[s->npairs][1] = b;
-                s->npairs++;
-            }
-    } else {
-        int near = (o->link_partners + 1) / 2;
-        for (int a = 0; a < n; a++)
-            for (int k = 0; k < o->link_partners; k++) {
-                int b = k < near ? (a + k + 1) % n : below(&r, n);
-                if (b == a)
-                    b = (a + near + 1) % n;
-                s->pair[s->npairs][0] = a < b ? a : b;
-                s->pair[s->npairs][1] = a < b ? b : a;
-                s->npairs++;
-            }
-    }
-    for (size_t p = 0; p < s->npairs; p++)
-        s->link_off[p] = clip(0.02 * normal(&r), 0.05);
-    /* faults on distinct nodes, drawn from a shuffled order */
-    for (int i = 0; i < n; i++)
-        order[i] = i;
-    for (int i = n - 1; i > 0; i--) {
-        int j = below(&r, i + 1), t = order[i];
-        order[i] = order[j];
-        order[j] = t;
-    }
-    int next = 0, W = o->windows;
-    for (int k = 0; k < FP_SIM_KIND_COUNT; k++) {
-        for (int c = 0; c < counts[k]; c++) {
-            fp_sim_fault f = {.kind = (fp_sim_fault_kind)k, .gpu = -1, .peer = -1, .from = 0, .to = W};
-            if (k == FP_SIM_BAD_LINK) {
-                size_t p = 0;
-                int tries = 0;
-                do
-                    p = (size_t)(uniform(&r) * (double)s->npairs);
-                while ((used[s->pair[p][0]] || used[s->pair[p][1]]) && ++tries < 100000);
-                if (tries >= 100000)
-                    continue;
-                f.node = s->pair[p][0];
-                f.peer = s->pair[p][1];
-                used[f.node] = used[f.peer] = true;
-                f.factor = uniform_in(&r, 0.2, 0.6);
-                s->faults[s->nfaults++] = f;
-                continue;
-            }
-            while (next < n && used[order[next]])
-                next++;
-            if (next >= n)
-                break;
-            f.node = order[next];
-            used[f.node] = true;
-            switch ((fp_sim_fault_kind)k) {
-            case FP_SIM_SLOW_GPU:
-                f.gpu = below(&r, G);
-                f.factor = uniform_in(&r, 0.5, 0.9);
-                break;
-            case FP_SIM_SLOW_NODE:
-                f.factor = uniform_in(&r, 0.6, 0.9);
-                break;
-            case FP_SIM_SDC:
-                f.gpu = below(&r, G);
-                f.factor = 1;
-                break;
-            case FP_SIM_THROTTLE:
-                f.gpu = uniform(&r) < 0.3 ? -1 : below(&r, G);
-                f.factor = uniform_in(&r, 0.5, 0.85);
-                f.from = W >= 3 ? 1 + below(&r, W - 2) : 0; /* at least two windows throttled */
-                break;
-            case FP_SIM_INTERMITTENT: {
-                f.gpu = below(&r, G);
-                f.factor = uniform_in(&r, 0.4, 0.8);
-                int len = W >= 3 ? 2 + below(&r, 2) : W;
-                len = len > W ? W : len;
-                f.from = below(&r, W - len + 1);
-                f.to = f.from + len;
-                break;
-            }
-            default:
-                break;
-            }
-            s->faults[s->nfaults++] = f;
-        }
-    }
+    draw_nodes(s, &r);
+    draw_pairs(s, &r);
+    draw_faults(s, &r, counts, order, used);
+    *out = s;
+    s = NULL;
+cleanup:
     free(order);
     free(used);
-    *out = s;
-    return FP_OK;
+    fp_sim_free(s);
+    return st;
 }
 
 /* ---- making a run ------------------------------------------------------------------------ */

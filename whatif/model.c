@@ -15,16 +15,18 @@
 
 static fp_status push_int(int **arr, int *n, int *cap, int v)
 {
+    fp_status st = FP_OK;
     if (*n == *cap) {
         int nc = *cap ? *cap * 2 : 4;
         int *na = realloc(*arr, (size_t)nc * sizeof *na);
         if (!na)
-            return FP_ENOMEM;
+            FP_FAIL(FP_ENOMEM, "out of memory growing a list of the model to %d entries", nc);
         *arr = na;
         *cap = nc;
     }
     (*arr)[(*n)++] = v;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 static int lookup(const wi_model *m, int stage, fp_wi_optype t, int seq)
@@ -64,17 +66,19 @@ cleanup:
 
 static fp_status new_group(wi_model *m, bool dp_sync, int *gid)
 {
+    fp_status st = FP_OK;
     if (m->ngroups == m->capgroups) {
         int nc = m->capgroups ? m->capgroups * 2 : 16;
         wi_group *ng = realloc(m->groups, (size_t)nc * sizeof *ng);
         if (!ng)
-            return FP_ENOMEM;
+            FP_FAIL(FP_ENOMEM, "out of memory for %d communication groups", nc);
         m->groups = ng;
         m->capgroups = nc;
     }
     m->groups[m->ngroups] = (wi_group){.dp_sync = dp_sync};
     *gid = m->ngroups++;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 static fp_status group_add(wi_model *m, int gid, int op)
@@ -607,13 +611,12 @@ static const char *where(const fp_wi_trace *t, size_t i, char *buf, size_t len)
 
 /* Check rows against the meta, index steps, ops and instances. row_of[v*ninst+i]
  * receives the row of op v in instance i (= step_index * dp + dp_rank). */
-fp_status fp__wi_build_model(const fp_wi_trace *t, const fp_wi_meta *meta, wi_model *m,
-                             int **row_of_out)
+/* Check the rows against the meta (ranges, one rank per worker) and index the
+ * steps: m's dp, pp, worker ranks, steps, nsteps and ninst. */
+static fp_status check_rows(const fp_wi_trace *t, const fp_wi_meta *meta, wi_model *m)
 {
     fp_status st = FP_OK;
-    char wb[300], b[96], b2[300];
-    int *count = NULL, *row_of = NULL;
-    m->src = t->source;
+    char wb[300];
     m->dp = meta->dp_size;
     m->pp = meta->pp_size;
     int nw = m->dp * m->pp;
@@ -621,8 +624,6 @@ fp_status fp__wi_build_model(const fp_wi_trace *t, const fp_wi_meta *meta, wi_mo
     FP_CHECK_ALLOC(m->worker_rank);
     for (int w = 0; w < nw; w++)
         m->worker_rank[w] = -1;
-
-    /* rows against the meta; steps */
     m->steps = malloc(t->n * sizeof *m->steps);
     FP_CHECK_ALLOC(m->steps);
     for (size_t i = 0; i < t->n; i++) {
@@ -664,8 +665,16 @@ fp_status fp__wi_build_model(const fp_wi_trace *t, const fp_wi_meta *meta, wi_mo
                 FP_CHECK(fp__wi_bad("%s: no ops for dp_rank %d stage %d, but the meta says "
                                     "dp_size %d and pp_size %d (inconsistent meta)",
                                     t->source, d, s, m->dp, m->pp));
+cleanup:
+    return st;
+}
 
-    /* ops of the reference instance (dp 0, first step) */
+/* The ops of the reference instance (dp rank 0, first step): m's op lookup
+ * (lk_off, lk_len, lk), ops and vpp; every stage must have ops there. */
+static fp_status reference_ops(const fp_wi_trace *t, wi_model *m)
+{
+    fp_status st = FP_OK;
+    char wb[300];
     size_t nk = (size_t)m->pp * FP_WI_OPTYPE_COUNT;
     m->lk_len = calloc(nk, sizeof *m->lk_len);
     m->lk_off = calloc(nk, sizeof *m->lk_off);
@@ -726,8 +735,19 @@ fp_status fp__wi_build_model(const fp_wi_trace *t, const fp_wi_meta *meta, wi_mo
             FP_CHECK(fp__wi_bad("%s: stage %d has no ops in the reference step %d (dp_rank 0)",
                                 t->source, s, ref_step));
     }
+cleanup:
+    return st;
+}
 
-    /* every (step, dp rank) holds exactly the reference ops */
+/* Every (step, dp rank) instance holds exactly the reference ops: *row_of_out
+ * (new, the caller frees) maps op v in instance i to its row,
+ * row_of[v * ninst + i]. */
+static fp_status index_instances(const fp_wi_trace *t, wi_model *m, int **row_of_out)
+{
+    fp_status st = FP_OK;
+    char wb[300], b[96], b2[300];
+    int *count = NULL, *row_of = NULL;
+    int ref_step = m->steps[0];
     count = calloc((size_t)m->ninst, sizeof *count);
     FP_CHECK_ALLOC(count);
     for (size_t i = 0; i < t->n; i++)
@@ -758,8 +778,21 @@ fp_status fp__wi_build_model(const fp_wi_trace *t, const fp_wi_meta *meta, wi_mo
                                 r->step, r->dp_rank, where(t, (size_t)*slot, b2, sizeof b2)));
         *slot = (int)i;
     }
+    *row_of_out = row_of;
+    row_of = NULL;
+cleanup:
+    free(count);
+    free(row_of);
+    return st;
+}
 
-    /* the dependency model on the reference instance */
+/* The dependency model on the reference instance: P2P matching and pairing,
+ * streams, DP and tail ops of each stage, sync groups, then the schedule.
+ * Every op must find a place in it. */
+static fp_status dependency_model(const fp_wi_trace *t, const fp_wi_meta *meta, wi_model *m)
+{
+    fp_status st = FP_OK;
+    char wb[300], b[96];
     m->use_dp = m->dp * meta->dsp_size > 1;
     m->ovlp_dp = false;
     for (int v = 0; v < m->nops; v++) {
@@ -781,10 +814,23 @@ fp_status fp__wi_build_model(const fp_wi_trace *t, const fp_wi_meta *meta, wi_mo
                                 t->source, opname(&m->ops[v], b, sizeof b),
                                 where(t, (size_t)m->ops[v].line, wb, sizeof wb)));
     FP_CHECK(schedule(m));
+cleanup:
+    return st;
+}
+
+fp_status fp__wi_build_model(const fp_wi_trace *t, const fp_wi_meta *meta, wi_model *m,
+                             int **row_of_out)
+{
+    fp_status st = FP_OK;
+    int *row_of = NULL;
+    m->src = t->source;
+    FP_CHECK(check_rows(t, meta, m));
+    FP_CHECK(reference_ops(t, m));
+    FP_CHECK(index_instances(t, m, &row_of));
+    FP_CHECK(dependency_model(t, meta, m));
     *row_of_out = row_of;
     row_of = NULL;
 cleanup:
-    free(count);
     free(row_of);
     return st;
 }

@@ -207,17 +207,13 @@ static int cmp_op(const void *a, const void *b)
     return x->t_enq < y->t_enq ? -1 : x->t_enq > y->t_enq;
 }
 
-fp_status fp_tr_load_dir(const char *dir, fp_tr_job **out)
+/* The *.jsonl files of dir, as "dir/name" in name order: (*names)[0..*nn),
+ * the caller's to free even on error. FP_EINPUT (logged) when dir cannot be
+ * opened or has none. */
+static fp_status list_traces(const char *dir, char ***names, size_t *nn)
 {
     fp_status st = FP_OK;
-    *out = NULL;
-    loader L = {0};
-    char **names = NULL;
-    size_t nn = 0, ncap = 0;
-    int64_t *offset = NULL;
-    int *wrank = NULL;
-    fp_tr_job *job = calloc(1, sizeof *job);
-    FP_CHECK_ALLOC(job);
+    size_t ncap = 0;
     DIR *d = opendir(dir);
     if (!d) {
         fp_error("%s: cannot open the trace directory: %s", dir, strerror(errno));
@@ -228,56 +224,55 @@ fp_status fp_tr_load_dir(const char *dir, fp_tr_job **out)
     while ((de = readdir(d))) {
         size_t len = strlen(de->d_name);
         if (len < 6 || strcmp(de->d_name + len - 6, ".jsonl") != 0) continue;
-        char **nv = fp_grow(names, &ncap, nn + 1, sizeof *nv, 64);
+        char **nv = fp_grow(*names, &ncap, *nn + 1, sizeof *nv, 64);
         char *s = malloc(strlen(dir) + len + 2);
         if (!nv || !s) {
             free(s);
-            if (nv) names = nv;
+            if (nv) *names = nv;
             closedir(d);
-            st = FP_ENOMEM;
-            goto cleanup;
+            FP_FAIL(FP_ENOMEM, "%s: out of memory listing %zu trace files", dir, *nn + 1);
         }
-        names = nv;
+        *names = nv;
         sprintf(s, "%s/%s", dir, de->d_name);
-        names[nn++] = s;
+        (*names)[(*nn)++] = s;
     }
     closedir(d);
-    if (nn == 0) {
+    if (*nn == 0) {
         fp_error("%s: no trace files (*.jsonl) in the directory", dir);
         st = FP_EINPUT;
         goto cleanup;
     }
-    qsort(names, nn, sizeof *names, cmp_name);
-    offset = calloc(nn, sizeof *offset);
-    wrank = calloc(nn, sizeof *wrank);
-    job->host = calloc(nn, sizeof *job->host);
-    FP_CHECK_ALLOC(offset);
-    FP_CHECK_ALLOC(wrank);
-    FP_CHECK_ALLOC(job->host);
-    job->nranks = (int)nn;
-    for (size_t f = 0; f < nn; f++)
-        FP_CHECK(
-            load_file(&L, names[f], (int)f, &offset[f], &wrank[f], job->host[f], &job->dropped));
-    /* world ranks: the files' own when they are 0..n-1, else the name order */
+    qsort(*names, *nn, sizeof **names, cmp_name);
+cleanup:
+    return st;
+}
+
+/* Whether the files' own world ranks wrank[0..nn) are 0..nn-1, each once. */
+static bool own_world_ranks(const int *wrank, size_t nn)
+{
     bool own = true;
     for (size_t f = 0; f < nn && own; f++) {
         own = wrank[f] >= 0 && wrank[f] < (int)nn;
         for (size_t g = 0; g < f && own; g++)
             own = wrank[g] != wrank[f];
     }
-    if (!own)
-        fp_warn("%s: files do not name ranks 0..%zu; ranks follow the file names", dir, nn - 1);
-    int64_t base = INT64_MAX;
-    for (size_t i = 0; i < L.nops; i++)
-        base = L.ops[i].enq < base ? L.ops[i].enq : base;
-    job->wall_start = base == INT64_MAX ? 0 : (double)base * 1e-9;
-    /* communicators from the members' records (v2/v3 plugins have none: from the ops) */
-    job->ops = calloc(L.nops ? L.nops : 1, sizeof *job->ops);
+    return own;
+}
+
+/* The job's communicators from the members' records (v2/v3 plugins have
+ * none: from the ops) and its ops, with world ranks (wrank[] of the files
+ * where own, else the file order) and times from base (ns) in seconds. */
+static fp_status gather_comms(fp_tr_job *job, const loader *L, const int *wrank, bool own,
+                              int64_t base, const char *dir)
+{
+    fp_status st = FP_OK;
+    int nn = job->nranks;
+    job->ops = calloc(L->nops ? L->nops : 1, sizeof *job->ops);
     FP_CHECK_ALLOC(job->ops);
     size_t ccap = 0;
-    for (size_t i = 0; i < L.nops + L.nmem; i++) {
-        bool is_op = i < L.nops;
-        uint64_t h = is_op ? L.ops[i].comm_hash : L.mem[i - L.nops].hash;
+    for (size_t i = 0; i < L->nops + L->nmem; i++) {
+        bool is_op = i < L->nops;
+        uint64_t h = is_op ? L->ops[i].comm_hash : L->mem[i - L->nops].hash;
         int c = 0;
         while (c < job->ncomms && job->comms[c].hash != h)
             c++;
@@ -289,12 +284,12 @@ fp_status fp_tr_load_dir(const char *dir, fp_tr_job **out)
             job->ncomms++;
         }
         fp_tr_comm *cm = &job->comms[c];
-        int crank = is_op ? L.ops[i].op.crank : L.mem[i - L.nops].crank;
-        int who = is_op ? L.ops[i].op.rank : L.mem[i - L.nops].rank;
+        int crank = is_op ? L->ops[i].op.crank : L->mem[i - L->nops].crank;
+        int who = is_op ? L->ops[i].op.rank : L->mem[i - L->nops].rank;
         who = own ? wrank[who] : who;
-        int want = is_op ? crank + 1 : L.mem[i - L.nops].nranks;
+        int want = is_op ? crank + 1 : L->mem[i - L->nops].nranks;
         want = want > crank + 1 ? want : crank + 1;
-        if (crank < 0 || want > 4 * (int)nn + 1024) {
+        if (crank < 0 || want > 4 * nn + 1024) {
             fp_error("%s: communicator %016llx: rank %d of %d is out of range (field rank)", dir,
                      (unsigned long long)h, crank, want);
             st = FP_EINPUT;
@@ -310,28 +305,26 @@ fp_status fp_tr_load_dir(const char *dir, fp_tr_job **out)
         }
         cm->members[crank] = who;
         if (!is_op && !cm->name[0])
-            snprintf(cm->name, sizeof cm->name, "%s", L.mem[i - L.nops].name);
+            snprintf(cm->name, sizeof cm->name, "%s", L->mem[i - L->nops].name);
         if (is_op) {
             fp_tr_op *o = &job->ops[i];
-            *o = L.ops[i].op;
+            *o = L->ops[i].op;
             o->rank = who;
             o->comm = c;
-            o->t_enq = (double)(L.ops[i].enq - base) * 1e-9;
-            o->t_start = (double)(L.ops[i].start - base) * 1e-9;
-            o->t_end = (double)(L.ops[i].end - base) * 1e-9;
+            o->t_enq = (double)(L->ops[i].enq - base) * 1e-9;
+            o->t_start = (double)(L->ops[i].start - base) * 1e-9;
+            o->t_end = (double)(L->ops[i].end - base) * 1e-9;
         }
     }
-    job->nops = L.nops;
-    if (own) { /* hosts by world rank */
-        char(*h)[FP_NAME_MAX] = calloc(nn, sizeof *h);
-        FP_CHECK_ALLOC(h);
-        for (size_t f = 0; f < nn; f++)
-            memcpy(h[wrank[f]], job->host[f], FP_NAME_MAX);
-        free(job->host);
-        job->host = h;
-    }
-    qsort(job->ops, job->nops, sizeof *job->ops, cmp_op);
-    /* p2p order numbers per (rank, comm, peer, direction), in enqueue order */
+    job->nops = L->nops;
+cleanup:
+    return st;
+}
+
+/* P2P order numbers per (rank, comm, peer, direction), in enqueue order; the
+ * ops are sorted by rank, then enqueue time. */
+static void number_p2p(fp_tr_job *job)
+{
     for (size_t i = 0; i < job->nops; i++) {
         fp_tr_op *o = &job->ops[i];
         if (!o->p2p) continue;
@@ -343,6 +336,49 @@ fp_status fp_tr_load_dir(const char *dir, fp_tr_job **out)
                 break;
             }
     }
+}
+
+fp_status fp_tr_load_dir(const char *dir, fp_tr_job **out)
+{
+    fp_status st = FP_OK;
+    *out = NULL;
+    loader L = {0};
+    char **names = NULL;
+    size_t nn = 0;
+    int64_t *offset = NULL;
+    int *wrank = NULL;
+    fp_tr_job *job = calloc(1, sizeof *job);
+    FP_CHECK_ALLOC(job);
+    FP_CHECK(list_traces(dir, &names, &nn));
+    offset = calloc(nn, sizeof *offset);
+    wrank = calloc(nn, sizeof *wrank);
+    job->host = calloc(nn, sizeof *job->host);
+    FP_CHECK_ALLOC(offset);
+    FP_CHECK_ALLOC(wrank);
+    FP_CHECK_ALLOC(job->host);
+    job->nranks = (int)nn;
+    for (size_t f = 0; f < nn; f++)
+        FP_CHECK(
+            load_file(&L, names[f], (int)f, &offset[f], &wrank[f], job->host[f], &job->dropped));
+    /* world ranks: the files' own when they are 0..n-1, else the name order */
+    bool own = own_world_ranks(wrank, nn);
+    if (!own)
+        fp_warn("%s: files do not name ranks 0..%zu; ranks follow the file names", dir, nn - 1);
+    int64_t base = INT64_MAX;
+    for (size_t i = 0; i < L.nops; i++)
+        base = L.ops[i].enq < base ? L.ops[i].enq : base;
+    job->wall_start = base == INT64_MAX ? 0 : (double)base * 1e-9;
+    FP_CHECK(gather_comms(job, &L, wrank, own, base, dir));
+    if (own) { /* hosts by world rank */
+        char(*h)[FP_NAME_MAX] = calloc(nn, sizeof *h);
+        FP_CHECK_ALLOC(h);
+        for (size_t f = 0; f < nn; f++)
+            memcpy(h[wrank[f]], job->host[f], FP_NAME_MAX);
+        free(job->host);
+        job->host = h;
+    }
+    qsort(job->ops, job->nops, sizeof *job->ops, cmp_op);
+    number_p2p(job);
     if (job->dropped)
         fp_warn("%s: the plugin dropped %llu events (ring or pool full): calls may be missing", dir,
                 (unsigned long long)job->dropped);
@@ -497,8 +533,9 @@ typedef struct wi_ctx {
 static fp_status add_row(wi_ctx *w, int r, int step, int t, double start, double dur, int mc,
                          int mb, int gmc)
 {
+    fp_status st = FP_OK;
     fp_wi_row *nv = fp_grow(w->rows, &w->cap, w->n + 1, sizeof *nv, 4096);
-    if (!nv) return FP_ENOMEM;
+    if (!nv) FP_FAIL(FP_ENOMEM, "out of memory for what-if row %zu", w->n + 1);
     w->rows = nv;
     w->rows[w->n++] = (fp_wi_row){.dp_rank = w->dpr[r],
                                   .stage = w->stage[r],
@@ -511,7 +548,8 @@ static fp_status add_row(wi_ctx *w, int r, int step, int t, double start, double
                                   .mc = mc,
                                   .mb_id = mb,
                                   .gmc = gmc};
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 /* Ops [a, b) are one rank's ops of one step. Emit them and the compute the
@@ -769,7 +807,8 @@ static fp_status run_context(const fp_tr_job *job, const char *command, fp_run *
     run->time = job->wall_start;
     int nnodes = 0;
     int *node = malloc((size_t)job->nranks * sizeof *node);
-    if (!node) return FP_ENOMEM;
+    fp_status st = FP_OK;
+    FP_CHECK_ALLOC(node);
     for (int r = 0; r < job->nranks; r++) { /* nodes in order of first rank */
         node[r] = nnodes;
         for (int q = 0; q < r; q++)
@@ -779,7 +818,7 @@ static fp_status run_context(const fp_tr_job *job, const char *command, fp_run *
             }
         nnodes += node[r] == nnodes;
     }
-    fp_status st = fp_run_set_shape(run, nnodes, job->nranks);
+    st = fp_run_set_shape(run, nnodes, job->nranks);
     for (int r = 0; st == FP_OK && r < job->nranks; r++) {
         memcpy(run->nodes[node[r]], job->host[r], FP_NAME_MAX);
         run->ranks[r].node = node[r];
@@ -787,6 +826,7 @@ static fp_status run_context(const fp_tr_job *job, const char *command, fp_run *
         for (int q = 0; q < r; q++)
             run->ranks[r].local_rank += node[q] == node[r];
     }
+cleanup:
     free(node);
     return st;
 }

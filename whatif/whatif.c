@@ -193,8 +193,8 @@ static fp_status attr_item(wi_work *w, bool launch, const bool *op_mask, const b
     const wi_model *m = w->m;
     snprintf(item->label, sizeof item->label, "%s", label);
     item->per_step = malloc((size_t)m->nsteps * sizeof *item->per_step);
-    if (!item->per_step)
-        return FP_ENOMEM;
+    fp_status st = FP_OK;
+    FP_CHECK_ALLOC(item->per_step);
     const double *den = launch ? w->t_nd_opt : w->t_ideal_opt;
     if (launch) {
         /* measured costs; delays only for the selection (zero elsewhere) */
@@ -209,7 +209,8 @@ static fp_status attr_item(wi_work *w, bool launch, const bool *op_mask, const b
     for (int s = 0; s < m->nsteps; s++)
         item->per_step[s] = w->t_opt[s] / den[s];
     item->slowdown = mean(w->t_opt, m->nsteps) / mean(den, m->nsteps);
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 /* Attribution by DP rank, stage and op type. */
@@ -502,51 +503,50 @@ static int cmp_score(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-fp_status fp_wi_analyze(const fp_wi_trace *trace, const fp_wi_meta *meta,
-                        const fp_wi_options *options, fp_wi_result **out)
+/* The work arrays of model m in w (w->m = m); the caller frees them, also on
+ * error. */
+static fp_status work_alloc(wi_work *w, const wi_model *m)
 {
     fp_status st = FP_OK;
-    wi_model m = {0};
-    wi_work w = {0};
-    int *row_of = NULL;
-    bool *wmask = NULL;
-    wi_score *scores = NULL;
-    fp_wi_result *r = NULL;
-    fp_wi_options opt = options ? *options : fp_wi_options_default();
-    *out = NULL;
-    FP_CHECK(fp_wi_meta_check(meta, trace->source));
-    FP_CHECK(fp__wi_build_model(trace, meta, &m, &row_of));
-
-    const int ns = m.nsteps, nw = m.dp * m.pp;
-    w.m = &m;
-    w.cells = (size_t)m.nops * (size_t)m.ninst;
-    double **arrs[] = {&w.o_start, &w.o_end, &w.o_cost, &w.o_delay, &w.i_cost,
-                       &w.mix,     &w.s_start, &w.s_end};
+    const int ns = m->nsteps;
+    w->m = m;
+    w->cells = (size_t)m->nops * (size_t)m->ninst;
+    double **arrs[] = {&w->o_start, &w->o_end, &w->o_cost, &w->o_delay, &w->i_cost,
+                       &w->mix,     &w->s_start, &w->s_end};
     for (size_t k = 0; k < sizeof arrs / sizeof arrs[0]; k++) {
-        *arrs[k] = malloc(w.cells * sizeof(double));
+        *arrs[k] = malloc(w->cells * sizeof(double));
         FP_CHECK_ALLOC(*arrs[k]);
     }
-    w.tmp = malloc((size_t)m.ninst * sizeof *w.tmp);
-    w.t_opt = malloc((size_t)ns * sizeof *w.t_opt);
-    w.t_span = malloc((size_t)ns * sizeof *w.t_span);
-    w.t_nd_opt = malloc((size_t)ns * sizeof *w.t_nd_opt);
-    w.t_ideal_opt = malloc((size_t)ns * sizeof *w.t_ideal_opt);
-    FP_CHECK_ALLOC(w.tmp);
-    FP_CHECK_ALLOC(w.t_opt);
-    FP_CHECK_ALLOC(w.t_span);
-    FP_CHECK_ALLOC(w.t_nd_opt);
-    FP_CHECK_ALLOC(w.t_ideal_opt);
-    FP_CHECK(measure(trace, row_of, &w));
+    w->tmp = malloc((size_t)m->ninst * sizeof *w->tmp);
+    w->t_opt = malloc((size_t)ns * sizeof *w->t_opt);
+    w->t_span = malloc((size_t)ns * sizeof *w->t_span);
+    w->t_nd_opt = malloc((size_t)ns * sizeof *w->t_nd_opt);
+    w->t_ideal_opt = malloc((size_t)ns * sizeof *w->t_ideal_opt);
+    FP_CHECK_ALLOC(w->tmp);
+    FP_CHECK_ALLOC(w->t_opt);
+    FP_CHECK_ALLOC(w->t_span);
+    FP_CHECK_ALLOC(w->t_nd_opt);
+    FP_CHECK_ALLOC(w->t_ideal_opt);
+cleanup:
+    return st;
+}
 
-    r = calloc(1, sizeof *r);
+/* A new result for the trace of n rows under meta on model m: its steps and
+ * worker ranks copied, its per-step and per-worker arrays allocated. */
+static fp_status result_alloc(const fp_wi_meta *meta, size_t n, const wi_model *m,
+                              fp_wi_result **out)
+{
+    fp_status st = FP_OK;
+    const int ns = m->nsteps, nw = m->dp * m->pp;
+    fp_wi_result *r = calloc(1, sizeof *r);
     FP_CHECK_ALLOC(r);
     r->meta = *meta;
-    r->nrows = trace->n;
-    r->nops = m.nops;
+    r->nrows = n;
+    r->nops = m->nops;
     r->nsteps = ns;
     r->steps = malloc((size_t)ns * sizeof *r->steps);
     FP_CHECK_ALLOC(r->steps);
-    memcpy(r->steps, m.steps, (size_t)ns * sizeof *r->steps);
+    memcpy(r->steps, m->steps, (size_t)ns * sizeof *r->steps);
     double **rarrs[] = {&r->t_base,      &r->t_replay,      &r->t_nodelay, &r->t_ideal,
                         &r->launch_step, &r->blocking_step};
     for (size_t k = 0; k < sizeof rarrs / sizeof rarrs[0]; k++) {
@@ -557,38 +557,114 @@ fp_status fp_wi_analyze(const fp_wi_trace *trace, const fp_wi_meta *meta,
     r->worker_rank = malloc((size_t)nw * sizeof *r->worker_rank);
     FP_CHECK_ALLOC(r->worker_slowdown);
     FP_CHECK_ALLOC(r->worker_rank);
-    memcpy(r->worker_rank, m.worker_rank, (size_t)nw * sizeof *r->worker_rank);
+    memcpy(r->worker_rank, m->worker_rank, (size_t)nw * sizeof *r->worker_rank);
+    *out = r;
+    r = NULL;
+cleanup:
+    fp_wi_result_free(r);
+    return st;
+}
 
-    /* measured step times */
+/* Step times: measured, replayed with the measured delays (the model's
+ * error), without launch delays and ideal; the two slowdowns per step and
+ * overall. FP_EINPUT where a step replays to zero length. */
+static fp_status replay_steps(wi_work *w, const fp_wi_trace *trace, fp_wi_result *r,
+                              bool keep)
+{
+    fp_status st = FP_OK;
+    const wi_model *m = w->m;
+    const int ns = m->nsteps;
     for (int s = 0; s < ns; s++) {
         double hi = -INFINITY;
-        for (int v = 0; v < m.nops; v++)
-            for (int d = 0; d < m.dp; d++)
-                hi = fmax(hi, w.o_end[(size_t)v * m.ninst + (size_t)s * m.dp + d]);
+        for (int v = 0; v < m->nops; v++)
+            for (int d = 0; d < m->dp; d++)
+                hi = fmax(hi, w->o_end[(size_t)v * m->ninst + (size_t)s * m->dp + d]);
         r->t_base[s] = hi; /* relative to the step's first start */
     }
     /* replay with the measured delays: how well the model reproduces the trace */
-    simulate(&m, w.o_cost, w.o_delay, w.s_start, w.s_end, w.t_opt, r->t_replay, w.tmp);
+    simulate(m, w->o_cost, w->o_delay, w->s_start, w->s_end, w->t_opt, r->t_replay, w->tmp);
     double err = 0;
     for (int s = 0; s < ns; s++)
         err += fabs(r->t_replay[s] - r->t_base[s]) / r->t_base[s];
     r->replay_error = err / ns;
     /* without launch delays */
-    simulate(&m, w.o_cost, NULL, w.s_start, w.s_end, w.t_nd_opt, r->t_nodelay, w.tmp);
+    simulate(m, w->o_cost, NULL, w->s_start, w->s_end, w->t_nd_opt, r->t_nodelay, w->tmp);
     /* ideal */
-    simulate(&m, w.i_cost, NULL, w.s_start, w.s_end, w.t_ideal_opt, r->t_ideal, w.tmp);
+    simulate(m, w->i_cost, NULL, w->s_start, w->s_end, w->t_ideal_opt, r->t_ideal, w->tmp);
     for (int s = 0; s < ns; s++)
-        if (!(w.t_nd_opt[s] > 0) || !(w.t_ideal_opt[s] > 0))
+        if (!(w->t_nd_opt[s] > 0) || !(w->t_ideal_opt[s] > 0))
             FP_CHECK(fp__wi_bad("%s: step %d replays to zero length; durations are all zero?",
-                                trace->source, m.steps[s]));
-    if (opt.keep_timeline)
-        FP_CHECK(keep_timeline(&w, r));
+                                trace->source, m->steps[s]));
+    if (keep)
+        FP_CHECK(keep_timeline(w, r));
     for (int s = 0; s < ns; s++) {
-        r->launch_step[s] = r->t_base[s] / w.t_nd_opt[s];
-        r->blocking_step[s] = r->t_nodelay[s] / w.t_ideal_opt[s];
+        r->launch_step[s] = r->t_base[s] / w->t_nd_opt[s];
+        r->blocking_step[s] = r->t_nodelay[s] / w->t_ideal_opt[s];
     }
-    r->launch_slowdown = mean(r->t_base, ns) / mean(w.t_nd_opt, ns);
-    r->blocking_slowdown = mean(r->t_nodelay, ns) / mean(w.t_ideal_opt, ns);
+    r->launch_slowdown = mean(r->t_base, ns) / mean(w->t_nd_opt, ns);
+    r->blocking_slowdown = mean(r->t_nodelay, ns) / mean(w->t_ideal_opt, ns);
+cleanup:
+    return st;
+}
+
+/* What making workers ideal explains: M_S the last stage, M_W the slowest
+ * share of workers (where blocking was attributed by DP rank). */
+static fp_status explain_workers(wi_work *w, const fp_wi_options *opt, fp_wi_result *r)
+{
+    fp_status st = FP_OK;
+    const wi_model *m = w->m;
+    const int ns = m->nsteps, nw = m->dp * m->pp;
+    wi_score *scores = NULL;
+    double tori = mean(r->t_nodelay, ns), tideal = mean(r->t_ideal, ns);
+    bool *wmask = malloc((size_t)nw);
+    FP_CHECK_ALLOC(wmask);
+    for (int k = 0; k < nw; k++)
+        wmask[k] = k / m->dp == m->pp - 1;
+    explain(w, wmask, tori, tideal, &r->ms);
+    if (r->blocking[FP_WI_BY_DP_RANK].done) {
+        scores = malloc((size_t)nw * sizeof *scores);
+        FP_CHECK_ALLOC(scores);
+        for (int k = 0; k < nw; k++)
+            scores[k] = (wi_score){r->worker_slowdown[k], m->worker_rank[k], k};
+        qsort(scores, (size_t)nw, sizeof *scores, cmp_score);
+        int n = (int)ceil(nw * opt->worker_share - 1e-9);
+        if (n < 1)
+            n = 1;
+        if (n > nw)
+            n = nw;
+        r->mw_workers = malloc((size_t)n * sizeof *r->mw_workers);
+        FP_CHECK_ALLOC(r->mw_workers);
+        for (int k = 0; k < nw; k++)
+            wmask[k] = false;
+        for (int k = 0; k < n; k++) {
+            r->mw_workers[k] = scores[k].worker;
+            wmask[scores[k].worker] = true;
+        }
+        r->mw_nworkers = n;
+        explain(w, wmask, tori, tideal, &r->mw);
+    }
+cleanup:
+    free(wmask);
+    free(scores);
+    return st;
+}
+
+fp_status fp_wi_analyze(const fp_wi_trace *trace, const fp_wi_meta *meta,
+                        const fp_wi_options *options, fp_wi_result **out)
+{
+    fp_status st = FP_OK;
+    wi_model m = {0};
+    wi_work w = {0};
+    int *row_of = NULL;
+    fp_wi_result *r = NULL;
+    fp_wi_options opt = options ? *options : fp_wi_options_default();
+    *out = NULL;
+    FP_CHECK(fp_wi_meta_check(meta, trace->source));
+    FP_CHECK(fp__wi_build_model(trace, meta, &m, &row_of));
+    FP_CHECK(work_alloc(&w, &m));
+    FP_CHECK(measure(trace, row_of, &w));
+    FP_CHECK(result_alloc(meta, trace->n, &m, &r));
+    FP_CHECK(replay_steps(&w, trace, r, opt.keep_timeline));
 
     /* attribution */
     if (r->blocking_slowdown >= opt.decompose_threshold)
@@ -603,38 +679,7 @@ fp_status fp_wi_analyze(const fp_wi_trace *trace, const fp_wi_meta *meta,
                     ? fmin(r->blocking[FP_WI_BY_DP_RANK].items[d].slowdown,
                            r->blocking[FP_WI_BY_STAGE].items[s].slowdown)
                     : NAN;
-
-    /* M_S: make the last stage ideal */
-    double tori = mean(r->t_nodelay, ns), tideal = mean(r->t_ideal, ns);
-    wmask = malloc((size_t)nw);
-    FP_CHECK_ALLOC(wmask);
-    for (int k = 0; k < nw; k++)
-        wmask[k] = k / m.dp == m.pp - 1;
-    explain(&w, wmask, tori, tideal, &r->ms);
-
-    /* M_W: make the slowest share of workers ideal */
-    if (r->blocking[FP_WI_BY_DP_RANK].done) {
-        scores = malloc((size_t)nw * sizeof *scores);
-        FP_CHECK_ALLOC(scores);
-        for (int k = 0; k < nw; k++)
-            scores[k] = (wi_score){r->worker_slowdown[k], m.worker_rank[k], k};
-        qsort(scores, (size_t)nw, sizeof *scores, cmp_score);
-        int n = (int)ceil(nw * opt.worker_share - 1e-9);
-        if (n < 1)
-            n = 1;
-        if (n > nw)
-            n = nw;
-        r->mw_workers = malloc((size_t)n * sizeof *r->mw_workers);
-        FP_CHECK_ALLOC(r->mw_workers);
-        for (int k = 0; k < nw; k++)
-            wmask[k] = false;
-        for (int k = 0; k < n; k++) {
-            r->mw_workers[k] = scores[k].worker;
-            wmask[scores[k].worker] = true;
-        }
-        r->mw_nworkers = n;
-        explain(&w, wmask, tori, tideal, &r->mw);
-    }
+    FP_CHECK(explain_workers(&w, &opt, r));
     for (int d = 0; d < FP_WI_DIM_COUNT; d++) {
         if (r->blocking[d].done)
             qsort(r->blocking[d].items, (size_t)r->blocking[d].n, sizeof(fp_wi_attr), cmp_attr);
@@ -647,8 +692,6 @@ cleanup:
     fp_wi_result_free(r);
     fp__wi_model_free(&m);
     free(row_of);
-    free(wmask);
-    free(scores);
     free(w.o_start);
     free(w.o_end);
     free(w.o_cost);

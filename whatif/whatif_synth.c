@@ -102,14 +102,16 @@ static double uniform(uint64_t *s)
 static fp_status emit(rows *r, worker *w, int d, int s, int dp, int step, fp_wi_optype t,
                       double start, double dur, int mc, int mb, int gmc)
 {
+    fp_status st = FP_OK;
     fp_wi_row *nv = fp_grow(r->v, &r->cap, r->n + 1, sizeof *nv, 4096);
     if (!nv)
-        return FP_ENOMEM;
+        FP_FAIL(FP_ENOMEM, "out of memory for synthetic trace row %zu", r->n + 1);
     r->v = nv;
     r->v[r->n++] = (fp_wi_row){.dp_rank = d, .stage = s, .rank = s * dp + d, .step = step,
                                .optype = t, .start_ts = start, .duration = dur,
                                .seq_id = w->seq[t]++, .mc = mc, .mb_id = mb, .gmc = gmc};
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 fp_wi_synth fp_wi_synth_default(void)
