@@ -113,7 +113,7 @@ static cublasStatus_t run(cudaStream_t s, struct gemm *g)
         (eb && !emu_device_range(g->b, eb * sz[g->bt], NULL)) ||
         (ec && !emu_device_range(g->c, ec * sz[g->ct], NULL)))
         return CUBLAS_STATUS_INVALID_VALUE;
-    return fpemu_launch_named(s, gemm_body, g, sizeof *g, "emulated GEMM") == FP_OK
+    return fpemu_launch_named(s, gemm_body, g, sizeof *g, "emulated GEMM") == cudaSuccess
                ? CUBLAS_STATUS_SUCCESS
                : CUBLAS_STATUS_EXECUTION_FAILED;
 }

@@ -212,8 +212,11 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t *out, int n, ncclUniqueId id, int
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0)
         return ncclUnhandledCudaError;
     ncclComm_t c = calloc(1, sizeof *c);
-    if (!c)
+    if (!c) {
+        warn(NULL, "ncclCommInitRankConfig : out of memory for the communicator (%zu bytes)",
+             sizeof *c);
         return ncclSystemError;
+    }
     c->rank = rank;
     c->n = n;
     c->device = emu_current_device();
@@ -462,14 +465,17 @@ static ncclResult_t compute(coll_op *o)
     }
     size_t n = recv_elems(d, c->n);
     double *acc = calloc(n ? n : 1, sizeof *acc);
-    if (!acc)
+    if (!acc) {
+        warn(c, "collective %d : out of memory for %zu accumulator elements", d->coll, n);
         return ncclSystemError;
+    }
     for (int r = 0; r < c->n; r++) {
         if (d->coll == C_BROADCAST && r != d->root)
             continue;
         const desc *pd = &c->seg->s[r].d;
         const char *src = r == c->rank ? o->send : emu_map_remote(&pd->send);
         if (!src) {
+            warn(c, "collective %d : cannot map the send buffer of rank %d", d->coll, r);
             free(acc);
             return ncclSystemError;
         }
@@ -566,6 +572,8 @@ static ncclResult_t coll(int kind, const char *name, const void *send, void *rec
     emu_op *e = emu_op_new(coll_step, &o, sizeof o);
     if (e)
         e->drop = coll_drop;
+    else
+        warn(c, "%s : out of memory queuing the operation", name);
     return emu_enqueue(s, e) == cudaSuccess ? ncclSuccess : set_error(c, ncclUnhandledCudaError);
 }
 
@@ -683,11 +691,13 @@ static pending *pending_for(ncclComm_t c, cudaStream_t s)
     if (G.n == 16)
         return NULL;
     pending *p = calloc(1, sizeof *p);
-    if (p) {
-        p->comm = c;
-        p->stream = s;
-        G.p[G.n++] = p;
+    if (!p) {
+        warn(c, "out of memory for a group's operations (%zu bytes)", sizeof *p);
+        return NULL;
     }
+    p->comm = c;
+    p->stream = s;
+    G.p[G.n++] = p;
     return p;
 }
 
@@ -773,13 +783,18 @@ static ncclResult_t submit(pending *p)
         }
     }
     p2p_op *o = calloc(1, sizeof *o);
-    if (!o)
+    if (!o) {
+        warn(c, "ncclGroupEnd : out of memory for the point-to-point operation (%zu bytes)",
+             sizeof *o);
         return ncclSystemError;
+    }
     o->comm = c;
     o->np = p->np;
     memcpy(o->ops, p->ops, sizeof p->ops);
     emu_op *e = emu_op_new(p2p_step, o, sizeof *o);
     free(o);
+    if (!e)
+        warn(c, "ncclGroupEnd : out of memory queuing the point-to-point operation");
     return emu_enqueue(p->stream, e) == cudaSuccess ? ncclSuccess : set_error(c, ncclUnhandledCudaError);
 }
 

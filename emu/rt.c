@@ -332,6 +332,7 @@ cudaError_t emu_enqueue(cudaStream_t s, emu_op *op)
 struct launch {
     void (*body)(void *);
     size_t size;
+    const char *what; /* the kernel's name, for a debugger */
 };
 
 static bool launch_step(emu_op *op)
@@ -341,28 +342,23 @@ static bool launch_step(emu_op *op)
     return true;
 }
 
-fp_status fpemu_launch_named(cudaStream_t s, void (*body)(void *args), const void *args,
-                             size_t args_size, const char *what)
+cudaError_t fpemu_launch_named(cudaStream_t s, void (*body)(void *args), const void *args,
+                               size_t args_size, const char *what)
 {
-    cudaError_t e = cudaSuccess;
     emu_op *op = NULL;
     if (args_size > MAX_ARGS)
-        e = cudaErrorInvalidValue;
-    else if (E.last != cudaSuccess && E.last == cudaErrorIllegalAddress)
-        e = E.last;
-    else if (!(op = emu_op_new(launch_step, NULL, sizeof(struct launch) + args_size)))
-        e = cudaErrorMemoryAllocation;
-    if (e != cudaSuccess)
-        return fp__fail(FP_ECUDA, what, __FILE__, __LINE__, "%s", cudaGetErrorString(fail(e)));
-    *(struct launch *)op->blob = (struct launch){body, args_size};
+        return fail(cudaErrorInvalidValue);
+    if (E.last != cudaSuccess && E.last == cudaErrorIllegalAddress)
+        return fail(E.last);
+    if (!(op = emu_op_new(launch_step, NULL, sizeof(struct launch) + args_size)))
+        return fail(cudaErrorMemoryAllocation);
+    *(struct launch *)op->blob = (struct launch){body, args_size, what};
     memcpy((char *)op->blob + sizeof(struct launch), args, args_size);
-    e = emu_enqueue(s, op);
-    if (e != cudaSuccess)
-        return fp__fail(FP_ECUDA, what, __FILE__, __LINE__, "%s", cudaGetErrorString(e));
-    return FP_OK;
+    return emu_enqueue(s, op); /* records its own failure */
 }
 
-fp_status fpemu_launch(cudaStream_t s, void (*body)(void *args), const void *args, size_t args_size)
+cudaError_t fpemu_launch(cudaStream_t s, void (*body)(void *args), const void *args,
+                         size_t args_size)
 {
     return fpemu_launch_named(s, body, args, args_size, "emulated kernel");
 }

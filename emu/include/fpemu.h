@@ -4,12 +4,18 @@
  * entry points fleetprint's backends call, for CI without a GPU
  * (-DFLEETPRINT_EMU=ON). The backends' unchanged C code compiles against the
  * real CUDA/NCCL headers and links against libfpemu instead of libcudart,
- * libcublas and libnccl.
+ * libcublas and libnccl. Like those vendor libraries, fpemu uses nothing of
+ * fleetprint (ci/check-layers.sh: emu/ is a leaf below core/): it reports
+ * errors as the CUDA runtime does, with a cudaError_t that the next
+ * cudaGetLastError() also returns.
  *
- * Kernel twins: every kernels/<name>.cu file has a plain-C twin
- * emu/k_<name>.c that defines the same fp_k_* launchers (same signatures as
- * include/fleetprint/cuda_kernels.h) and runs the same FP_HD element functions
- * in a loop through fpemu_launch. A twin reads like this:
+ * Kernel twins: every core/k_<name>.cu and kernels/<name>.cu file has a
+ * plain-C twin beside it (core/k_<name>_emu.c, kernels/<name>_emu.c, chosen
+ * by that folder's CMakeLists.txt) that defines the same fp_k_* launchers and
+ * runs the same FP_HD element functions in a loop through fpemu_launch. A
+ * twin reads like this (FP_K_STATUS, of cuda_kernels.h, turns the
+ * cudaError_t into fleetprint's status, as FP_K_LAUNCHED does after a
+ * real launch):
  *
  *     struct fill_args { double *x; size_t n; double v; };
  *     static void fill_body(void *p)
@@ -21,7 +27,8 @@
  *     fp_status fp_k_fill(double *x, size_t n, double v, cudaStream_t stream)
  *     {
  *         struct fill_args a = {x, n, v};
- *         return FPEMU_LAUNCH(stream, fill_body, a, "fill_kernel");
+ *         cudaError_t e = FPEMU_LAUNCH(stream, fill_body, a, "fill_kernel");
+ *         return FP_K_STATUS(e, "fill_kernel");
  *     }
  *
  * Device memory (cudaMalloc) is mapped PROT_NONE outside the runtime's copy
@@ -31,28 +38,28 @@
 #include <cuda_runtime_api.h>
 #include <stddef.h>
 
-#include "fleetprint/status.h"
-
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Launch an emulated kernel: copy args_size bytes from args (the body gets its
- * own copy, so args may be a local of the caller), and run body(copy) in
- * stream order on stream s (NULL: the legacy default stream), with device
- * memory accessible while it runs. The body may run before this returns or
- * later, when earlier work queued on s (e.g. an NCCL collective waiting for
- * its peers) has completed; it must not call back into the emulated runtime.
- * Returns FP_OK, or FP_ECUDA (logged with what and the CUDA error string) if
- * the stream is invalid, a sticky error is pending, or args_size is too large;
- * the error is also returned by the next cudaGetLastError(), as a failed
- * launch would be. */
-fp_status fpemu_launch_named(cudaStream_t s, void (*body)(void *args), const void *args,
-                             size_t args_size, const char *what);
+/* Launch an emulated kernel named what (kept with the queued launch, as a
+ * debugger would show a kernel's name): copy args_size bytes from args (the
+ * body gets its own copy, so args may be a local of the caller), and run
+ * body(copy) in stream order on stream s (NULL: the legacy default stream),
+ * with device memory accessible while it runs. The body may run before this
+ * returns or later, when earlier work queued on s (e.g. an NCCL collective
+ * waiting for its peers) has completed; it must not call back into the
+ * emulated runtime. Returns cudaSuccess, or, as cudaLaunchKernel would,
+ * cudaErrorInvalidValue (args_size too large), the pending sticky error
+ * (cudaErrorIllegalAddress) or cudaErrorMemoryAllocation (nothing is
+ * queued); the error is also recorded as the last error, returned by the next
+ * cudaGetLastError(). Prints nothing. */
+cudaError_t fpemu_launch_named(cudaStream_t s, void (*body)(void *args), const void *args,
+                               size_t args_size, const char *what);
 
 /* fpemu_launch_named with the name "emulated kernel". */
-fp_status fpemu_launch(cudaStream_t s, void (*body)(void *args), const void *args,
-                       size_t args_size);
+cudaError_t fpemu_launch(cudaStream_t s, void (*body)(void *args), const void *args,
+                         size_t args_size);
 
 /* Launch body on stream with a struct args (an lvalue) named what. */
 #define FPEMU_LAUNCH(stream, body, args, what)                                             \

@@ -57,14 +57,22 @@ fp_status fp_k_sum_slots(float *dst, const float *slots, int nslots, size_t coun
 }
 #endif
 
-/* For launchers, right after a launch: FP_OK, or FP_ECUDA logged with what
- * (the kernel), the CUDA error string and file:line. */
-static inline fp_status fp_k_launched(const char *what, const char *file, int line)
+/* For launchers, the status of launching kernel what that gave e: FP_OK, or
+ * FP_ECUDA logged with what, the CUDA error string and file:line. The
+ * emulated twins (core/k_<name>_emu.c, kernels/<name>_emu.c) pass what
+ * fpemu's launch returned. */
+static inline fp_status fp_k_status(cudaError_t e, const char *what, const char *file, int line)
 {
-    cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess)
         return FP_OK;
     return fp__fail(FP_ECUDA, what, file, line, "%s", cudaGetErrorString(e));
+}
+#define FP_K_STATUS(e, what) fp_k_status((e), (what), __FILE__, __LINE__)
+
+/* For launchers, right after a <<<>>> launch: fp_k_status of cudaGetLastError(). */
+static inline fp_status fp_k_launched(const char *what, const char *file, int line)
+{
+    return fp_k_status(cudaGetLastError(), what, file, line);
 }
 #define FP_K_LAUNCHED(what) fp_k_launched((what), __FILE__, __LINE__)
 

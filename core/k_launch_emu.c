@@ -10,5 +10,6 @@ static void empty_body(void *p)
 fp_status fp_k_empty(cudaStream_t stream)
 {
     char none = 0;
-    return FPEMU_LAUNCH(stream, empty_body, none, "empty_kernel");
+    cudaError_t e = FPEMU_LAUNCH(stream, empty_body, none, "empty_kernel");
+    return FP_K_STATUS(e, "empty_kernel");
 }

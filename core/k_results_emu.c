@@ -25,7 +25,8 @@ fp_status fp_k_fill_gemm(int type, void *dst, size_t n, uint64_t seed, int exact
                          cudaStream_t stream)
 {
     struct fill_args a = {type, dst, n, seed, exact};
-    return FPEMU_LAUNCH(stream, fill_gemm_body, a, "fill_gemm_kernel");
+    cudaError_t e = FPEMU_LAUNCH(stream, fill_gemm_body, a, "fill_gemm_kernel");
+    return FP_K_STATUS(e, "fill_gemm_kernel");
 }
 
 struct digest_args {
@@ -48,5 +49,6 @@ fp_status fp_k_digest(const void *c, const void *ref, size_t n, int es, double t
                       fp_digest *out, cudaStream_t stream)
 {
     struct digest_args a = {c, ref, n, es, tol, out};
-    return FPEMU_LAUNCH(stream, digest_body, a, "digest_kernel");
+    cudaError_t e = FPEMU_LAUNCH(stream, digest_body, a, "digest_kernel");
+    return FP_K_STATUS(e, "digest_kernel");
 }

@@ -25,5 +25,6 @@ fp_status fp_k_sum_slots(float *dst, const float *slots, int nslots, size_t coun
                          cudaStream_t stream)
 {
     struct sum_args a = {dst, slots, nslots, count};
-    return FPEMU_LAUNCH(stream, sum_slots_body, a, "sum_slots_kernel");
+    cudaError_t e = FPEMU_LAUNCH(stream, sum_slots_body, a, "sum_slots_kernel");
+    return FP_K_STATUS(e, "sum_slots_kernel");
 }

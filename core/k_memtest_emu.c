@@ -44,12 +44,14 @@ fp_status fp_k_mem_write(int p, uint64_t *region, size_t words, uint64_t seed,
                          cudaStream_t stream)
 {
     struct mem_args a = {p, region, words, seed, NULL};
-    return FPEMU_LAUNCH(stream, mem_write_body, a, "mem_write_kernel");
+    cudaError_t e = FPEMU_LAUNCH(stream, mem_write_body, a, "mem_write_kernel");
+    return FP_K_STATUS(e, "mem_write_kernel");
 }
 
 fp_status fp_k_mem_verify(int p, const uint64_t *region, size_t words, uint64_t seed,
                           fp_mem_check *out, cudaStream_t stream)
 {
     struct mem_args a = {p, (uint64_t *)(uintptr_t)region, words, seed, out};
-    return FPEMU_LAUNCH(stream, mem_verify_body, a, "mem_verify_kernel");
+    cudaError_t e = FPEMU_LAUNCH(stream, mem_verify_body, a, "mem_verify_kernel");
+    return FP_K_STATUS(e, "mem_verify_kernel");
 }

@@ -20,7 +20,8 @@ static void fill_body(void *p)
 fp_status fp_k_fill(double *x, size_t n, double v, cudaStream_t stream)
 {
     struct fill_args a = {x, n, v};
-    return FPEMU_LAUNCH(stream, fill_body, a, "fill_kernel");
+    cudaError_t e = FPEMU_LAUNCH(stream, fill_body, a, "fill_kernel");
+    return FP_K_STATUS(e, "fill_kernel");
 }
 
 struct stream_args {
@@ -42,7 +43,8 @@ fp_status fp_k_stream(int op, double *dst, const double *x, const double *y, dou
                       cudaStream_t stream)
 {
     struct stream_args a = {op, dst, x, y, s, n};
-    return FPEMU_LAUNCH(stream, stream_body, a, "stream_kernel");
+    cudaError_t e = FPEMU_LAUNCH(stream, stream_body, a, "stream_kernel");
+    return FP_K_STATUS(e, "stream_kernel");
 }
 
 struct count_args {
@@ -65,5 +67,6 @@ fp_status fp_k_count_wrong(const double *x, size_t n, double expect, double tol,
                            unsigned long long *count, cudaStream_t stream)
 {
     struct count_args a = {x, n, expect, tol, count};
-    return FPEMU_LAUNCH(stream, count_body, a, "count_wrong_kernel");
+    cudaError_t e = FPEMU_LAUNCH(stream, count_body, a, "count_wrong_kernel");
+    return FP_K_STATUS(e, "count_wrong_kernel");
 }
