@@ -230,6 +230,7 @@ typedef struct my_link {
 
 typedef struct links_state {
     fp_ctx *ctx;
+    const fp_coll_config *cfg;
     const fp_test *t;
     int rounds[PASSES]; /* rounds of each pass: inter-node, then intra-node */
     int maxrounds;
@@ -258,7 +259,7 @@ static fp_status plan_pass(links_state *s, int pass, int *sched)
         maxlocal = fp_world_node_size(w, i) > maxlocal ? fp_world_node_size(w, i) : maxlocal;
     fp_link_plan inter = {0}, intra = {0};
     char err[160];
-    st = fp_link_plan_make(ctx->cfg->pairs, nn, pass, &inter, err, sizeof err);
+    st = fp_link_plan_make(s->cfg->pairs, nn, pass, &inter, err, sizeof err);
     if (st == FP_EUSAGE && me == 0)
         fp_error("%s", err);
     if (st == FP_OK)
@@ -329,7 +330,7 @@ static fp_status plan_links(links_state *s, int *total_pairs)
         int sz = fp_world_node_size(w, node);
         *total_pairs += sz * (sz - 1) / 2;
     }
-    int per = PASSES * ctx->cfg->iters;
+    int per = PASSES * s->cfg->sweep.iters;
     for (int i = 0; i < s->nlinks; i++) {
         s->link[i].bw = calloc((size_t)per, sizeof(double));
         s->link[i].lat = calloc((size_t)PASSES * LAT_ITERS, sizeof(double));
@@ -419,8 +420,8 @@ static fp_status exchange(links_state *s, my_link *l)
 {
     fp_status st = FP_OK;
     fp_ctx *ctx = s->ctx;
-    const fp_config *cfg = ctx->cfg;
-    int nb = cfg->iters, n = nb + LAT_ITERS;
+    const fp_sweep *sw = &s->cfg->sweep;
+    int nb = sw->iters, n = nb + LAT_ITERS;
     double *enter = calloc(2 * (size_t)n, sizeof *enter), *exit = calloc((size_t)n, sizeof *exit);
     char what[96];
     snprintf(what, sizeof what, "links: exchange of rank %d with rank %d", ctx->rank, l->partner);
@@ -430,13 +431,13 @@ static fp_status exchange(links_state *s, my_link *l)
     FP_CHECK_ALLOC(exit);
     /* typical: the shortest exchange so far (see fp_collective_timed) */
     double typical = 0;
-    for (int w = 0; w < cfg->warmup; w++) {
+    for (int w = 0; w < sw->warmup; w++) {
         FP_CHECK(fp_collective_timed(ctx, &a, what, typical, &enter[0], &exit[0]));
         typical = shortest(typical, exit[0] - enter[0]);
     }
     for (int it = 0; it < n; it++) {
         if (it == nb) {
-            if (cfg->check)
+            if (sw->check)
                 FP_CHECK(check_recv(s, l->partner));
             a.count = s->count < LAT_ELEMS ? s->count : LAT_ELEMS;
             typical = 0;
@@ -523,7 +524,7 @@ static fp_status emit_links(links_state *s, int total_pairs)
         FP_CHECK(fp_emit(ctx, s->t, l->intra ? &m_lat_intra : &m_lat_inter, &e, LAT_ELEMS * 4, -1,
                          fp_median(l->lat, l->nlat) * 1e6));
     }
-    if (ctx->cfg->check)
+    if (s->cfg->sweep.check)
         FP_CHECK(fp_emit(ctx, s->t, &m_wrong, &ctx->self, bytes, -1, (double)s->wrong));
     if (ctx->rank == 0) {
         fp_entity world = fp_entity_group("world");
@@ -537,15 +538,16 @@ cleanup:
 static fp_status links_run(fp_ctx *ctx, const fp_test *t)
 {
     fp_status st = FP_OK;
-    links_state s = {.ctx = ctx, .t = t};
+    links_state s = {.ctx = ctx, .cfg = fp_coll_cfg(ctx), .t = t};
+    const fp_sweep *sw = &s.cfg->sweep;
     int total_pairs = 0;
-    s.count = (size_t)(ctx->cfg->max_bytes / sizeof(float));
+    s.count = (size_t)(sw->max_bytes / sizeof(float));
     st = plan_links(&s, &total_pairs);
     if (st == FP_OK)
         st = link_buffers(&s);
     if (st == FP_ENOMEM)
         fp_error("links: cannot allocate two buffers of %llu bytes: lower --max-bytes",
-                 (unsigned long long)ctx->cfg->max_bytes);
+                 (unsigned long long)sw->max_bytes);
     FP_CHECK(fp_world_agree(ctx->world, st));
     if (s.rounds[0] == 0) {
         if (ctx->rank == 0)
@@ -554,7 +556,7 @@ static fp_status links_run(fp_ctx *ctx, const fp_test *t)
     }
     fp_info("links: %d link%s in %d round%s (%d passes), %llu bytes each way", total_pairs,
             total_pairs == 1 ? "" : "s", s.rounds[0], s.rounds[0] == 1 ? "" : "s", PASSES,
-            (unsigned long long)ctx->cfg->max_bytes);
+            (unsigned long long)sw->max_bytes);
     for (int pass = 0; pass < PASSES; pass++) {
         for (int round = 0; round < s.rounds[pass]; round++) {
             FP_CHECK(fp_ctx_barrier(ctx, "links round"));

@@ -270,7 +270,7 @@ typedef struct plan {
 
 static fp_status make_plan(fp_ctx *ctx, plan *pl)
 {
-    const fp_config *cfg = ctx->cfg;
+    const fp_kernels_config *cfg = fp_kernels_cfg(ctx);
     bool host = ctx->dev_ops == &fp_device_host;
     static const int m_host[] = {256, 1024}, m_cuda[] = {1024, 4096, 8192};
     static const int c_def[] = {1, 2, 4, 8};
@@ -396,7 +396,8 @@ static fp_status fit_budget(fp_ctx *ctx, const budget *bu, const job *j, double 
 static fp_status run_job(fp_ctx *ctx, const fp_test *t, const plan *pl, const budget *bu, job *j)
 {
     fp_status st = FP_OK;
-    int cap = ctx->cfg->iters, warm = ctx->cfg->warmup, iters = cap;
+    const fp_sweep *sw = &fp_kernels_cfg(ctx)->sweep;
+    int cap = sw->iters, warm = sw->warmup, iters = cap;
     double *tm = calloc((size_t)V_COUNT * (size_t)pl->nc * (size_t)cap, sizeof *tm);
     double *tmp = malloc((size_t)cap * sizeof *tmp);
     size_t wrong = 0;
@@ -412,7 +413,7 @@ static fp_status run_job(fp_ctx *ctx, const fp_test *t, const plan *pl, const bu
                 FP_CHECK(run_variant(ctx, j, (variant)v, pl->cs[ci], &sec));
                 if (it >= warm)
                     TM(v, ci, it - warm) = sec;
-                if (it == warm + iters - 1 && v == V_OVERLAP && ctx->cfg->check)
+                if (it == warm + iters - 1 && v == V_OVERLAP && sw->check)
                     FP_CHECK(check(ctx, j, pl->cs[ci], &wrong));
             }
         FP_CHECK(deadline(ctx, bu));
@@ -452,7 +453,7 @@ static fp_status run_job(fp_ctx *ctx, const fp_test *t, const plan *pl, const bu
                     pat_name[j->p], j->m);
     }
 #undef TM
-    if (ctx->cfg->check) {
+    if (sw->check) {
         ctx->wrong += (long long)wrong;
         FP_CHECK(emit(ctx, t, j, "wrong", "count", FP_BETTER_LOWER, -1, (double)wrong));
     }

@@ -27,6 +27,29 @@
 #include "fleetprint/comm.h"
 #include "fleetprint/suite.h"
 
+/* ---- the suite's settings ----------------------------------------------------- */
+
+/* The collectives suite's config: the runtime's settings first (fp_ctx_open
+ * reads them), the sweep, then the link sweep's own. */
+typedef struct fp_coll_config {
+    fp_config base;
+    fp_sweep sweep;
+    const char *pairs;          /* link sweep: all, ring, k=K, random=K */
+} fp_coll_config;
+
+/* The config of the collectives test running in ctx: its ctx->cfg is the
+ * base of one (whoever runs a collectives test makes it so, app/tests.c). */
+static inline const fp_coll_config *fp_coll_cfg(const fp_ctx *ctx)
+{
+    return (const fp_coll_config *)(const void *)ctx->cfg;
+}
+
+/* Option row of the suite's own setting; type is the command's config
+ * struct, member names the fp_coll_config in it. */
+#define FP_OPTS_PAIRS(type, member)                                                        \
+    {"pairs", 0, FP_OPT_STRING, offsetof(type, member.pairs), "all",                       \
+     "link sweep pairs: all, ring, k=K or random=K"}
+
 /* ---- variants and metric names ----------------------------------------------- */
 
 /* op == FP_REDOP_COUNT: a collective without reduction ("none"). */
