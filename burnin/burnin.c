@@ -151,24 +151,36 @@ static fp_status validate(const fp_burnin_config *cfg, int rank, fp_gemm_type *t
     return FP_EUSAGE;
 }
 
+/* The GEMM types every rank's device runs (*common, a mask of fp_gemm_type
+ * bits) and the first rank whose device does not run want (*lacking; -1:
+ * none, or want is auto). Collective. */
+static fp_status gemm_types(fp_ctx *ctx, fp_gemm_type want, int *common, int *lacking)
+{
+    fp_status st = FP_OK;
+    int mine = 0, *all = calloc((size_t)ctx->nranks, sizeof *all);
+    FP_CHECK_ALLOC(all);
+    for (int t = 0; t < FP_GEMM_TYPE_COUNT; t++)
+        mine |= ctx->dev_ops->gemm_supports(ctx->dev, (fp_gemm_type)t) ? 1 << t : 0;
+    FP_CHECK(fp_world_allgather(ctx->world, &mine, all, (int)sizeof mine, "gemm types"));
+    *common = ~0;
+    *lacking = -1;
+    for (int r = 0; r < ctx->nranks; r++) {
+        *common &= all[r];
+        if (want != FP_GEMM_TYPE_COUNT && !(all[r] & 1 << want) && *lacking < 0)
+            *lacking = r;
+    }
+cleanup:
+    free(all);
+    return st;
+}
+
 /* The type every rank runs: the one asked for if all support it; auto:
  * bf16 where every device has it (GPUs), else f64, else f32. */
 static fp_status choose_type(burn *b, fp_gemm_type want)
 {
     fp_ctx *ctx = b->ctx;
-    int mine = 0, *all = calloc((size_t)ctx->nranks, sizeof *all);
-    if (!all)
-        return FP_ENOMEM;
-    for (int t = 0; t < FP_GEMM_TYPE_COUNT; t++)
-        mine |= ctx->dev_ops->gemm_supports(ctx->dev, (fp_gemm_type)t) ? 1 << t : 0;
-    fp_status st = fp_world_allgather(ctx->world, &mine, all, (int)sizeof mine, "gemm types");
-    int common = ~0, lacking = -1;
-    for (int r = 0; st == FP_OK && r < ctx->nranks; r++) {
-        common &= all[r];
-        if (want != FP_GEMM_TYPE_COUNT && !(all[r] & 1 << want) && lacking < 0)
-            lacking = r;
-    }
-    free(all);
+    int common = 0, lacking = -1;
+    fp_status st = gemm_types(ctx, want, &common, &lacking);
     if (st != FP_OK)
         return st;
     if (want != FP_GEMM_TYPE_COUNT) {
@@ -626,19 +638,24 @@ cleanup:
 
 static fp_status burn_alloc(burn *b)
 {
+    fp_status st = FP_OK;
     int nr = b->ctx->nranks;
     b->tput = malloc((size_t)nr * (size_t)b->nwin * sizeof *b->tput);
     b->first_bad = malloc((size_t)nr * sizeof *b->first_bad);
     b->msgs = calloc((size_t)nr, sizeof *b->msgs);
     b->digests = calloc((size_t)nr, sizeof *b->digests);
     b->disagree = calloc((size_t)nr, sizeof *b->disagree);
-    if (!b->tput || !b->first_bad || !b->msgs || !b->digests || !b->disagree)
-        return FP_ENOMEM;
+    FP_CHECK_ALLOC(b->tput);
+    FP_CHECK_ALLOC(b->first_bad);
+    FP_CHECK_ALLOC(b->msgs);
+    FP_CHECK_ALLOC(b->digests);
+    FP_CHECK_ALLOC(b->disagree);
     for (size_t i = 0; i < (size_t)nr * (size_t)b->nwin; i++)
         b->tput[i] = NAN;
     for (int q = 0; q < nr; q++)
         b->first_bad[q] = -1;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 static void burn_free(burn *b)
@@ -708,12 +725,12 @@ struct fp_burnin {
 
 fp_status fp_burnin_begin(const fp_burnin_config *cfg, int rank, fp_burnin **out)
 {
+    fp_status st = FP_OK;
     *out = NULL;
     fp_burnin *bi = calloc(1, sizeof *bi);
-    if (!bi)
-        return FP_ENOMEM;
+    FP_CHECK_ALLOC(bi);
     signals_install(&bi->old);
-    fp_status st = validate(cfg, rank, &bi->want);
+    st = validate(cfg, rank, &bi->want);
     if (st != FP_OK) {
         signals_restore(&bi->old);
         free(bi);
@@ -721,7 +738,8 @@ fp_status fp_burnin_begin(const fp_burnin_config *cfg, int rank, fp_burnin **out
     }
     bi->b.cfg = cfg;
     *out = bi;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 fp_status fp_burnin_run(fp_burnin *bi, fp_ctx *ctx)
@@ -732,6 +750,7 @@ fp_status fp_burnin_run(fp_burnin *bi, fp_ctx *ctx)
 
 fp_status fp_burnin_verdicts(fp_burnin *bi, fp_burnin_result *res)
 {
+    fp_status st = FP_OK;
     burn *b = &bi->b;
     memset(res, 0, sizeof *res);
     res->nranks = b->ctx->nranks;
@@ -739,11 +758,12 @@ fp_status fp_burnin_verdicts(fp_burnin *bi, fp_burnin_result *res)
     res->done = b->done;
     res->planned = b->nwin;
     res->all = calloc((size_t)res->nranks, sizeof *res->all);
-    fp_status st = res->all ? fp_world_allgather(b->ctx->world, &b->v, res->all, (int)sizeof b->v,
-                                                 "burn-in verdicts")
-                            : FP_ENOMEM;
-    for (int q = 0; st == FP_OK && q < res->nranks; q++)
+    FP_CHECK_ALLOC(res->all);
+    FP_CHECK(fp_world_allgather(b->ctx->world, &b->v, res->all, (int)sizeof b->v,
+                                "burn-in verdicts"));
+    for (int q = 0; q < res->nranks; q++)
         res->failed |= res->all[q].outcome == FP_BURNIN_FAIL;
+cleanup:
     return st;
 }
 

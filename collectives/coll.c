@@ -440,6 +440,7 @@ static double memory_budget(const fp_ctx *ctx)
  * have them, FP_EUSAGE on every rank. */
 static fp_status size_buffers(sweep *s, uint64_t max_size, size_t *send_bytes, size_t *recv_bytes)
 {
+    fp_status st = FP_OK;
     fp_ctx *ctx = s->ctx;
     double send = 0, recv = 0;
     for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++) {
@@ -451,26 +452,25 @@ static fp_status size_buffers(sweep *s, uint64_t max_size, size_t *send_bytes, s
     }
     double need = send + recv, budget = memory_budget(ctx);
     int ok = need <= budget && need < 0x1p62, *all = calloc((size_t)ctx->nranks, sizeof *all);
-    if (!all)
-        return FP_ENOMEM;
-    fp_status st = fp_world_allgather(ctx->world, &ok, all, (int)sizeof ok, "collective sizes");
+    FP_CHECK_ALLOC(all);
+    FP_CHECK(fp_world_allgather(ctx->world, &ok, all, (int)sizeof ok, "collective sizes"));
     int first_bad = -1;
-    for (int r = 0; st == FP_OK && r < ctx->nranks && first_bad < 0; r++)
+    for (int r = 0; r < ctx->nranks && first_bad < 0; r++)
         if (!all[r])
             first_bad = r;
-    free(all);
-    if (st != FP_OK)
-        return st;
     if (first_bad >= 0) {
         if (first_bad == ctx->rank)
             fp_error("%s: --max-bytes %llu needs %.1f GiB of buffers per rank, more than the "
                      "%.1f GiB this rank may use (80%% of its memory): lower --max-bytes",
                      s->t->name, (unsigned long long)max_size, need / 0x1p30, budget / 0x1p30);
-        return FP_EUSAGE;
+        st = FP_EUSAGE;
+        goto cleanup;
     }
     *send_bytes = (size_t)send;
     *recv_bytes = (size_t)recv;
-    return FP_OK;
+cleanup:
+    free(all);
+    return st;
 }
 
 fp_status fp_coll_sweep(fp_ctx *ctx, const fp_test *t, const fp_coll_variant *only)

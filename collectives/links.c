@@ -32,15 +32,17 @@ void fp_link_plan_free(fp_link_plan *plan)
 
 static fp_status plan_alloc(fp_link_plan *p, int n, int cap)
 {
+    fp_status st = FP_OK;
     memset(p, 0, sizeof *p);
     p->n = n;
     p->pair = calloc((size_t)(cap > 0 ? cap : 1), sizeof *p->pair);
     p->round = calloc((size_t)(cap > 0 ? cap : 1), sizeof *p->round);
-    if (!p->pair || !p->round) {
+    FP_CHECK_ALLOC(p->pair);
+    FP_CHECK_ALLOC(p->round);
+cleanup:
+    if (st != FP_OK)
         fp_link_plan_free(p);
-        return FP_ENOMEM;
-    }
-    return FP_OK;
+    return st;
 }
 
 static void add_pair(fp_link_plan *p, int a, int b, int round)
@@ -98,13 +100,11 @@ static bool has_pair(const int (*pairs)[2], int np, int a, int b)
 /* Pack a list of distinct pairs greedily into rounds of disjoint pairs. */
 static fp_status pack(fp_link_plan *p, const int (*pairs)[2], int np)
 {
+    fp_status st = FP_OK;
     int *busy_until = calloc((size_t)np * (size_t)p->n + 1, sizeof *busy_until);
     bool *placed = calloc((size_t)np + 1, sizeof *placed);
-    if (!busy_until || !placed) {
-        free(busy_until);
-        free(placed);
-        return FP_ENOMEM;
-    }
+    FP_CHECK_ALLOC(busy_until);
+    FP_CHECK_ALLOC(placed);
     /* busy_until[round * n + endpoint]: used in that round */
     int left = np;
     for (int round = 0; left > 0; round++) {
@@ -119,15 +119,17 @@ static fp_status pack(fp_link_plan *p, const int (*pairs)[2], int np)
             left--;
         }
     }
+cleanup:
     free(busy_until);
     free(placed);
-    return FP_OK;
+    return st;
 }
 
 fp_status fp_link_plan_make(const char *mode, int n, int pass, fp_link_plan *plan, char *err,
                             size_t len)
 {
-    int k = 0;
+    fp_status st = FP_OK;
+    int k = 0, np = 0, *label = NULL, *order = NULL, (*pairs)[2] = NULL, (*shuffled)[2] = NULL;
     char tail;
     bool all = strcmp(mode, "all") == 0, ring = strcmp(mode, "ring") == 0;
     bool near = sscanf(mode, "k=%d%c", &k, &tail) == 1;
@@ -147,29 +149,23 @@ fp_status fp_link_plan_make(const char *mode, int n, int pass, fp_link_plan *pla
     }
     long long most = (long long)n * (n - 1) / 2;
     if (all) {
-        int *label = malloc((size_t)n * sizeof *label);
-        if (!label || plan_alloc(plan, n, (int)most) != FP_OK) {
-            free(label);
-            return FP_ENOMEM;
-        }
+        label = malloc((size_t)n * sizeof *label);
+        FP_CHECK_ALLOC(label);
+        FP_CHECK(plan_alloc(plan, n, (int)most));
         for (int i = 0; i < n; i++)
             label[i] = i;
         if (pass > 0)
             shuffle(label, n, RANDOM_SEED + (uint64_t)pass);
         tournament(plan, n, label);
-        free(label);
-        return FP_OK;
+        goto cleanup;
     }
     int per = ring ? 1 : k;
     per = per < n - 1 ? per : n - 1;
     long long cap = (long long)n * per;
     cap = cap < most ? cap : most;
-    int (*pairs)[2] = calloc((size_t)cap + 1, sizeof *pairs);
-    if (!pairs || plan_alloc(plan, n, (int)cap) != FP_OK) {
-        free(pairs);
-        return FP_ENOMEM;
-    }
-    int np = 0;
+    pairs = calloc((size_t)cap + 1, sizeof *pairs);
+    FP_CHECK_ALLOC(pairs);
+    FP_CHECK(plan_alloc(plan, n, (int)cap));
     uint64_t state = RANDOM_SEED;
     for (int i = 0; i < n; i++) {
         for (int d = 1; d <= per && np < cap; d++) {
@@ -184,25 +180,24 @@ fp_status fp_link_plan_make(const char *mode, int n, int pass, fp_link_plan *pla
         }
     }
     if (pass > 0) { /* the same pairs, packed from another order */
-        int *order = malloc((size_t)np * sizeof *order + 1);
-        int (*shuffled)[2] = calloc((size_t)np + 1, sizeof *shuffled);
-        if (!order || !shuffled) {
-            free(order);
-            free(shuffled);
-            free(pairs);
-            fp_link_plan_free(plan);
-            return FP_ENOMEM;
-        }
+        order = malloc((size_t)np * sizeof *order + 1);
+        shuffled = calloc((size_t)np + 1, sizeof *shuffled);
+        FP_CHECK_ALLOC(order);
+        FP_CHECK_ALLOC(shuffled);
         for (int i = 0; i < np; i++)
             order[i] = i;
         shuffle(order, np, RANDOM_SEED + (uint64_t)pass);
         for (int i = 0; i < np; i++)
             memcpy(shuffled[i], pairs[order[i]], sizeof shuffled[i]);
-        free(order);
         free(pairs);
         pairs = shuffled;
+        shuffled = NULL;
     }
-    fp_status st = pack(plan, (const int (*)[2])pairs, np);
+    st = pack(plan, (const int (*)[2])pairs, np);
+cleanup:
+    free(label);
+    free(order);
+    free(shuffled);
     free(pairs);
     if (st != FP_OK)
         fp_link_plan_free(plan);

@@ -364,23 +364,20 @@ static fp_status deadline(fp_ctx *ctx, const budget *bu)
 static fp_status fit_budget(fp_ctx *ctx, const budget *bu, const job *j, double sec, int *warm,
                             int *iters)
 {
+    fp_status st = FP_OK;
     double mine[2] = {sec, fp_world_now(ctx->world) - bu->start}, ran = mine[1];
     double *all = malloc(2 * (size_t)ctx->nranks * sizeof *all);
-    if (!all)
-        return FP_ENOMEM;
-    fp_status st = fp_world_allgather(ctx->world, mine, all, (int)sizeof mine, "fused budget");
-    for (int r = 0; st == FP_OK && r < ctx->nranks; r++) {
+    FP_CHECK_ALLOC(all);
+    FP_CHECK(fp_world_allgather(ctx->world, mine, all, (int)sizeof mine, "fused budget"));
+    for (int r = 0; r < ctx->nranks; r++) {
         sec = all[2 * r] > sec ? all[2 * r] : sec;
         ran = all[2 * r + 1] > ran ? all[2 * r + 1] : ran;
     }
-    free(all);
-    if (st != FP_OK)
-        return st;
     double left = bu->limit - ran;
     double share = left / (bu->jobs_left > 0 ? bu->jobs_left : 1);
     int fit = sec > 0 ? (int)fmin(share / sec, 1e6) : *warm + *iters; /* after this one */
     if (fit >= *warm + *iters - 1)
-        return FP_OK;
+        goto cleanup;
     int want = *iters;
     *iters = *warm > 0 ? fit : fit + 1; /* iteration 0 was the warm-up, or timed */
     /* at least one timed iteration after iteration 0, so the check runs */
@@ -390,7 +387,9 @@ static fp_status fit_budget(fp_ctx *ctx, const budget *bu, const job *j, double 
     if (ctx->rank == 0)
         fp_info("fused %s m=%d: %d of %d timed iterations fit its %.1f s of the %.0f s budget",
                 pat_name[j->p], j->m, *iters, want, share, bu->limit);
-    return FP_OK;
+cleanup:
+    free(all);
+    return st;
 }
 
 static fp_status run_job(fp_ctx *ctx, const fp_test *t, const plan *pl, const budget *bu, job *j)
