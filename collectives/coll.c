@@ -476,7 +476,7 @@ cleanup:
 fp_status fp_coll_sweep(fp_ctx *ctx, const fp_test *t, const fp_coll_variant *only)
 {
     fp_status st = FP_OK;
-    const fp_sweep *sw = &fp_coll_cfg(ctx)->sweep;
+    const fp_sweep *sw = &FP_SUITE_CFG(fp_coll_config, ctx)->sweep;
     sweep s = {.ctx = ctx, .sw = sw, .t = t, .d = find_desc(t)};
     uint64_t sizes[MAX_SIZES];
     int nsizes = 0;

@@ -533,7 +533,7 @@ cleanup:
 static fp_status links_run(fp_ctx *ctx, const fp_test *t)
 {
     fp_status st = FP_OK;
-    links_state s = {.ctx = ctx, .cfg = fp_coll_cfg(ctx), .t = t};
+    links_state s = {.ctx = ctx, .cfg = FP_SUITE_CFG(fp_coll_config, ctx), .t = t};
     const fp_sweep *sw = &s.cfg->sweep;
     int total_pairs = 0;
     s.count = (size_t)(sw->max_bytes / sizeof(float));

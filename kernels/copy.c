@@ -29,7 +29,7 @@ static fp_status copy_run(fp_ctx *ctx, const fp_test *t)
 {
     fp_status st = FP_OK;
     const fp_device_ops *d = ctx->dev_ops;
-    const fp_sweep *sw = &fp_kernels_cfg(ctx)->sweep;
+    const fp_sweep *sw = &FP_SUITE_CFG(fp_kernels_config, ctx)->sweep;
     bool has_host = d->host_alloc != NULL;
     const route *routes = has_host ? dev_routes : host_routes;
     int nroutes = has_host ? 5 : 1;

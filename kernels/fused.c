@@ -270,7 +270,7 @@ typedef struct plan {
 
 static fp_status make_plan(fp_ctx *ctx, plan *pl)
 {
-    const fp_kernels_config *cfg = fp_kernels_cfg(ctx);
+    const fp_kernels_config *cfg = FP_SUITE_CFG(fp_kernels_config, ctx);
     bool host = ctx->dev_ops == &fp_device_host;
     static const int m_host[] = {256, 1024}, m_cuda[] = {1024, 4096, 8192};
     static const int c_def[] = {1, 2, 4, 8};
@@ -395,7 +395,7 @@ cleanup:
 static fp_status run_job(fp_ctx *ctx, const fp_test *t, const plan *pl, const budget *bu, job *j)
 {
     fp_status st = FP_OK;
-    const fp_sweep *sw = &fp_kernels_cfg(ctx)->sweep;
+    const fp_sweep *sw = &FP_SUITE_CFG(fp_kernels_config, ctx)->sweep;
     int cap = sw->iters, warm = sw->warmup, iters = cap;
     double *tm = calloc((size_t)V_COUNT * (size_t)pl->nc * (size_t)cap, sizeof *tm);
     double *tmp = malloc((size_t)cap * sizeof *tmp);

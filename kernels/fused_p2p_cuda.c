@@ -119,7 +119,7 @@ fp_status fp_fused_p2p(fp_ctx *ctx, const fp_test *t, int m, int n, int k, char 
     if (st != FP_OK)
         return st;
     const fp_device_ops *d = ctx->dev_ops;
-    const fp_sweep *sw = &fp_kernels_cfg(ctx)->sweep;
+    const fp_sweep *sw = &FP_SUITE_CFG(fp_kernels_config, ctx)->sweep;
     int R = ctx->nranks, rows = m / R;
     fp_gemm_type type = d->gemm_supports(ctx->dev, FP_GEMM_BF16) ? FP_GEMM_BF16 : FP_GEMM_F32;
     size_t es = fp_gemm_in_size(type), bytes = (size_t)m * n * sizeof(float);

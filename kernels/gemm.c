@@ -127,7 +127,7 @@ static fp_status timed(fp_ctx *ctx, const fp_test *test, fp_gemm_type t, int n)
     FP_CHECK(d->fill_gemm(ctx->dev, t, da, nn, 5, false));
     FP_CHECK(d->fill_gemm(ctx->dev, t, db, nn, 6, false));
     double flop = 2.0 * (double)n * (double)n * (double)n, best = 0;
-    const fp_sweep *sw = &fp_kernels_cfg(ctx)->sweep;
+    const fp_sweep *sw = &FP_SUITE_CFG(fp_kernels_config, ctx)->sweep;
     int total = sw->warmup + sw->iters;
     for (int it = 0; it < total; it++) {
         double sec;
@@ -157,7 +157,7 @@ static fp_status gemm_run(fp_ctx *ctx, const fp_test *t)
 {
     fp_status st = FP_OK;
     const fp_device_ops *d = ctx->dev_ops;
-    const fp_kernels_config *kc = fp_kernels_cfg(ctx);
+    const fp_kernels_config *kc = FP_SUITE_CFG(fp_kernels_config, ctx);
     int n = kc->gemm_size;
     if (n < 0 || n > 65536)
         FP_FAIL(FP_EUSAGE, "gemm: --gemm-size %d out of range (1..65536, 0 = auto)", n);

@@ -17,7 +17,7 @@ static fp_status launch_run(fp_ctx *ctx, const fp_test *t)
 {
     fp_status st = FP_OK;
     const fp_device_ops *d = ctx->dev_ops;
-    const fp_sweep *sw = &fp_kernels_cfg(ctx)->sweep;
+    const fp_sweep *sw = &FP_SUITE_CFG(fp_kernels_config, ctx)->sweep;
     for (int graph = 0; graph < 2; graph++) {
         st = d->launch(ctx->dev, graph, 1);
         if (st == FP_EUNSUPPORTED) { /* the same on every rank: one backend */

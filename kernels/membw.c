@@ -23,7 +23,7 @@ static fp_status membw_run(fp_ctx *ctx, const fp_test *t)
 {
     fp_status st = FP_OK;
     const fp_device_ops *d = ctx->dev_ops;
-    const fp_kernels_config *kc = fp_kernels_cfg(ctx);
+    const fp_kernels_config *kc = FP_SUITE_CFG(fp_kernels_config, ctx);
     const fp_sweep *sw = &kc->sweep;
     size_t n = (size_t)(kc->array_bytes / sizeof(double));
     double *a = NULL, *b = NULL, *c = NULL;

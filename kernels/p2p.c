@@ -20,7 +20,7 @@ static fp_status device_pairs(fp_ctx *ctx, const fp_test *t, size_t bytes)
     int count = 0;
     char why[128];
     const char *node = fp_world_my_node(ctx->world);
-    int iters = fp_kernels_cfg(ctx)->sweep.iters;
+    int iters = FP_SUITE_CFG(fp_kernels_config, ctx)->sweep.iters;
     if (fp_world_local_rank(ctx->world) == 0 && ctx->dev_ops->probe(&count, why, sizeof why) == FP_OK)
         for (int s = 0; s < count; s++)
             for (int d = 0; d < count; d++) {
@@ -52,7 +52,7 @@ static fp_status rank_pairs(fp_ctx *ctx, const fp_test *t, size_t bytes)
 {
     fp_status st = FP_OK;
     fp_world *w = ctx->world;
-    const fp_sweep *sw = &fp_kernels_cfg(ctx)->sweep;
+    const fp_sweep *sw = &FP_SUITE_CFG(fp_kernels_config, ctx)->sweep;
     int me = fp_world_local_rank(w), node = fp_world_node_of(w, ctx->rank);
     int partner_local = me ^ 1, partner = -1;
     /* the world rank of my partner: ranks of a node in order */
@@ -104,7 +104,7 @@ cleanup:
 
 static fp_status p2p_run(fp_ctx *ctx, const fp_test *t)
 {
-    size_t bytes = (size_t)fp_kernels_cfg(ctx)->sweep.max_bytes & ~(size_t)7;
+    size_t bytes = (size_t)FP_SUITE_CFG(fp_kernels_config, ctx)->sweep.max_bytes & ~(size_t)7;
     if (bytes < 8) {
         if (ctx->rank == 0)
             fp_error("p2p: --max-bytes must be at least 8");

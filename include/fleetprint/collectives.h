@@ -30,19 +30,13 @@
 /* ---- the suite's settings ----------------------------------------------------- */
 
 /* The collectives suite's config: the runtime's settings first (fp_ctx_open
- * reads them), the sweep, then the link sweep's own. */
+ * reads them), the sweep, then the link sweep's own. A collectives test reads
+ * it as FP_SUITE_CFG(fp_coll_config, ctx). */
 typedef struct fp_coll_config {
     fp_config base;
     fp_sweep sweep;
     const char *pairs;          /* link sweep: all, ring, k=K, random=K */
 } fp_coll_config;
-
-/* The config of the collectives test running in ctx: its ctx->cfg is the
- * base of one (whoever runs a collectives test makes it so, app/tests.c). */
-static inline const fp_coll_config *fp_coll_cfg(const fp_ctx *ctx)
-{
-    return (const fp_coll_config *)(const void *)ctx->cfg;
-}
 
 /* Option row of the suite's own setting; type is the command's config
  * struct, member names the fp_coll_config in it. */

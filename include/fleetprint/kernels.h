@@ -99,7 +99,8 @@ static inline FP_HD uint64_t fp_ag_source(uint64_t t, uint64_t mc, int nranks, u
 /* ---- the suite's settings ------------------------------------------------------- */
 
 /* The kernels suite's config: the runtime's settings first (fp_ctx_open reads
- * them), the sweep, then the tests' own. */
+ * them), the sweep, then the tests' own. A kernels test reads it as
+ * FP_SUITE_CFG(fp_kernels_config, ctx). */
 typedef struct fp_kernels_config {
     fp_config base;
     fp_sweep sweep;
@@ -109,13 +110,6 @@ typedef struct fp_kernels_config {
     const char *fused_nk;       /* fused: "N,K" per rank, or auto */
     fp_strlist chunks;          /* fused: chunk counts */
 } fp_kernels_config;
-
-/* The config of the kernels test running in ctx: its ctx->cfg is the base of
- * one (whoever runs a kernels test makes it so, app/tests.c). */
-static inline const fp_kernels_config *fp_kernels_cfg(const fp_ctx *ctx)
-{
-    return (const fp_kernels_config *)(const void *)ctx->cfg;
-}
 
 /* Option rows of the suite's own settings; type is the command's config
  * struct, member names the fp_kernels_config in it (FP_OPTS_GEMM: any struct

@@ -74,7 +74,8 @@ typedef struct fp_sweep {
 typedef struct fp_ctx {
     /* The settings of the suite whose test runs, seen through their common
      * part: a test's cfg is the base of its suite's config (the kernels
-     * suite's tests: an fp_kernels_config), set by whoever runs the test. */
+     * suite's tests: an fp_kernels_config), set by whoever runs the test.
+     * The test reads the whole as FP_SUITE_CFG. */
     const fp_config *cfg;
     fp_world *world;
     int rank, nranks;
@@ -88,6 +89,10 @@ typedef struct fp_ctx {
     fp_run *local;       /* this rank's samples, gathered to rank 0 at the end */
     long long wrong;     /* wrong results found on this rank so far */
 } fp_ctx;
+
+/* The config of the suite whose test runs in ctx, as that suite's type (for
+ * example fp_kernels_config): ctx->cfg is its first member, base. */
+#define FP_SUITE_CFG(type, ctx) ((const type *)(const void *)(ctx)->cfg)
 
 typedef struct fp_test fp_test;
 struct fp_test {
