@@ -538,11 +538,12 @@ static fp_status links_run(fp_ctx *ctx, const fp_test *t)
     int total_pairs = 0;
     s.count = (size_t)(sw->max_bytes / sizeof(float));
     st = plan_links(&s, &total_pairs);
-    if (st == FP_OK)
+    if (st == FP_OK) {
         st = link_buffers(&s);
-    if (st == FP_ENOMEM)
-        fp_error("links: cannot allocate two buffers of %llu bytes: lower --max-bytes",
-                 (unsigned long long)sw->max_bytes);
+        if (st == FP_ENOMEM)
+            fp_error("links: cannot allocate two buffers of %llu bytes: lower --max-bytes",
+                     (unsigned long long)sw->max_bytes);
+    }
     FP_CHECK(fp_world_agree(ctx->world, st));
     if (s.rounds[0] == 0) {
         if (ctx->rank == 0)
