@@ -9,6 +9,8 @@
 #include "fleetprint/detect.h"
 #include "fleetprint/store.h"
 #include "fleetprint/suite.h"
+#include "fleetprint/collectives.h"
+#include "fleetprint/kernels.h"
 
 /* ---- detect, report and preflight: verdicts and their outputs ------------------ */
 
@@ -97,16 +99,52 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command);
 
 /* ---- the measuring commands: run, preflight, burnin ----------------------------- */
 
+/* Where a measuring command's run goes: the app's settings, not the runtime's. */
+typedef struct measure_out {
+    const char *tag;   /* the run's tag */
+    const char *json;  /* write the run as JSON to this file ("-" for stdout) */
+    const char *store; /* append the run to this HDF5 store */
+    const char *junit; /* write a JUnit XML report to this file */
+} measure_out;
+
+/* Option rows of the run controls: the deadline and injections (member base,
+ * an fp_config), the run's tag and outputs (member out, a measure_out) and
+ * the logging, in the order run --help lists them. */
+#define FP_OPTS_RUN_CONTROL(type, base, out)                                               \
+    FP_OPTS_DEADLINE(type, base),                                                          \
+        {"tag", 0, FP_OPT_STRING, offsetof(type, out.tag), "adhoc", "tag of the run"},     \
+        {"json", 0, FP_OPT_STRING, offsetof(type, out.json), NULL,                         \
+         "write the run as JSON to FILE ('-' for stdout)"},                                \
+        {"store", 0, FP_OPT_STRING, offsetof(type, out.store), NULL,                       \
+         "append the run to this HDF5 store"},                                             \
+        {"junit", 0, FP_OPT_STRING, offsetof(type, out.junit), NULL,                       \
+         "write a JUnit XML report to FILE"},                                              \
+        FP_OPTS_LOGGING(type, base)
+
+/* The tests of the registry that run and preflight run, and their settings.
+ * The options fill base and sweep once, and each suite's own settings into
+ * its config; fp_run_selected gives every suite's config that base and
+ * sweep. */
+typedef struct tests_cfg {
+    const char *suite;         /* kernels, collectives, all */
+    fp_strlist tests;          /* --test NAME: only these */
+    fp_config base;            /* the runtime's (the context is opened with it) */
+    fp_sweep sweep;            /* the sizes and iterations of both suites */
+    fp_kernels_config kernels; /* the kernels suite's own settings */
+    fp_coll_config coll;       /* the collectives suite's own settings */
+} tests_cfg;
+
 /* The registry of tests (kernels/ and collectives/), NULL-terminated. */
 extern const fp_test *const fp_tests[];
 
-/* Every --test name of cfg is a test of this build and its --suite is known:
+/* Every --test name of c is a test of this build and its --suite is known:
  * FP_OK, else FP_EUSAGE with a one-line error when speak. Needs no world, so
  * commands check before MPI and devices start. */
-fp_status fp_selection_check(const fp_config *cfg, bool speak);
+fp_status fp_selection_check(const tests_cfg *c, bool speak);
 
-/* Run the tests cfg selects (suite and --test), in registry order. */
-fp_status fp_run_selected(fp_ctx *ctx);
+/* Run the tests c selects (suite and --test), in registry order, each with
+ * its suite's config as ctx->cfg (restored before returning). */
+fp_status fp_run_selected(fp_ctx *ctx, const tests_cfg *c);
 
 /* What a measuring command does at each step of fp_measure; arg is its own. */
 typedef struct fp_measure_steps {
@@ -124,11 +162,12 @@ typedef struct fp_measure_steps {
 } fp_measure_steps;
 
 /* Open the test context of cfg on every rank, run steps->measure, agree on
- * the status, steps->collect, gather the run to rank 0, steps->report there
- * and append the run to cfg->store when the report passed, failed or was
- * interrupted; every rank returns the worst status. A timeout is returned at
- * once without agreeing (the ranks that hang cannot). */
-fp_status fp_measure(const fp_config *cfg, fp_world *w, const fp_measure_steps *steps, void *arg);
+ * the status, steps->collect, gather the run to rank 0 tagged out->tag,
+ * steps->report there and append the run to out->store when the report
+ * passed, failed or was interrupted; every rank returns the worst status. A
+ * timeout is returned at once without agreeing (the ranks that hang cannot). */
+fp_status fp_measure(const fp_config *cfg, const measure_out *out, fp_world *w,
+                     const fp_measure_steps *steps, void *arg);
 
 /* ---- the manual (app/manual.c) ------------------------------------------------- */
 

@@ -5,7 +5,8 @@
 
 #include <string.h>
 
-fp_status fp_measure(const fp_config *cfg, fp_world *w, const fp_measure_steps *steps, void *arg)
+fp_status fp_measure(const fp_config *cfg, const measure_out *out, fp_world *w,
+                     const fp_measure_steps *steps, void *arg)
 {
     fp_inject_set inject;
     fp_run local, run;
@@ -20,13 +21,13 @@ fp_status fp_measure(const fp_config *cfg, fp_world *w, const fp_measure_steps *
     if (st == FP_OK && steps->collect)
         st = steps->collect(&ctx, arg);
     if (st == FP_OK)
-        st = fp_ctx_gather(&ctx, &run);
+        st = fp_ctx_gather(&ctx, out->tag, &run);
     if (st == FP_OK && ctx.rank == 0) {
         st = steps->report(&run, arg);
         /* a failed or interrupted run is stored too (marked so: baselines skip
          * it): history, and the health that admit --store reads */
-        if ((st == FP_OK || st == FP_EFAIL || st == FP_EINTR) && cfg->store) {
-            fp_status stored = fp_store_append_file(cfg->store, &run, cfg->timeout);
+        if ((st == FP_OK || st == FP_EFAIL || st == FP_EINTR) && out->store) {
+            fp_status stored = fp_store_append_file(out->store, &run, cfg->timeout);
             st = stored == FP_OK ? st : stored;
         }
     }

@@ -20,7 +20,8 @@
 /* ==== fleetprint preflight ============================================================== */
 
 typedef struct preflight_cfg {
-    fp_config base; /* first: the suite's option rows address it */
+    tests_cfg tests;
+    measure_out run; /* the tag and store (its outputs are the verdicts') */
     detect_out out;
     const char *run_json;
     bool no_baselines;
@@ -30,26 +31,29 @@ typedef struct preflight_cfg {
  * skipped with a note. */
 static const char *const quick_tests[] = {"membw", "gemm", "allreduce", "alltoall", "links", NULL};
 
-#define PF(field) offsetof(preflight_cfg, base.field)
+#define PF(field) offsetof(preflight_cfg, tests.base.field)
+#define PF_SWEEP(field) offsetof(preflight_cfg, tests.sweep.field)
 static const fp_opt preflight_opts[] = {
-    {"test", 't', FP_OPT_LIST, PF(tests), NULL,
+    {"test", 't', FP_OPT_LIST, offsetof(preflight_cfg, tests.tests), NULL,
      "run only this test (repeatable; default: membw gemm allreduce alltoall links)"},
     {"device", 0, FP_OPT_STRING, PF(device), "auto", "device backend: auto, host or cuda"},
     {"comm", 0, FP_OPT_STRING, PF(comm), "auto", "comm backend: auto, mpi or nccl"},
     {"threads", 0, FP_OPT_INT, PF(threads), "1", "host threads per rank (0: cores / ranks)"},
-    {"min-bytes", 'b', FP_OPT_BYTES, PF(min_bytes), "1M", "smallest message size"},
-    {"max-bytes", 'e', FP_OPT_BYTES, PF(max_bytes), "4M", "largest message size"},
-    {"step-factor", 'f', FP_OPT_DOUBLE, PF(step_factor), "4", "size multiplier between steps"},
-    {"iters", 'n', FP_OPT_INT, PF(iters), "6", "timed iterations (the detector's windows)"},
-    {"warmup-iters", 'w', FP_OPT_INT, PF(warmup), "2", "untimed warm-up iterations"},
-    {"check", 'c', FP_OPT_INT, PF(check), "1", "verify results: 1 yes, 0 no"},
-    {"array-size", 0, FP_OPT_BYTES, PF(array_bytes), "8M", "membw: bytes per array"},
-    {"pairs", 0, FP_OPT_STRING, PF(pairs), "auto",
+    {"min-bytes", 'b', FP_OPT_BYTES, PF_SWEEP(min_bytes), "1M", "smallest message size"},
+    {"max-bytes", 'e', FP_OPT_BYTES, PF_SWEEP(max_bytes), "4M", "largest message size"},
+    {"step-factor", 'f', FP_OPT_DOUBLE, PF_SWEEP(step_factor), "4",
+     "size multiplier between steps"},
+    {"iters", 'n', FP_OPT_INT, PF_SWEEP(iters), "6", "timed iterations (the detector's windows)"},
+    {"warmup-iters", 'w', FP_OPT_INT, PF_SWEEP(warmup), "2", "untimed warm-up iterations"},
+    {"check", 'c', FP_OPT_INT, PF_SWEEP(check), "1", "verify results: 1 yes, 0 no"},
+    {"array-size", 0, FP_OPT_BYTES, offsetof(preflight_cfg, tests.kernels.array_bytes), "8M",
+     "membw: bytes per array"},
+    {"pairs", 0, FP_OPT_STRING, offsetof(preflight_cfg, tests.coll.pairs), "auto",
      "link sweep pairs: auto (all up to 32 nodes, else random=8), all, ring, k=K, random=K"},
     {"timeout", 0, FP_OPT_SECONDS, PF(timeout), "60s", "deadline of every blocking step"},
     {"inject", 0, FP_OPT_LIST, PF(inject), NULL, "inject a fault (repeatable; see README)"},
-    {"tag", 0, FP_OPT_STRING, PF(tag), "preflight", "tag of the run"},
-    {"store", 0, FP_OPT_STRING, PF(store), NULL,
+    {"tag", 0, FP_OPT_STRING, offsetof(preflight_cfg, run.tag), "preflight", "tag of the run"},
+    {"store", 0, FP_OPT_STRING, offsetof(preflight_cfg, run.store), NULL,
      "HDF5 store: compare with its baselines, then append the run to it"},
     {"no-baselines", 0, FP_OPT_FLAG, offsetof(preflight_cfg, no_baselines), NULL,
      "peer evidence only, even with a store"},
@@ -61,6 +65,7 @@ static const fp_opt preflight_opts[] = {
     {0},
 };
 #undef PF
+#undef PF_SWEEP
 
 /* Whether ranks share CPU cores: each rank tells its host and cores, and a
  * host whose ranks want more threads than it has cores is contended (many
@@ -111,7 +116,7 @@ typedef struct hang_out {
     fp_run ctx;
 } hang_out;
 
-static fp_status hang_prepare(hang_out *h, const fp_ctx *ctx)
+static fp_status hang_prepare(hang_out *h, const fp_ctx *ctx, const char *tag)
 {
     const fp_world *w = ctx->world;
     fp_status st = fp_run_set_shape(&h->ctx, fp_world_nnodes(w), fp_world_size(w));
@@ -123,7 +128,7 @@ static fp_status hang_prepare(hang_out *h, const fp_ctx *ctx)
         h->ctx.ranks[r].node = fp_world_node_of(w, r);
         h->ctx.ranks[r].dev = -1;
     }
-    fp_ctx_describe_run(ctx, &h->ctx);
+    fp_ctx_describe_run(ctx, tag, &h->ctx);
     snprintf(h->ctx.status, sizeof h->ctx.status, "timeout");
     return FP_OK;
 }
@@ -157,6 +162,7 @@ static bool registered(const char *name)
 
 typedef struct pf_state {
     const preflight_cfg *pc;
+    const tests_cfg *tests;   /* the tests to run: pc's, with the quick set filled in */
     const fp_rules *rules;
     const fp_baselines *base; /* NULL: peer evidence only */
     const detect_out *out;
@@ -170,12 +176,12 @@ static fp_status pf_measure(fp_ctx *ctx, void *arg)
     pf_state *ps = arg;
     if (ctx->rank == 0) {
         ps->hang.out = *ps->out;
-        fp_status st = hang_prepare(&ps->hang, ctx);
+        fp_status st = hang_prepare(&ps->hang, ctx, ps->pc->run.tag);
         if (st != FP_OK)
             return st;
         fp_world_on_timeout(ctx->world, hang_write, &ps->hang);
     }
-    return fp_run_selected(ctx);
+    return fp_run_selected(ctx, ps->tests);
 }
 
 static fp_status pf_report(fp_run *run, void *arg)
@@ -197,7 +203,9 @@ static fp_status pf_report(fp_run *run, void *arg)
 static fp_status preflight_main(const void *config, fp_world *w)
 {
     const preflight_cfg *pc = config;
-    fp_config cfg = pc->base;
+    tests_cfg tc = pc->tests;
+    const fp_config *rt = &tc.base; /* the runtime's settings */
+    const char *stored = pc->run.store;
     fp_status st = FP_OK;
     fp_rules *rules = NULL;
     fp_store *store = NULL;
@@ -206,21 +214,21 @@ static fp_status preflight_main(const void *config, fp_world *w)
     int rank = fp_world_rank(w);
     double t0 = fp_clock();
     detect_out out = pc->out;
-    out.quiet = out.quiet || cfg.quiet;
+    out.quiet = out.quiet || rt->quiet;
     out.command = "preflight";
-    pf_state ps = {.pc = pc, .out = &out, .t0 = t0};
+    pf_state ps = {.pc = pc, .tests = &tc, .out = &out, .t0 = t0};
     fp_run_init(&ps.hang.ctx);
 
     /* inputs first, so a bad rules file or store fails before any test runs */
-    fp_world_configure(w, cfg.timeout, cfg.verbose, cfg.quiet);
+    fp_world_configure(w, rt->timeout, rt->verbose, rt->quiet);
     if (rank == 0) {
         st = fp_app_load_rules(out.rules, &rules);
-        bool exists = cfg.store && access(cfg.store, F_OK) == 0;
-        if (cfg.store && !exists)
+        bool exists = stored && access(stored, F_OK) == 0;
+        if (stored && !exists)
             fp_info("preflight: %s does not exist yet: peer evidence only; the run starts it",
-                    cfg.store);
+                    stored);
         if (st == FP_OK && exists && !pc->no_baselines) {
-            st = fp_store_open(&store, cfg.store, FP_STORE_READ, 0);
+            st = fp_store_open(&store, stored, FP_STORE_READ, 0);
             if (st == FP_OK)
                 st = fp_store_load_baselines(store, &base);
         }
@@ -230,33 +238,33 @@ static fp_status preflight_main(const void *config, fp_world *w)
         goto cleanup;
 
     /* the quick set: what this build has */
-    cfg.suite = "all";
-    if (cfg.tests.n == 0) {
+    tc.suite = "all";
+    if (tc.tests.n == 0) {
         for (int i = 0; quick_tests[i]; i++) {
             if (registered(quick_tests[i]))
-                cfg.tests.item[cfg.tests.n++] = quick_tests[i];
+                tc.tests.item[tc.tests.n++] = quick_tests[i];
             else if (rank == 0)
                 fp_info("preflight: test '%s' is not in this build: skipped", quick_tests[i]);
         }
-        if (cfg.tests.n == 0)
+        if (tc.tests.n == 0)
             FP_FAIL(FP_EUSAGE, "preflight: none of its tests is in this build");
     }
-    if (strcmp(cfg.pairs, "auto") == 0)
-        cfg.pairs = fp_world_nnodes(w) <= 32 ? "all" : "random=8";
+    if (strcmp(tc.coll.pairs, "auto") == 0)
+        tc.coll.pairs = fp_world_nnodes(w) <= 32 ? "all" : "random=8";
     bool contended = false;
     char note[112] = "";
-    st = check_contention(w, fp_threads_per_rank(&cfg, w), &contended, note, sizeof note);
+    st = check_contention(w, fp_threads_per_rank(rt, w), &contended, note, sizeof note);
     if (st != FP_OK)
         goto cleanup;
     if (contended && rank == 0)
         fp_warn("preflight: ranks share CPU cores (%s): host kernels are timed without "
                 "their waits for a core, and timing rules use the contended thresholds",
                 note);
-    cfg.shared_cores = contended;
+    tc.base.shared_cores = contended;
     ps.rules = rules;
     ps.base = base;
     ps.contended = contended ? note : NULL;
-    st = fp_measure(&cfg, w, &steps, &ps);
+    st = fp_measure(rt, &pc->run, w, &steps, &ps);
 cleanup:
     fp_world_on_timeout(w, NULL, NULL);
     fp_run_free(&ps.hang.ctx);

@@ -10,14 +10,20 @@
 #include "fleetprint/store.h"
 #include "fleetprint/suite.h"
 
+/* run's options: the tests and their settings, and where the run goes */
+typedef struct run_cfg {
+    tests_cfg tests;
+    measure_out out;
+} run_cfg;
+
 typedef struct run_state {
-    const fp_config *cfg;
+    const run_cfg *cfg;
     long long wrong; /* wrong results over all ranks */
 } run_state;
 
 static fp_status run_measure(fp_ctx *ctx, void *arg)
 {
-    return fp_run_selected(ctx);
+    return fp_run_selected(ctx, &((const run_state *)arg)->cfg->tests);
 }
 
 /* Total wrong results over all ranks (deadline applies). */
@@ -46,16 +52,16 @@ static fp_status write_junit(const fp_run *run, const char *path)
 static fp_status run_report(fp_run *run, void *arg)
 {
     const run_state *rs = arg;
-    const fp_config *cfg = rs->cfg;
+    const measure_out *out = &rs->cfg->out;
     fp_status st = FP_OK;
     if (rs->wrong > 0)
         snprintf(run->status, sizeof run->status, "failed");
-    if (!cfg->quiet)
+    if (!rs->cfg->tests.base.quiet)
         fp_report_console(stdout, run);
-    if (cfg->json)
-        st = fp_report_json(run, cfg->json);
-    if (st == FP_OK && cfg->junit)
-        st = write_junit(run, cfg->junit);
+    if (out->json)
+        st = fp_report_json(run, out->json);
+    if (st == FP_OK && out->junit)
+        st = write_junit(run, out->junit);
     fp_info("run %s: %zu samples from %d %s on %d %s: %s", run->id, run->nsamples, run->nranks,
             fp_plural(run->nranks, "rank", "ranks"), run->nnodes,
             fp_plural(run->nnodes, "node", "nodes"), rs->wrong ? "FAIL" : "pass");
@@ -69,21 +75,35 @@ static fp_status run_main(const void *config, fp_world *w)
     static const fp_measure_steps steps = {
         .measure = run_measure, .collect = count_wrong, .report = run_report};
     run_state rs = {.cfg = config};
-    return fp_measure(config, w, &steps, &rs);
+    return fp_measure(&rs.cfg->tests.base, &rs.cfg->out, w, &steps, &rs);
 }
 
-static const fp_opt run_opts[] = {FP_SUITE_OPTS, {0}};
+/* Every row, in the order `run --help` lists them. */
+static const fp_opt run_opts[] = {
+    {"suite", 0, FP_OPT_STRING, offsetof(run_cfg, tests.suite), "kernels",
+     "suite to run: kernels, collectives or all (burn-in: fleetprint burnin)"},
+    {"test", 't', FP_OPT_LIST, offsetof(run_cfg, tests.tests), NULL,
+     "run only this test (repeatable)"},
+    FP_OPTS_BACKENDS(run_cfg, tests.base),
+    FP_OPTS_SWEEP(run_cfg, tests.sweep),
+    FP_OPTS_ARRAY_SIZE(run_cfg, tests.kernels),
+    FP_OPTS_PAIRS(run_cfg, tests.coll),
+    FP_OPTS_RUN_CONTROL(run_cfg, tests.base, out),
+    FP_OPTS_GEMM(run_cfg, tests.kernels),
+    FP_OPTS_FUSED(run_cfg, tests.kernels),
+    {0},
+};
 
 static fp_status run_check(const void *config, bool speak)
 {
-    return fp_selection_check(config, speak);
+    return fp_selection_check(&((const run_cfg *)config)->tests, speak);
 }
 
 const fp_command fp_cmd_run = {
     .name = "run",
     .summary = "run test suites on every rank and record their samples",
     .opts = run_opts,
-    .config_size = sizeof(fp_config),
+    .config_size = sizeof(run_cfg),
     .needs_world = true,
     .run = run_main,
     .check = run_check,

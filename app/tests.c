@@ -22,7 +22,7 @@ const fp_test *const fp_tests[] = {
 
 /* ---- the test loop ------------------------------------------------------------- */
 
-static bool selected(const fp_config *cfg, const fp_test *t)
+static bool selected(const tests_cfg *cfg, const fp_test *t)
 {
     if (cfg->tests.n > 0) {
         for (int i = 0; i < cfg->tests.n; i++)
@@ -33,9 +33,9 @@ static bool selected(const fp_config *cfg, const fp_test *t)
     return strcmp(cfg->suite, "all") == 0 || strcmp(cfg->suite, t->suite) == 0;
 }
 
-fp_status fp_selection_check(const fp_config *cfg, bool speak)
+fp_status fp_selection_check(const tests_cfg *cfg, bool speak)
 {
-    if (cfg->iters < 1) {
+    if (cfg->sweep.iters < 1) {
         if (speak)
             fp_error("--iters must be at least 1");
         return FP_EUSAGE;
@@ -71,17 +71,29 @@ fp_status fp_selection_check(const fp_config *cfg, bool speak)
     return FP_OK;
 }
 
-fp_status fp_run_selected(fp_ctx *ctx)
+fp_status fp_run_selected(fp_ctx *ctx, const tests_cfg *cfg)
 {
-    const fp_config *cfg = ctx->cfg;
     if (fp_selection_check(cfg, ctx->rank == 0) != FP_OK)
         return FP_EUSAGE;
+    /* each suite's tests read their own config (kernels.h, collectives.h):
+     * the common part, then the suite's own settings */
+    fp_kernels_config kernels = cfg->kernels;
+    fp_coll_config coll = cfg->coll;
+    kernels.base = coll.base = cfg->base;
+    kernels.sweep = coll.sweep = cfg->sweep;
+    const fp_config *opened = ctx->cfg;
     fp_status st = FP_OK;
     int ran = 0;
     for (int k = 0; fp_tests[k] && st == FP_OK; k++) {
         const fp_test *t = fp_tests[k];
         if (!selected(cfg, t))
             continue;
+        if (strcmp(t->suite, "kernels") == 0)
+            ctx->cfg = &kernels.base;
+        else if (strcmp(t->suite, "collectives") == 0)
+            ctx->cfg = &coll.base;
+        else
+            FP_FAIL(FP_EINTERNAL, "test %s: no config for its suite '%s'", t->name, t->suite);
         fp_info("test %s/%s: %s", t->suite, t->name, t->summary);
         st = fp_ctx_barrier(ctx, t->name);
         if (st == FP_OK)
@@ -93,5 +105,7 @@ fp_status fp_run_selected(fp_ctx *ctx)
             fp_error("no test selected in suite '%s'", cfg->suite);
         st = FP_EUSAGE;
     }
+cleanup:
+    ctx->cfg = opened;
     return st;
 }

@@ -35,13 +35,17 @@
 enum { MAX_SIZES = 64, MAX_REPS = 101, NCOLLS = 6 };
 
 typedef struct bench_cfg {
-    fp_config base; /* first: FP_SUITE_OPTS' offsets hold */
+    fp_coll_config coll; /* the collective tests' config */
     int reps;
     int oversub;
 } bench_cfg;
 
+/* the options run takes that this reads, and its own */
 static const fp_opt opts[] = {
-    FP_SUITE_OPTS,
+    FP_OPTS_BACKENDS(bench_cfg, coll.base),
+    FP_OPTS_SWEEP(bench_cfg, coll.sweep),
+    FP_OPTS_DEADLINE(bench_cfg, coll.base),
+    FP_OPTS_LOGGING(bench_cfg, coll.base),
     {"reps", 0, FP_OPT_INT, offsetof(bench_cfg, reps), "25", "repetitions of each size"},
     {"oversub", 0, FP_OPT_INT, offsetof(bench_cfg, oversub), "2",
      "table 3 at this many times the launched ranks (1: no table 3)"},
@@ -111,19 +115,19 @@ static double bare_loop(fp_coll c, MPI_Comm comm, const float *send, float *recv
 
 /* fleetprint's test of collective k at one size: its time_max sample (s,
  * on rank 0; 0 elsewhere). */
-static fp_status fleetprint_loop(fp_ctx *ctx, const fp_config *base, int k, uint64_t size,
+static fp_status fleetprint_loop(fp_ctx *ctx, const fp_coll_config *cfg, int k, uint64_t size,
                                  double *t)
 {
-    fp_config one = *base;
-    one.min_bytes = one.max_bytes = size;
-    ctx->cfg = &one;
+    fp_coll_config one = *cfg;
+    one.sweep.min_bytes = one.sweep.max_bytes = size;
+    ctx->cfg = &one.base;
     ctx->local->nsamples = 0;
     fp_coll_variant only = {FP_F32, colls[k].reduces ? FP_SUM : FP_REDOP_COUNT,
                             colls[k].in_place};
     char want[32];
     fp_coll_metric_name(want, sizeof want, "time_max", &only);
     fp_status st = fp_coll_sweep(ctx, colls[k].test, &only);
-    ctx->cfg = base;
+    ctx->cfg = &cfg->base;
     *t = 0;
     for (size_t i = 0; st == FP_OK && i < ctx->local->nsamples; i++)
         if (strcmp(ctx->local->samples[i].metric, want) == 0)
@@ -142,7 +146,7 @@ typedef struct table {
 } table;
 
 /* Measure every collective and size of tab, paired, reps times. */
-static fp_status measure(fp_ctx *ctx, const fp_config *base, int reps, table *tab)
+static fp_status measure(fp_ctx *ctx, const fp_coll_config *cfg, int reps, table *tab)
 {
     fp_status st = FP_OK;
     int n = ctx->nranks;
@@ -168,10 +172,10 @@ static fp_status measure(fp_ctx *ctx, const fp_config *base, int reps, table *ta
                 double *bare = &tab->bare[i][s][rep], *mine = &tab->mine[i][s][rep];
                 for (int order = 0; order < 2; order++) {
                     if ((order + rep) % 2 == 0)
-                        *bare = bare_loop(colls[k].coll, comm, send, recv, g.count, base->warmup,
-                                          base->iters);
+                        *bare = bare_loop(colls[k].coll, comm, send, recv, g.count,
+                                          cfg->sweep.warmup, cfg->sweep.iters);
                     else
-                        FP_CHECK(fleetprint_loop(ctx, base, k, tab->sizes[s], mine));
+                        FP_CHECK(fleetprint_loop(ctx, cfg, k, tab->sizes[s], mine));
                 }
             }
         fp_info("%s: repetition %d of %d done", tab->title, rep + 1, reps);
@@ -223,13 +227,13 @@ static fp_status run_table(fp_world *w, const bench_cfg *cfg, table *tab)
     fp_run local;
     fp_ctx ctx;
     fp_run_init(&local);
-    fp_status st = fp_ctx_open(&ctx, &cfg->base, w, &inject, &local);
+    fp_status st = fp_ctx_open(&ctx, &cfg->coll.base, w, &inject, &local);
     if (st == FP_OK)
-        st = measure(&ctx, &cfg->base, cfg->reps, tab);
+        st = measure(&ctx, &cfg->coll, cfg->reps, tab);
     st = st == FP_OK ? fp_world_agree(w, st) : st;
     if (st == FP_OK && ctx.rank == 0) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        print_table(tab, ctx.nranks, (int)cores, cfg->base.iters, cfg->reps);
+        print_table(tab, ctx.nranks, (int)cores, cfg->coll.sweep.iters, cfg->reps);
     }
     fp_ctx_close(&ctx);
     fp_run_free(&local);
@@ -301,8 +305,9 @@ int main(int argc, char **argv)
         st = FP_EUSAGE;
     }
     if (st == FP_OK) {
-        st = fp_coll_sizes(cfg.base.min_bytes, cfg.base.max_bytes, cfg.base.step_factor, t1.sizes,
-                           MAX_SIZES, &t1.nsizes, err, sizeof err);
+        st = fp_coll_sizes(cfg.coll.sweep.min_bytes, cfg.coll.sweep.max_bytes,
+                           cfg.coll.sweep.step_factor, t1.sizes, MAX_SIZES, &t1.nsizes, err,
+                           sizeof err);
         if (st != FP_OK)
             fp_error("%s", err);
     }

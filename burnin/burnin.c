@@ -116,22 +116,22 @@ typedef struct burn {
 
 static fp_status validate(const fp_burnin_config *cfg, int rank, fp_gemm_type *type)
 {
-    const fp_config *c = &cfg->base;
     const char *bad = NULL;
     char msg[160];
-    if (!(c->duration > 0))
+    if (!(cfg->duration > 0))
         bad = "--duration must be positive (e.g. 30m)";
-    else if (!(c->interval > 0) || c->interval > c->duration)
+    else if (!(cfg->interval > 0) || cfg->interval > cfg->duration)
         bad = "--interval must be positive and at most --duration";
-    else if (c->duration / c->interval > 100000)
+    else if (cfg->duration / cfg->interval > 100000)
         bad = "--duration / --interval gives more than 100000 windows";
-    else if (!(c->memory_fraction == -1 || (c->memory_fraction >= 0 && c->memory_fraction <= 0.95)))
+    else if (!(cfg->memory_fraction == -1 ||
+               (cfg->memory_fraction >= 0 && cfg->memory_fraction <= 0.95)))
         bad = "--memory-fraction must be -1 (auto) or within 0..0.95";
     else if (!(cfg->sdc_tol >= 0 && cfg->sdc_tol < 1))
         bad = "--sdc-tolerance must be within 0 (bitwise) .. 1";
     else if (!(cfg->degrade > 0 && cfg->degrade < 1))
         bad = "--degrade-threshold must be within 0 .. 1 (exclusive)";
-    else if (c->gemm_size < 0 || c->gemm_size > 65536)
+    else if (cfg->gemm_size < 0 || cfg->gemm_size > 65536)
         bad = "--gemm-size must be within 1..65536 (0: auto)";
     *type = FP_GEMM_TYPE_COUNT; /* auto */
     if (!bad && strcmp(cfg->gemm_type, "auto") != 0) {
@@ -151,24 +151,36 @@ static fp_status validate(const fp_burnin_config *cfg, int rank, fp_gemm_type *t
     return FP_EUSAGE;
 }
 
+/* The GEMM types every rank's device runs (*common, a mask of fp_gemm_type
+ * bits) and the first rank whose device does not run want (*lacking; -1:
+ * none, or want is auto). Collective. */
+static fp_status gemm_types(fp_ctx *ctx, fp_gemm_type want, int *common, int *lacking)
+{
+    fp_status st = FP_OK;
+    int mine = 0, *all = calloc((size_t)ctx->nranks, sizeof *all);
+    FP_CHECK_ALLOC(all);
+    for (int t = 0; t < FP_GEMM_TYPE_COUNT; t++)
+        mine |= ctx->dev_ops->gemm_supports(ctx->dev, (fp_gemm_type)t) ? 1 << t : 0;
+    FP_CHECK(fp_world_allgather(ctx->world, &mine, all, (int)sizeof mine, "gemm types"));
+    *common = ~0;
+    *lacking = -1;
+    for (int r = 0; r < ctx->nranks; r++) {
+        *common &= all[r];
+        if (want != FP_GEMM_TYPE_COUNT && !(all[r] & 1 << want) && *lacking < 0)
+            *lacking = r;
+    }
+cleanup:
+    free(all);
+    return st;
+}
+
 /* The type every rank runs: the one asked for if all support it; auto:
  * bf16 where every device has it (GPUs), else f64, else f32. */
 static fp_status choose_type(burn *b, fp_gemm_type want)
 {
     fp_ctx *ctx = b->ctx;
-    int mine = 0, *all = calloc((size_t)ctx->nranks, sizeof *all);
-    if (!all)
-        return FP_ENOMEM;
-    for (int t = 0; t < FP_GEMM_TYPE_COUNT; t++)
-        mine |= ctx->dev_ops->gemm_supports(ctx->dev, (fp_gemm_type)t) ? 1 << t : 0;
-    fp_status st = fp_world_allgather(ctx->world, &mine, all, (int)sizeof mine, "gemm types");
-    int common = ~0, lacking = -1;
-    for (int r = 0; st == FP_OK && r < ctx->nranks; r++) {
-        common &= all[r];
-        if (want != FP_GEMM_TYPE_COUNT && !(all[r] & 1 << want) && lacking < 0)
-            lacking = r;
-    }
-    free(all);
+    int common = 0, lacking = -1;
+    fp_status st = gemm_types(ctx, want, &common, &lacking);
     if (st != FP_OK)
         return st;
     if (want != FP_GEMM_TYPE_COUNT) {
@@ -275,7 +287,7 @@ static fp_status memtest(burn *b)
 {
     fp_status st = FP_OK;
     fp_ctx *ctx = b->ctx;
-    double frac = b->cfg->base.memory_fraction;
+    double frac = b->cfg->memory_fraction;
     uint64_t bytes = frac == -1 ? (ctx->dev_ops == &fp_device_host
                                        ? FP_BURNIN_MEM_BYTES_HOST
                                        : (uint64_t)(FP_BURNIN_MEM_FRACTION_CUDA *
@@ -286,7 +298,7 @@ static fp_status memtest(burn *b)
     if (bytes == 0)
         return FP_OK;
     FP_CHECK(ctx->dev_ops->alloc(ctx->dev, bytes, &region));
-    double budget = fmax(MEMTEST_BUDGET * b->cfg->base.duration, MEMTEST_BUDGET_MIN_S);
+    double budget = fmax(MEMTEST_BUDGET * b->cfg->duration, MEMTEST_BUDGET_MIN_S);
     double spent = 0, last = 0;
     for (int p = 0; p < FP_MEM_PATTERN_COUNT && !stop_signal; p++) {
         if (p > 0 && spent + last > budget) {
@@ -328,7 +340,7 @@ static fp_status gemm_setup(burn *b)
     fp_status st = FP_OK;
     fp_ctx *ctx = b->ctx;
     const fp_device_ops *d = ctx->dev_ops;
-    int n = b->cfg->base.gemm_size;
+    int n = b->cfg->gemm_size;
     b->n = n > 0 ? n : d == &fp_device_host ? 512 : 8192;
     b->nn = (size_t)b->n * (size_t)b->n;
     b->es = fp_gemm_out_size(b->type);
@@ -396,7 +408,7 @@ static fp_status stress(burn *b, double end, double *gflops, double *busy)
         FP_CHECK(fp_timed_stop(ctx, &sec));
         *busy += sec;
         count += b->batch;
-        if (sec < b->cfg->base.interval / 20 && b->batch < 1024)
+        if (sec < b->cfg->interval / 20 && b->batch < 1024)
             b->batch *= 2;
     } while (fp_world_now(ctx->world) < end);
     double wall = fp_clock() - t0;
@@ -410,7 +422,7 @@ static fp_status window(burn *b, int w, double t0, fp_progress *prog)
 {
     fp_status st = FP_OK;
     fp_ctx *ctx = b->ctx;
-    double interval = b->cfg->base.interval;
+    double interval = b->cfg->interval;
     win_msg mine;
     memset(&mine, 0, sizeof mine);
     double busy = 0;
@@ -626,19 +638,24 @@ cleanup:
 
 static fp_status burn_alloc(burn *b)
 {
+    fp_status st = FP_OK;
     int nr = b->ctx->nranks;
     b->tput = malloc((size_t)nr * (size_t)b->nwin * sizeof *b->tput);
     b->first_bad = malloc((size_t)nr * sizeof *b->first_bad);
     b->msgs = calloc((size_t)nr, sizeof *b->msgs);
     b->digests = calloc((size_t)nr, sizeof *b->digests);
     b->disagree = calloc((size_t)nr, sizeof *b->disagree);
-    if (!b->tput || !b->first_bad || !b->msgs || !b->digests || !b->disagree)
-        return FP_ENOMEM;
+    FP_CHECK_ALLOC(b->tput);
+    FP_CHECK_ALLOC(b->first_bad);
+    FP_CHECK_ALLOC(b->msgs);
+    FP_CHECK_ALLOC(b->digests);
+    FP_CHECK_ALLOC(b->disagree);
     for (size_t i = 0; i < (size_t)nr * (size_t)b->nwin; i++)
         b->tput[i] = NAN;
     for (int q = 0; q < nr; q++)
         b->first_bad[q] = -1;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 static void burn_free(burn *b)
@@ -658,7 +675,7 @@ static fp_status burn_run(burn *b, fp_gemm_type want)
 {
     fp_status st = FP_OK;
     fp_ctx *ctx = b->ctx;
-    const fp_config *c = &b->cfg->base;
+    const fp_burnin_config *c = b->cfg;
     b->nwin = (int)ceil(c->duration / c->interval - 1e-9);
     b->batch = 1;
     FP_CHECK(burn_alloc(b));
@@ -675,7 +692,7 @@ static fp_status burn_run(burn *b, fp_gemm_type want)
                 b->nwin, c->interval, fp_gemm_type_name(b->type), b->n, b->v.telemetry);
     FP_CHECK(fp_ctx_barrier(ctx, "burn-in start"));
     fp_progress prog;
-    fp_progress_begin(&prog, "burn-in", b->nwin * c->interval, ctx->rank == 0 && !c->quiet);
+    fp_progress_begin(&prog, "burn-in", b->nwin * c->interval, ctx->rank == 0 && !c->base.quiet);
     prog.every = c->interval > 10 ? c->interval : 10;
     double t0 = fp_world_now(ctx->world);
     b->win_start = fp_clock();
@@ -708,12 +725,12 @@ struct fp_burnin {
 
 fp_status fp_burnin_begin(const fp_burnin_config *cfg, int rank, fp_burnin **out)
 {
+    fp_status st = FP_OK;
     *out = NULL;
     fp_burnin *bi = calloc(1, sizeof *bi);
-    if (!bi)
-        return FP_ENOMEM;
+    FP_CHECK_ALLOC(bi);
     signals_install(&bi->old);
-    fp_status st = validate(cfg, rank, &bi->want);
+    st = validate(cfg, rank, &bi->want);
     if (st != FP_OK) {
         signals_restore(&bi->old);
         free(bi);
@@ -721,7 +738,8 @@ fp_status fp_burnin_begin(const fp_burnin_config *cfg, int rank, fp_burnin **out
     }
     bi->b.cfg = cfg;
     *out = bi;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 fp_status fp_burnin_run(fp_burnin *bi, fp_ctx *ctx)
@@ -732,6 +750,7 @@ fp_status fp_burnin_run(fp_burnin *bi, fp_ctx *ctx)
 
 fp_status fp_burnin_verdicts(fp_burnin *bi, fp_burnin_result *res)
 {
+    fp_status st = FP_OK;
     burn *b = &bi->b;
     memset(res, 0, sizeof *res);
     res->nranks = b->ctx->nranks;
@@ -739,11 +758,12 @@ fp_status fp_burnin_verdicts(fp_burnin *bi, fp_burnin_result *res)
     res->done = b->done;
     res->planned = b->nwin;
     res->all = calloc((size_t)res->nranks, sizeof *res->all);
-    fp_status st = res->all ? fp_world_allgather(b->ctx->world, &b->v, res->all, (int)sizeof b->v,
-                                                 "burn-in verdicts")
-                            : FP_ENOMEM;
-    for (int q = 0; st == FP_OK && q < res->nranks; q++)
+    FP_CHECK_ALLOC(res->all);
+    FP_CHECK(fp_world_allgather(b->ctx->world, &b->v, res->all, (int)sizeof b->v,
+                                "burn-in verdicts"));
+    for (int q = 0; q < res->nranks; q++)
         res->failed |= res->all[q].outcome == FP_BURNIN_FAIL;
+cleanup:
     return st;
 }
 

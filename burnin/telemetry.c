@@ -531,10 +531,10 @@ static void *sampler_main(void *arg)
 
 fp_status fp_tel_sampler_start(fp_tel_sampler **out, fp_telemetry *t, double period)
 {
+    fp_status st = FP_OK;
     *out = NULL;
     fp_tel_sampler *s = calloc(1, sizeof *s);
-    if (!s)
-        return FP_ENOMEM;
+    FP_CHECK_ALLOC(s);
     s->tel = t;
     s->period = period > 0 && period < FP_TEL_PERIOD_MAX ? period : FP_TEL_PERIOD_MAX;
     pthread_condattr_t ca;
@@ -557,7 +557,8 @@ fp_status fp_tel_sampler_start(fp_tel_sampler **out, fp_telemetry *t, double per
         return FP_EINTERNAL;
     }
     *out = s;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 void fp_tel_sampler_take(fp_tel_sampler *s, fp_tel_stats *out)

@@ -278,6 +278,7 @@ cleanup:
 
 typedef struct sweep {
     fp_ctx *ctx;
+    const fp_sweep *sw; /* the suite's sizes and iterations */
     const fp_test *t;
     const coll_desc *d;
     coll_bufs bufs;
@@ -307,7 +308,7 @@ static fp_status figures(sweep *s, const fp_coll_variant *v, const fp_coll_geom 
 {
     fp_status st = FP_OK;
     fp_ctx *ctx = s->ctx;
-    int n = ctx->nranks, iters = ctx->cfg->iters, me = ctx->rank;
+    int n = ctx->nranks, iters = s->sw->iters, me = ctx->rank;
     int block = 2 * iters;
     FP_CHECK(fp_world_allgather(ctx->world, s->times, s->all, block * (int)sizeof(double),
                                 s->t->name));
@@ -357,7 +358,7 @@ static fp_status row(sweep *s, const fp_coll_variant *v, uint64_t size)
 {
     fp_status st = FP_OK;
     fp_ctx *ctx = s->ctx;
-    const fp_config *cfg = ctx->cfg;
+    const fp_sweep *sw = s->sw;
     const coll_desc *d = s->d;
     size_t esz = fp_dtype_size(v->dtype);
     fp_coll_geom g = fp_coll_geometry(d->coll, size, esz, ctx->nranks);
@@ -382,18 +383,18 @@ static fp_status row(sweep *s, const fp_coll_variant *v, uint64_t size)
      * rank's calls stretch while peers poll less often, and an injected
      * delay proportional to that would feed on itself. */
     double typical = 0, enter, exit;
-    for (int w = 0; w < cfg->warmup; w++) {
+    for (int w = 0; w < sw->warmup; w++) {
         FP_CHECK(fp_collective_timed(ctx, &a, what, typical, &enter, &exit));
         typical = shortest(typical, exit - enter);
     }
     FP_CHECK(fp_ctx_sync(ctx, what));
-    for (int it = 0; it < cfg->iters; it++) {
+    for (int it = 0; it < sw->iters; it++) {
         double *t = s->times + 2 * it;
         FP_CHECK(fp_collective_timed(ctx, &a, what, typical, &t[0], &t[1]));
         typical = shortest(typical, t[1] - t[0]);
     }
     FP_CHECK(figures(s, v, &g));
-    if (cfg->check) {
+    if (sw->check) {
         long long wrong = 0;
         FP_CHECK(fill(ctx, &s->bufs, d, v, &g));
         FP_CHECK(fp_ctx_barrier(ctx, what));
@@ -439,6 +440,7 @@ static double memory_budget(const fp_ctx *ctx)
  * have them, FP_EUSAGE on every rank. */
 static fp_status size_buffers(sweep *s, uint64_t max_size, size_t *send_bytes, size_t *recv_bytes)
 {
+    fp_status st = FP_OK;
     fp_ctx *ctx = s->ctx;
     double send = 0, recv = 0;
     for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++) {
@@ -450,45 +452,44 @@ static fp_status size_buffers(sweep *s, uint64_t max_size, size_t *send_bytes, s
     }
     double need = send + recv, budget = memory_budget(ctx);
     int ok = need <= budget && need < 0x1p62, *all = calloc((size_t)ctx->nranks, sizeof *all);
-    if (!all)
-        return FP_ENOMEM;
-    fp_status st = fp_world_allgather(ctx->world, &ok, all, (int)sizeof ok, "collective sizes");
+    FP_CHECK_ALLOC(all);
+    FP_CHECK(fp_world_allgather(ctx->world, &ok, all, (int)sizeof ok, "collective sizes"));
     int first_bad = -1;
-    for (int r = 0; st == FP_OK && r < ctx->nranks && first_bad < 0; r++)
+    for (int r = 0; r < ctx->nranks && first_bad < 0; r++)
         if (!all[r])
             first_bad = r;
-    free(all);
-    if (st != FP_OK)
-        return st;
     if (first_bad >= 0) {
         if (first_bad == ctx->rank)
             fp_error("%s: --max-bytes %llu needs %.1f GiB of buffers per rank, more than the "
                      "%.1f GiB this rank may use (80%% of its memory): lower --max-bytes",
                      s->t->name, (unsigned long long)max_size, need / 0x1p30, budget / 0x1p30);
-        return FP_EUSAGE;
+        st = FP_EUSAGE;
+        goto cleanup;
     }
     *send_bytes = (size_t)send;
     *recv_bytes = (size_t)recv;
-    return FP_OK;
+cleanup:
+    free(all);
+    return st;
 }
 
 fp_status fp_coll_sweep(fp_ctx *ctx, const fp_test *t, const fp_coll_variant *only)
 {
     fp_status st = FP_OK;
-    const fp_config *cfg = ctx->cfg;
-    sweep s = {.ctx = ctx, .t = t, .d = find_desc(t)};
+    const fp_sweep *sw = &FP_SUITE_CFG(fp_coll_config, ctx)->sweep;
+    sweep s = {.ctx = ctx, .sw = sw, .t = t, .d = find_desc(t)};
     uint64_t sizes[MAX_SIZES];
     int nsizes = 0;
     char err[256];
     if (!s.d)
         FP_FAIL(FP_EINTERNAL, "%s is not a collective test", t->name);
-    if (cfg->warmup < 0) {
+    if (sw->warmup < 0) {
         if (ctx->rank == 0)
             fp_error("--warmup-iters must not be negative");
         st = FP_EUSAGE;
         goto cleanup;
     }
-    st = fp_coll_sizes(cfg->min_bytes, cfg->max_bytes, cfg->step_factor, sizes, MAX_SIZES,
+    st = fp_coll_sizes(sw->min_bytes, sw->max_bytes, sw->step_factor, sizes, MAX_SIZES,
                        &nsizes, err, sizeof err);
     if (st != FP_OK) {
         if (ctx->rank == 0)
@@ -498,8 +499,8 @@ fp_status fp_coll_sweep(fp_ctx *ctx, const fp_test *t, const fp_coll_variant *on
     size_t send_bytes = 0, recv_bytes = 0;
     FP_CHECK(size_buffers(&s, sizes[nsizes - 1], &send_bytes, &recv_bytes));
     st = bufs_alloc(ctx, &s.bufs, send_bytes, recv_bytes);
-    s.times = calloc(2 * (size_t)cfg->iters, sizeof *s.times);
-    s.all = calloc(2 * (size_t)cfg->iters * (size_t)ctx->nranks, sizeof *s.all);
+    s.times = calloc(2 * (size_t)sw->iters, sizeof *s.times);
+    s.all = calloc(2 * (size_t)sw->iters * (size_t)ctx->nranks, sizeof *s.all);
     s.scratch = calloc((size_t)ctx->nranks, sizeof *s.scratch);
     if (st == FP_OK && (!s.times || !s.all || !s.scratch))
         st = FP_ENOMEM;

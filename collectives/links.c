@@ -32,15 +32,17 @@ void fp_link_plan_free(fp_link_plan *plan)
 
 static fp_status plan_alloc(fp_link_plan *p, int n, int cap)
 {
+    fp_status st = FP_OK;
     memset(p, 0, sizeof *p);
     p->n = n;
     p->pair = calloc((size_t)(cap > 0 ? cap : 1), sizeof *p->pair);
     p->round = calloc((size_t)(cap > 0 ? cap : 1), sizeof *p->round);
-    if (!p->pair || !p->round) {
+    FP_CHECK_ALLOC(p->pair);
+    FP_CHECK_ALLOC(p->round);
+cleanup:
+    if (st != FP_OK)
         fp_link_plan_free(p);
-        return FP_ENOMEM;
-    }
-    return FP_OK;
+    return st;
 }
 
 static void add_pair(fp_link_plan *p, int a, int b, int round)
@@ -98,13 +100,11 @@ static bool has_pair(const int (*pairs)[2], int np, int a, int b)
 /* Pack a list of distinct pairs greedily into rounds of disjoint pairs. */
 static fp_status pack(fp_link_plan *p, const int (*pairs)[2], int np)
 {
+    fp_status st = FP_OK;
     int *busy_until = calloc((size_t)np * (size_t)p->n + 1, sizeof *busy_until);
     bool *placed = calloc((size_t)np + 1, sizeof *placed);
-    if (!busy_until || !placed) {
-        free(busy_until);
-        free(placed);
-        return FP_ENOMEM;
-    }
+    FP_CHECK_ALLOC(busy_until);
+    FP_CHECK_ALLOC(placed);
     /* busy_until[round * n + endpoint]: used in that round */
     int left = np;
     for (int round = 0; left > 0; round++) {
@@ -119,15 +119,17 @@ static fp_status pack(fp_link_plan *p, const int (*pairs)[2], int np)
             left--;
         }
     }
+cleanup:
     free(busy_until);
     free(placed);
-    return FP_OK;
+    return st;
 }
 
 fp_status fp_link_plan_make(const char *mode, int n, int pass, fp_link_plan *plan, char *err,
                             size_t len)
 {
-    int k = 0;
+    fp_status st = FP_OK;
+    int k = 0, np = 0, *label = NULL, *order = NULL, (*pairs)[2] = NULL, (*shuffled)[2] = NULL;
     char tail;
     bool all = strcmp(mode, "all") == 0, ring = strcmp(mode, "ring") == 0;
     bool near = sscanf(mode, "k=%d%c", &k, &tail) == 1;
@@ -147,29 +149,23 @@ fp_status fp_link_plan_make(const char *mode, int n, int pass, fp_link_plan *pla
     }
     long long most = (long long)n * (n - 1) / 2;
     if (all) {
-        int *label = malloc((size_t)n * sizeof *label);
-        if (!label || plan_alloc(plan, n, (int)most) != FP_OK) {
-            free(label);
-            return FP_ENOMEM;
-        }
+        label = malloc((size_t)n * sizeof *label);
+        FP_CHECK_ALLOC(label);
+        FP_CHECK(plan_alloc(plan, n, (int)most));
         for (int i = 0; i < n; i++)
             label[i] = i;
         if (pass > 0)
             shuffle(label, n, RANDOM_SEED + (uint64_t)pass);
         tournament(plan, n, label);
-        free(label);
-        return FP_OK;
+        goto cleanup;
     }
     int per = ring ? 1 : k;
     per = per < n - 1 ? per : n - 1;
     long long cap = (long long)n * per;
     cap = cap < most ? cap : most;
-    int (*pairs)[2] = calloc((size_t)cap + 1, sizeof *pairs);
-    if (!pairs || plan_alloc(plan, n, (int)cap) != FP_OK) {
-        free(pairs);
-        return FP_ENOMEM;
-    }
-    int np = 0;
+    pairs = calloc((size_t)cap + 1, sizeof *pairs);
+    FP_CHECK_ALLOC(pairs);
+    FP_CHECK(plan_alloc(plan, n, (int)cap));
     uint64_t state = RANDOM_SEED;
     for (int i = 0; i < n; i++) {
         for (int d = 1; d <= per && np < cap; d++) {
@@ -184,25 +180,24 @@ fp_status fp_link_plan_make(const char *mode, int n, int pass, fp_link_plan *pla
         }
     }
     if (pass > 0) { /* the same pairs, packed from another order */
-        int *order = malloc((size_t)np * sizeof *order + 1);
-        int (*shuffled)[2] = calloc((size_t)np + 1, sizeof *shuffled);
-        if (!order || !shuffled) {
-            free(order);
-            free(shuffled);
-            free(pairs);
-            fp_link_plan_free(plan);
-            return FP_ENOMEM;
-        }
+        order = malloc((size_t)np * sizeof *order + 1);
+        shuffled = calloc((size_t)np + 1, sizeof *shuffled);
+        FP_CHECK_ALLOC(order);
+        FP_CHECK_ALLOC(shuffled);
         for (int i = 0; i < np; i++)
             order[i] = i;
         shuffle(order, np, RANDOM_SEED + (uint64_t)pass);
         for (int i = 0; i < np; i++)
             memcpy(shuffled[i], pairs[order[i]], sizeof shuffled[i]);
-        free(order);
         free(pairs);
         pairs = shuffled;
+        shuffled = NULL;
     }
-    fp_status st = pack(plan, (const int (*)[2])pairs, np);
+    st = pack(plan, (const int (*)[2])pairs, np);
+cleanup:
+    free(label);
+    free(order);
+    free(shuffled);
     free(pairs);
     if (st != FP_OK)
         fp_link_plan_free(plan);
@@ -230,6 +225,7 @@ typedef struct my_link {
 
 typedef struct links_state {
     fp_ctx *ctx;
+    const fp_coll_config *cfg;
     const fp_test *t;
     int rounds[PASSES]; /* rounds of each pass: inter-node, then intra-node */
     int maxrounds;
@@ -258,7 +254,7 @@ static fp_status plan_pass(links_state *s, int pass, int *sched)
         maxlocal = fp_world_node_size(w, i) > maxlocal ? fp_world_node_size(w, i) : maxlocal;
     fp_link_plan inter = {0}, intra = {0};
     char err[160];
-    st = fp_link_plan_make(ctx->cfg->pairs, nn, pass, &inter, err, sizeof err);
+    st = fp_link_plan_make(s->cfg->pairs, nn, pass, &inter, err, sizeof err);
     if (st == FP_EUSAGE && me == 0)
         fp_error("%s", err);
     if (st == FP_OK)
@@ -329,7 +325,7 @@ static fp_status plan_links(links_state *s, int *total_pairs)
         int sz = fp_world_node_size(w, node);
         *total_pairs += sz * (sz - 1) / 2;
     }
-    int per = PASSES * ctx->cfg->iters;
+    int per = PASSES * s->cfg->sweep.iters;
     for (int i = 0; i < s->nlinks; i++) {
         s->link[i].bw = calloc((size_t)per, sizeof(double));
         s->link[i].lat = calloc((size_t)PASSES * LAT_ITERS, sizeof(double));
@@ -419,8 +415,8 @@ static fp_status exchange(links_state *s, my_link *l)
 {
     fp_status st = FP_OK;
     fp_ctx *ctx = s->ctx;
-    const fp_config *cfg = ctx->cfg;
-    int nb = cfg->iters, n = nb + LAT_ITERS;
+    const fp_sweep *sw = &s->cfg->sweep;
+    int nb = sw->iters, n = nb + LAT_ITERS;
     double *enter = calloc(2 * (size_t)n, sizeof *enter), *exit = calloc((size_t)n, sizeof *exit);
     char what[96];
     snprintf(what, sizeof what, "links: exchange of rank %d with rank %d", ctx->rank, l->partner);
@@ -430,13 +426,13 @@ static fp_status exchange(links_state *s, my_link *l)
     FP_CHECK_ALLOC(exit);
     /* typical: the shortest exchange so far (see fp_collective_timed) */
     double typical = 0;
-    for (int w = 0; w < cfg->warmup; w++) {
+    for (int w = 0; w < sw->warmup; w++) {
         FP_CHECK(fp_collective_timed(ctx, &a, what, typical, &enter[0], &exit[0]));
         typical = shortest(typical, exit[0] - enter[0]);
     }
     for (int it = 0; it < n; it++) {
         if (it == nb) {
-            if (cfg->check)
+            if (sw->check)
                 FP_CHECK(check_recv(s, l->partner));
             a.count = s->count < LAT_ELEMS ? s->count : LAT_ELEMS;
             typical = 0;
@@ -523,7 +519,7 @@ static fp_status emit_links(links_state *s, int total_pairs)
         FP_CHECK(fp_emit(ctx, s->t, l->intra ? &m_lat_intra : &m_lat_inter, &e, LAT_ELEMS * 4, -1,
                          fp_median(l->lat, l->nlat) * 1e6));
     }
-    if (ctx->cfg->check)
+    if (s->cfg->sweep.check)
         FP_CHECK(fp_emit(ctx, s->t, &m_wrong, &ctx->self, bytes, -1, (double)s->wrong));
     if (ctx->rank == 0) {
         fp_entity world = fp_entity_group("world");
@@ -537,15 +533,17 @@ cleanup:
 static fp_status links_run(fp_ctx *ctx, const fp_test *t)
 {
     fp_status st = FP_OK;
-    links_state s = {.ctx = ctx, .t = t};
+    links_state s = {.ctx = ctx, .cfg = FP_SUITE_CFG(fp_coll_config, ctx), .t = t};
+    const fp_sweep *sw = &s.cfg->sweep;
     int total_pairs = 0;
-    s.count = (size_t)(ctx->cfg->max_bytes / sizeof(float));
+    s.count = (size_t)(sw->max_bytes / sizeof(float));
     st = plan_links(&s, &total_pairs);
-    if (st == FP_OK)
+    if (st == FP_OK) {
         st = link_buffers(&s);
-    if (st == FP_ENOMEM)
-        fp_error("links: cannot allocate two buffers of %llu bytes: lower --max-bytes",
-                 (unsigned long long)ctx->cfg->max_bytes);
+        if (st == FP_ENOMEM)
+            fp_error("links: cannot allocate two buffers of %llu bytes: lower --max-bytes",
+                     (unsigned long long)sw->max_bytes);
+    }
     FP_CHECK(fp_world_agree(ctx->world, st));
     if (s.rounds[0] == 0) {
         if (ctx->rank == 0)
@@ -554,7 +552,7 @@ static fp_status links_run(fp_ctx *ctx, const fp_test *t)
     }
     fp_info("links: %d link%s in %d round%s (%d passes), %llu bytes each way", total_pairs,
             total_pairs == 1 ? "" : "s", s.rounds[0], s.rounds[0] == 1 ? "" : "s", PASSES,
-            (unsigned long long)ctx->cfg->max_bytes);
+            (unsigned long long)sw->max_bytes);
     for (int pass = 0; pass < PASSES; pass++) {
         for (int round = 0; round < s.rounds[pass]; round++) {
             FP_CHECK(fp_ctx_barrier(ctx, "links round"));

@@ -155,13 +155,13 @@ static void *comm_thread(void *arg)
 
 static fp_status mpi_start(fp_comm *c, const fp_coll_args *a, fp_comm_req **out)
 {
+    fp_status st = FP_OK;
     *out = NULL;
     if (!mpi_supports(a->dtype, a->op) || a->count > (size_t)0x7fffffff || a->coll < 0 ||
         a->coll >= FP_COLL_COUNT)
         return FP_EUNSUPPORTED;
     fp_comm_req *q = calloc(1, sizeof *q);
-    if (!q)
-        return FP_ENOMEM;
+    FP_CHECK_ALLOC(q);
     q->a = *a;
     pthread_mutex_lock(&c->lock);
     if (!c->running) {
@@ -181,7 +181,8 @@ static fp_status mpi_start(fp_comm *c, const fp_coll_args *a, fp_comm_req **out)
     pthread_cond_signal(&c->work);
     pthread_mutex_unlock(&c->lock);
     *out = q;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 static fp_status mpi_test(fp_comm *c, fp_comm_req *q, bool *done)
@@ -216,9 +217,9 @@ static fp_status mpi_wait(fp_comm *c, fp_comm_req *q, const char *what)
 
 static fp_status mpi_open(fp_comm **out, fp_world *w, fp_device *dev)
 {
+    fp_status st = FP_OK;
     fp_comm *c = calloc(1, sizeof *c);
-    if (!c)
-        return FP_ENOMEM;
+    FP_CHECK_ALLOC(c);
     c->world = w;
     c->comm = fp_world_comm(w);
     c->rank = fp_world_rank(w);
@@ -226,7 +227,8 @@ static fp_status mpi_open(fp_comm **out, fp_world *w, fp_device *dev)
     pthread_cond_init(&c->work, NULL);
     pthread_cond_init(&c->finished, NULL);
     *out = c;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 /* Every started collective must have been waited for. */

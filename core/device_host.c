@@ -28,15 +28,16 @@ static fp_status host_probe(int *count, char *why, size_t len)
 
 static fp_status host_open(fp_device **out, int index, int threads)
 {
+    fp_status st = FP_OK;
     fp_device *d = calloc(1, sizeof *d);
-    if (!d)
-        return FP_ENOMEM;
+    FP_CHECK_ALLOC(d);
     d->index = index;
     d->threads = threads > 0 ? threads : 1;
     /* one device per process: the BLAS pool gets this rank's share of cores */
     openblas_set_num_threads(d->threads);
     *out = d;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 static void host_close(fp_device *d)
@@ -78,10 +79,13 @@ static fp_status host_query(fp_device *d, fp_device_info *info)
 
 static fp_status host_alloc(fp_device *d, size_t bytes, void **ptr)
 {
+    fp_status st = FP_OK;
     *ptr = NULL;
     if (posix_memalign(ptr, 4096, bytes ? bytes : 1) != 0)
-        return FP_ENOMEM;
-    return FP_OK;
+        *ptr = NULL;
+    FP_CHECK_ALLOC(*ptr);
+cleanup:
+    return st;
 }
 
 static void host_free(fp_device *d, void *ptr)

@@ -269,26 +269,29 @@ void fp_run_free(fp_run *run)
 
 fp_status fp_run_set_shape(fp_run *run, int nnodes, int nranks)
 {
+    fp_status st = FP_OK;
     free(run->nodes);
     free(run->ranks);
     run->nodes = calloc(nnodes > 0 ? (size_t)nnodes : 1, sizeof *run->nodes);
     run->ranks = calloc(nranks > 0 ? (size_t)nranks : 1, sizeof *run->ranks);
-    if (!run->nodes || !run->ranks)
-        return FP_ENOMEM;
+    FP_CHECK_ALLOC(run->nodes);
+    FP_CHECK_ALLOC(run->ranks);
     run->nnodes = nnodes;
     run->nranks = nranks;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 fp_status fp_run_add_many(fp_run *run, const fp_sample *s, size_t n)
 {
+    fp_status st = FP_OK;
     fp_sample *grown = fp_grow(run->samples, &run->cap, run->nsamples + n, sizeof *grown, 256);
-    if (!grown)
-        return FP_ENOMEM;
+    FP_CHECK_ALLOC(grown);
     run->samples = grown;
     memcpy(run->samples + run->nsamples, s, n * sizeof *s);
     run->nsamples += n;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 fp_status fp_run_add(fp_run *run, const fp_sample *s)

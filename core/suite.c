@@ -1,5 +1,6 @@
 /* The per-rank test context: backends, injections, sample emission, timed
- * regions and collectives with deadlines, and the loop over selected tests. */
+ * regions and collectives with deadlines. The loop over the selected tests is
+ * the app's (app/tests.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -324,9 +325,9 @@ void fp_ctx_close(fp_ctx *ctx)
     ctx->dev = NULL;
 }
 
-void fp_ctx_describe_run(const fp_ctx *ctx, fp_run *run)
+void fp_ctx_describe_run(const fp_ctx *ctx, const char *tag, fp_run *run)
 {
-    snprintf(run->tag, sizeof run->tag, "%s", ctx->cfg->tag);
+    snprintf(run->tag, sizeof run->tag, "%s", tag ? tag : "");
     snprintf(run->command, sizeof run->command, "%s", fp_world_command_line(ctx->world));
     /* an emulated device's runs say so: baselines never use them */
     snprintf(run->device_backend, sizeof run->device_backend, "%s%s", ctx->dev_ops->name,
@@ -345,7 +346,7 @@ void fp_ctx_describe_run(const fp_ctx *ctx, fp_run *run)
     fp_run_slurm_context(run);
 }
 
-fp_status fp_ctx_gather(fp_ctx *ctx, fp_run *run)
+fp_status fp_ctx_gather(fp_ctx *ctx, const char *tag, fp_run *run)
 {
     fp_rank_info mine;
     memset(&mine, 0, sizeof mine);
@@ -358,7 +359,7 @@ fp_status fp_ctx_gather(fp_ctx *ctx, fp_run *run)
                                        ctx->local->nsamples, run);
     if (st != FP_OK || ctx->rank != 0)
         return st;
-    fp_ctx_describe_run(ctx, run);
+    fp_ctx_describe_run(ctx, tag, run);
     run->duration = fp_world_now(ctx->world);
     return FP_OK;
 }

@@ -398,22 +398,24 @@ static void *watchdog_main(void *arg)
 
 static fp_status watchdog_start(fp_world *w)
 {
+    fp_status st = FP_OK;
     watchdog *d = &w->dog;
     pthread_condattr_t attr;
     if (pthread_condattr_init(&attr) != 0)
-        return FP_ENOMEM;
+        FP_FAIL(FP_ENOMEM, "no memory for the deadline watchdog's clock");
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     int rc = pthread_cond_init(&d->wake, &attr);
     pthread_condattr_destroy(&attr);
     if (rc != 0)
-        return FP_ENOMEM;
+        FP_FAIL(FP_ENOMEM, "no memory for the deadline watchdog's condition variable");
     if (pthread_create(&d->thread, NULL, watchdog_main, w) != 0) {
         fp_error("cannot start the deadline watchdog thread");
         pthread_cond_destroy(&d->wake);
         return FP_EINTERNAL;
     }
     d->running = true;
-    return FP_OK;
+cleanup:
+    return st;
 }
 
 static void watchdog_stop(fp_world *w)
@@ -687,8 +689,7 @@ fp_status fp_world_open(fp_world **out, int *argc, char ***argv)
     fp_status st = FP_OK;
     fp_world *w = world_new();
     *out = w;
-    if (!w)
-        return FP_ENOMEM;
+    FP_CHECK_ALLOC(w);
     record_command(w, *argc, *argv);
     /* MULTIPLE: the watchdog diagnoses a timeout through MPI while the main
      * thread is blocked inside a collective (docs/collectives.md) */
@@ -707,8 +708,7 @@ fp_status fp_world_open_comm(fp_world **out, MPI_Comm base)
     fp_status st = FP_OK;
     fp_world *w = world_new();
     *out = w;
-    if (!w)
-        return FP_ENOMEM;
+    FP_CHECK_ALLOC(w);
     record_command(w, 0, NULL);
     int provided = MPI_THREAD_SINGLE;
     FP_CHECK_MPI(MPI_Query_thread(&provided));

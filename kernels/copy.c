@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fleetprint/kernels.h"
 #include "fleetprint/log.h"
-#include "fleetprint/suite.h"
 
 typedef struct route {
     fp_metric metric;
@@ -29,13 +29,13 @@ static fp_status copy_run(fp_ctx *ctx, const fp_test *t)
 {
     fp_status st = FP_OK;
     const fp_device_ops *d = ctx->dev_ops;
-    const fp_config *cfg = ctx->cfg;
+    const fp_sweep *sw = &FP_SUITE_CFG(fp_kernels_config, ctx)->sweep;
     bool has_host = d->host_alloc != NULL;
     const route *routes = has_host ? dev_routes : host_routes;
     int nroutes = has_host ? 5 : 1;
-    size_t maxb = (size_t)cfg->max_bytes & ~(size_t)7, wrong = 0;
+    size_t maxb = (size_t)sw->max_bytes & ~(size_t)7, wrong = 0;
     void *src = NULL, *dst = NULL, *pinned = NULL, *pageable = NULL, *check = NULL;
-    if (maxb < 8 || cfg->min_bytes > cfg->max_bytes || cfg->step_factor <= 1)
+    if (maxb < 8 || sw->min_bytes > sw->max_bytes || sw->step_factor <= 1)
         FP_FAIL(FP_EUSAGE, "copy: need 8 <= --min-bytes <= --max-bytes and --step-factor > 1");
     size_t n = maxb / 8;
     check = malloc(maxb);
@@ -59,30 +59,30 @@ static fp_status copy_run(fp_ctx *ctx, const fp_test *t)
         const void *from = ro->kind == FP_COPY_H2D ? host : src;
         if (ro->kind == FP_COPY_D2H) /* the check must not find the pattern there already */
             memset(host, 0, maxb);
-        for (double b = (double)(cfg->min_bytes < 8 ? 8 : cfg->min_bytes); b <= (double)maxb;
-             b *= cfg->step_factor) {
+        for (double b = (double)(sw->min_bytes < 8 ? 8 : sw->min_bytes); b <= (double)maxb;
+             b *= sw->step_factor) {
             size_t bytes = (size_t)b & ~(size_t)7;
             double best = 0;
-            for (int it = 0; it < cfg->warmup + cfg->iters; it++) {
+            for (int it = 0; it < sw->warmup + sw->iters; it++) {
                 double sec;
                 FP_CHECK(fp_ctx_barrier(ctx, "copy"));
                 FP_CHECK(fp_timed_start(ctx));
                 FP_CHECK(d->copy(ctx->dev, to, from, bytes, ro->kind));
                 FP_CHECK(fp_timed_stop(ctx, &sec));
-                if (it < cfg->warmup)
+                if (it < sw->warmup)
                     continue;
                 double gbs = (double)bytes / sec * 1e-9;
                 best = gbs > best ? gbs : best;
-                FP_CHECK(fp_emit(ctx, t, &ro->metric, &ctx->self, bytes, it - cfg->warmup, gbs));
+                FP_CHECK(fp_emit(ctx, t, &ro->metric, &ctx->self, bytes, it - sw->warmup, gbs));
             }
             FP_CHECK(fp_emit(ctx, t, &ro->metric, &ctx->self, bytes, -1, best));
         }
-        if (!cfg->check)
+        if (!sw->check)
             continue;
         /* the largest copy left the whole pattern at its destination */
-        size_t bytes = (size_t)((double)(cfg->min_bytes < 8 ? 8 : cfg->min_bytes));
-        while ((double)bytes * cfg->step_factor <= (double)maxb)
-            bytes = (size_t)((double)bytes * cfg->step_factor);
+        size_t bytes = (size_t)((double)(sw->min_bytes < 8 ? 8 : sw->min_bytes));
+        while ((double)bytes * sw->step_factor <= (double)maxb)
+            bytes = (size_t)((double)bytes * sw->step_factor);
         bytes &= ~(size_t)7;
         void *back = malloc(bytes);
         FP_CHECK_ALLOC(back);
@@ -97,7 +97,7 @@ static fp_status copy_run(fp_ctx *ctx, const fp_test *t)
         if (ro->kind != FP_COPY_D2H)
             FP_CHECK(d->fill(ctx->dev, dst, n, 0.0));
     }
-    if (cfg->check) {
+    if (sw->check) {
         if (wrong)
             fp_error("copy: %zu wrong elements", wrong);
         ctx->wrong += (long long)wrong;

@@ -270,7 +270,7 @@ typedef struct plan {
 
 static fp_status make_plan(fp_ctx *ctx, plan *pl)
 {
-    const fp_config *cfg = ctx->cfg;
+    const fp_kernels_config *cfg = FP_SUITE_CFG(fp_kernels_config, ctx);
     bool host = ctx->dev_ops == &fp_device_host;
     static const int m_host[] = {256, 1024}, m_cuda[] = {1024, 4096, 8192};
     static const int c_def[] = {1, 2, 4, 8};
@@ -364,23 +364,20 @@ static fp_status deadline(fp_ctx *ctx, const budget *bu)
 static fp_status fit_budget(fp_ctx *ctx, const budget *bu, const job *j, double sec, int *warm,
                             int *iters)
 {
+    fp_status st = FP_OK;
     double mine[2] = {sec, fp_world_now(ctx->world) - bu->start}, ran = mine[1];
     double *all = malloc(2 * (size_t)ctx->nranks * sizeof *all);
-    if (!all)
-        return FP_ENOMEM;
-    fp_status st = fp_world_allgather(ctx->world, mine, all, (int)sizeof mine, "fused budget");
-    for (int r = 0; st == FP_OK && r < ctx->nranks; r++) {
+    FP_CHECK_ALLOC(all);
+    FP_CHECK(fp_world_allgather(ctx->world, mine, all, (int)sizeof mine, "fused budget"));
+    for (int r = 0; r < ctx->nranks; r++) {
         sec = all[2 * r] > sec ? all[2 * r] : sec;
         ran = all[2 * r + 1] > ran ? all[2 * r + 1] : ran;
     }
-    free(all);
-    if (st != FP_OK)
-        return st;
     double left = bu->limit - ran;
     double share = left / (bu->jobs_left > 0 ? bu->jobs_left : 1);
     int fit = sec > 0 ? (int)fmin(share / sec, 1e6) : *warm + *iters; /* after this one */
     if (fit >= *warm + *iters - 1)
-        return FP_OK;
+        goto cleanup;
     int want = *iters;
     *iters = *warm > 0 ? fit : fit + 1; /* iteration 0 was the warm-up, or timed */
     /* at least one timed iteration after iteration 0, so the check runs */
@@ -390,13 +387,16 @@ static fp_status fit_budget(fp_ctx *ctx, const budget *bu, const job *j, double 
     if (ctx->rank == 0)
         fp_info("fused %s m=%d: %d of %d timed iterations fit its %.1f s of the %.0f s budget",
                 pat_name[j->p], j->m, *iters, want, share, bu->limit);
-    return FP_OK;
+cleanup:
+    free(all);
+    return st;
 }
 
 static fp_status run_job(fp_ctx *ctx, const fp_test *t, const plan *pl, const budget *bu, job *j)
 {
     fp_status st = FP_OK;
-    int cap = ctx->cfg->iters, warm = ctx->cfg->warmup, iters = cap;
+    const fp_sweep *sw = &FP_SUITE_CFG(fp_kernels_config, ctx)->sweep;
+    int cap = sw->iters, warm = sw->warmup, iters = cap;
     double *tm = calloc((size_t)V_COUNT * (size_t)pl->nc * (size_t)cap, sizeof *tm);
     double *tmp = malloc((size_t)cap * sizeof *tmp);
     size_t wrong = 0;
@@ -412,7 +412,7 @@ static fp_status run_job(fp_ctx *ctx, const fp_test *t, const plan *pl, const bu
                 FP_CHECK(run_variant(ctx, j, (variant)v, pl->cs[ci], &sec));
                 if (it >= warm)
                     TM(v, ci, it - warm) = sec;
-                if (it == warm + iters - 1 && v == V_OVERLAP && ctx->cfg->check)
+                if (it == warm + iters - 1 && v == V_OVERLAP && sw->check)
                     FP_CHECK(check(ctx, j, pl->cs[ci], &wrong));
             }
         FP_CHECK(deadline(ctx, bu));
@@ -452,7 +452,7 @@ static fp_status run_job(fp_ctx *ctx, const fp_test *t, const plan *pl, const bu
                     pat_name[j->p], j->m);
     }
 #undef TM
-    if (ctx->cfg->check) {
+    if (sw->check) {
         ctx->wrong += (long long)wrong;
         FP_CHECK(emit(ctx, t, j, "wrong", "count", FP_BETTER_LOWER, -1, (double)wrong));
     }

@@ -119,6 +119,7 @@ fp_status fp_fused_p2p(fp_ctx *ctx, const fp_test *t, int m, int n, int k, char 
     if (st != FP_OK)
         return st;
     const fp_device_ops *d = ctx->dev_ops;
+    const fp_sweep *sw = &FP_SUITE_CFG(fp_kernels_config, ctx)->sweep;
     int R = ctx->nranks, rows = m / R;
     fp_gemm_type type = d->gemm_supports(ctx->dev, FP_GEMM_BF16) ? FP_GEMM_BF16 : FP_GEMM_F32;
     size_t es = fp_gemm_in_size(type), bytes = (size_t)m * n * sizeof(float);
@@ -153,7 +154,7 @@ fp_status fp_fused_p2p(fp_ctx *ctx, const fp_test *t, int m, int n, int k, char 
                                                cudaIpcMemLazyEnablePeerAccess));
     }
     double best = INFINITY, gbest = INFINITY;
-    for (int it = 0; it < ctx->cfg->warmup + ctx->cfg->iters; it++) {
+    for (int it = 0; it < sw->warmup + sw->iters; it++) {
         double sec, gsec;
         FP_CHECK(p2p_once(ctx, &b, type, m, n, k, &sec));
         /* the plain GEMM of the same shape, for the ratio */
@@ -161,17 +162,17 @@ fp_status fp_fused_p2p(fp_ctx *ctx, const fp_test *t, int m, int n, int k, char 
         FP_CHECK(fp_timed_start(ctx));
         FP_CHECK(d->gemm(ctx->dev, type, n, m, k, b.w, n, b.x, k, b.c, n));
         FP_CHECK(fp_timed_stop(ctx, &gsec));
-        if (it < ctx->cfg->warmup)
+        if (it < sw->warmup)
             continue;
         best = sec < best ? sec : best;
         gbest = gsec < gbest ? gsec : gbest;
-        FP_CHECK(fp_emit(ctx, t, &time_metric, &ctx->self, bytes, it - ctx->cfg->warmup,
+        FP_CHECK(fp_emit(ctx, t, &time_metric, &ctx->self, bytes, it - sw->warmup,
                          sec * 1e3));
     }
     FP_CHECK(fp_emit(ctx, t, &time_metric, &ctx->self, bytes, -1, best * 1e3));
     FP_CHECK(fp_emit(ctx, t, &gemm_metric, &ctx->self, bytes, -1, gbest * 1e3));
     FP_CHECK(fp_emit(ctx, t, &ratio_metric, &ctx->self, bytes, -1, best / gbest));
-    if (ctx->cfg->check) {
+    if (sw->check) {
         size_t bad = 0;
         FP_CHECK(p2p_check(ctx, &b, m, n, k, &bad));
         if (bad)

@@ -127,19 +127,20 @@ static fp_status timed(fp_ctx *ctx, const fp_test *test, fp_gemm_type t, int n)
     FP_CHECK(d->fill_gemm(ctx->dev, t, da, nn, 5, false));
     FP_CHECK(d->fill_gemm(ctx->dev, t, db, nn, 6, false));
     double flop = 2.0 * (double)n * (double)n * (double)n, best = 0;
-    int total = ctx->cfg->warmup + ctx->cfg->iters;
+    const fp_sweep *sw = &FP_SUITE_CFG(fp_kernels_config, ctx)->sweep;
+    int total = sw->warmup + sw->iters;
     for (int it = 0; it < total; it++) {
         double sec;
         FP_CHECK(fp_ctx_barrier(ctx, "gemm"));
         FP_CHECK(fp_timed_start(ctx));
         FP_CHECK(d->gemm(ctx->dev, t, n, n, n, da, n, db, n, dc, n));
         FP_CHECK(fp_timed_stop(ctx, &sec));
-        if (it < ctx->cfg->warmup)
+        if (it < sw->warmup)
             continue;
         double g = flop / sec * 1e-9;
         best = g > best ? g : best;
         FP_CHECK(fp_emit(ctx, test, &flops_metric[t], &ctx->self, nn * fp_gemm_in_size(t),
-                         it - ctx->cfg->warmup, g));
+                         it - sw->warmup, g));
     }
     FP_CHECK(fp_emit(ctx, test, &flops_metric[t], &ctx->self, nn * fp_gemm_in_size(t), -1, best));
 cleanup:
@@ -156,7 +157,8 @@ static fp_status gemm_run(fp_ctx *ctx, const fp_test *t)
 {
     fp_status st = FP_OK;
     const fp_device_ops *d = ctx->dev_ops;
-    int n = ctx->cfg->gemm_size;
+    const fp_kernels_config *kc = FP_SUITE_CFG(fp_kernels_config, ctx);
+    int n = kc->gemm_size;
     if (n < 0 || n > 65536)
         FP_FAIL(FP_EUSAGE, "gemm: --gemm-size %d out of range (1..65536, 0 = auto)", n);
     if (n == 0)
@@ -176,7 +178,7 @@ static fp_status gemm_run(fp_ctx *ctx, const fp_test *t)
         if (!(mine & 1 << ti))
             continue;
         FP_CHECK(timed(ctx, t, type, n));
-        if (ctx->cfg->check) {
+        if (kc->sweep.check) {
             size_t wrong = 0;
             FP_CHECK(verify(ctx, type, &wrong));
             ctx->wrong += (long long)wrong;

@@ -2,8 +2,8 @@
  * launched one by one and through a CUDA graph; host: waking the worker
  * pool for an empty parallel region. Host wall time per launch over a
  * batch, the final synchronize included. */
+#include "fleetprint/kernels.h"
 #include "fleetprint/log.h"
-#include "fleetprint/suite.h"
 #include "fleetprint/timer.h"
 
 enum { BATCH = 200 };
@@ -17,6 +17,7 @@ static fp_status launch_run(fp_ctx *ctx, const fp_test *t)
 {
     fp_status st = FP_OK;
     const fp_device_ops *d = ctx->dev_ops;
+    const fp_sweep *sw = &FP_SUITE_CFG(fp_kernels_config, ctx)->sweep;
     for (int graph = 0; graph < 2; graph++) {
         st = d->launch(ctx->dev, graph, 1);
         if (st == FP_EUNSUPPORTED) { /* the same on every rank: one backend */
@@ -28,17 +29,17 @@ static fp_status launch_run(fp_ctx *ctx, const fp_test *t)
         FP_CHECK(st);
         FP_CHECK(d->sync(ctx->dev));
         double best = 1e30;
-        int total = ctx->cfg->warmup + ctx->cfg->iters;
+        int total = sw->warmup + sw->iters;
         for (int it = 0; it < total; it++) {
             FP_CHECK(fp_ctx_barrier(ctx, "launch"));
             double t0 = fp_clock();
             FP_CHECK(d->launch(ctx->dev, graph, BATCH));
             FP_CHECK(d->sync(ctx->dev));
             double us = (fp_clock() - t0) / BATCH * 1e6;
-            if (it < ctx->cfg->warmup)
+            if (it < sw->warmup)
                 continue;
             best = us < best ? us : best;
-            FP_CHECK(fp_emit(ctx, t, &lat_metric[graph], &ctx->self, 0, it - ctx->cfg->warmup, us));
+            FP_CHECK(fp_emit(ctx, t, &lat_metric[graph], &ctx->self, 0, it - sw->warmup, us));
         }
         FP_CHECK(fp_emit(ctx, t, &lat_metric[graph], &ctx->self, 0, -1, best));
     }

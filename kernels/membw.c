@@ -3,8 +3,8 @@
  * and per-iteration bandwidth, results verified in closed form. */
 #include <math.h>
 
+#include "fleetprint/kernels.h"
 #include "fleetprint/log.h"
-#include "fleetprint/suite.h"
 
 enum { NOPS = 4 };
 
@@ -23,7 +23,9 @@ static fp_status membw_run(fp_ctx *ctx, const fp_test *t)
 {
     fp_status st = FP_OK;
     const fp_device_ops *d = ctx->dev_ops;
-    size_t n = (size_t)(ctx->cfg->array_bytes / sizeof(double));
+    const fp_kernels_config *kc = FP_SUITE_CFG(fp_kernels_config, ctx);
+    const fp_sweep *sw = &kc->sweep;
+    size_t n = (size_t)(kc->array_bytes / sizeof(double));
     double *a = NULL, *b = NULL, *c = NULL;
     if (n < 1024)
         FP_FAIL(FP_EUSAGE, "membw: --array-size must be at least 8K");
@@ -43,9 +45,9 @@ static fp_status membw_run(fp_ctx *ctx, const fp_test *t)
     };
     double ea = 1.0, eb = 2.0, ec = 0.0; /* the values every element must hold */
     double best[NOPS] = {0};
-    int total = ctx->cfg->warmup + ctx->cfg->iters;
+    int total = sw->warmup + sw->iters;
     for (int it = 0; it < total; it++) {
-        bool timed = it >= ctx->cfg->warmup;
+        bool timed = it >= sw->warmup;
         for (int o = 0; o < NOPS; o++) {
             FP_CHECK(fp_ctx_barrier(ctx, "membw"));
             double sec;
@@ -57,8 +59,8 @@ static fp_status membw_run(fp_ctx *ctx, const fp_test *t)
             double bytes = (double)fp_stream_arrays(k[o].op) * (double)n * sizeof(double);
             double gbs = bytes / sec * 1e-9;
             best[o] = gbs > best[o] ? gbs : best[o];
-            FP_CHECK(fp_emit(ctx, t, &bw_metric[o], &ctx->self, ctx->cfg->array_bytes,
-                             it - ctx->cfg->warmup, gbs));
+            FP_CHECK(fp_emit(ctx, t, &bw_metric[o], &ctx->self, kc->array_bytes,
+                             it - sw->warmup, gbs));
         }
         ec = ea;
         eb = scalar * ec;
@@ -66,8 +68,8 @@ static fp_status membw_run(fp_ctx *ctx, const fp_test *t)
         ea = eb + scalar * ec;
     }
     for (int o = 0; o < NOPS; o++)
-        FP_CHECK(fp_emit(ctx, t, &bw_metric[o], &ctx->self, ctx->cfg->array_bytes, -1, best[o]));
-    if (ctx->cfg->check) {
+        FP_CHECK(fp_emit(ctx, t, &bw_metric[o], &ctx->self, kc->array_bytes, -1, best[o]));
+    if (sw->check) {
         size_t wa = 0, wb = 0, wc = 0;
         FP_CHECK(d->count_wrong(ctx->dev, a, n, ea, 1e-13, &wa));
         FP_CHECK(d->count_wrong(ctx->dev, b, n, eb, 1e-13, &wb));
@@ -76,7 +78,7 @@ static fp_status membw_run(fp_ctx *ctx, const fp_test *t)
         ctx->wrong += (long long)wrong;
         if (wrong)
             fp_error("membw: %zu wrong elements after %d iterations", wrong, total);
-        FP_CHECK(fp_emit(ctx, t, &wrong_metric, &ctx->self, ctx->cfg->array_bytes, -1,
+        FP_CHECK(fp_emit(ctx, t, &wrong_metric, &ctx->self, kc->array_bytes, -1,
                          (double)wrong));
     }
 cleanup:

@@ -5,8 +5,8 @@
  * the received data is checked. */
 #include <stdlib.h>
 
+#include "fleetprint/kernels.h"
 #include "fleetprint/log.h"
-#include "fleetprint/suite.h"
 #include "fleetprint/timer.h"
 
 static const fp_metric uni_metric = {"uni_bw", "GB/s", FP_BETTER_HIGHER};
@@ -20,6 +20,7 @@ static fp_status device_pairs(fp_ctx *ctx, const fp_test *t, size_t bytes)
     int count = 0;
     char why[128];
     const char *node = fp_world_my_node(ctx->world);
+    int iters = FP_SUITE_CFG(fp_kernels_config, ctx)->sweep.iters;
     if (fp_world_local_rank(ctx->world) == 0 && ctx->dev_ops->probe(&count, why, sizeof why) == FP_OK)
         for (int s = 0; s < count; s++)
             for (int d = 0; d < count; d++) {
@@ -28,7 +29,7 @@ static fp_status device_pairs(fp_ctx *ctx, const fp_test *t, size_t bytes)
                 fp_entity link = fp_entity_link(node, s, node, d);
                 for (int bidir = 0; bidir < 2; bidir++) {
                     double sec = 0;
-                    st = ctx->dev_ops->peer_copy(ctx->dev, s, d, bytes, bidir, ctx->cfg->iters, &sec);
+                    st = ctx->dev_ops->peer_copy(ctx->dev, s, d, bytes, bidir, iters, &sec);
                     if (st == FP_EUNSUPPORTED) {
                         fp_info("p2p: no peer access from device %d to %d", s, d);
                         st = FP_OK;
@@ -36,7 +37,7 @@ static fp_status device_pairs(fp_ctx *ctx, const fp_test *t, size_t bytes)
                     }
                     if (st != FP_OK)
                         return st;
-                    double gbs = (bidir ? 2.0 : 1.0) * (double)bytes * ctx->cfg->iters / sec * 1e-9;
+                    double gbs = (bidir ? 2.0 : 1.0) * (double)bytes * iters / sec * 1e-9;
                     st = fp_emit(ctx, t, bidir ? &bidir_metric : &uni_metric, &link, bytes, -1, gbs);
                     if (st != FP_OK)
                         return st;
@@ -51,6 +52,7 @@ static fp_status rank_pairs(fp_ctx *ctx, const fp_test *t, size_t bytes)
 {
     fp_status st = FP_OK;
     fp_world *w = ctx->world;
+    const fp_sweep *sw = &FP_SUITE_CFG(fp_kernels_config, ctx)->sweep;
     int me = fp_world_local_rank(w), node = fp_world_node_of(w, ctx->rank);
     int partner_local = me ^ 1, partner = -1;
     /* the world rank of my partner: ranks of a node in order */
@@ -64,7 +66,7 @@ static fp_status rank_pairs(fp_ctx *ctx, const fp_test *t, size_t bytes)
     for (size_t i = 0; i < n; i++)
         send[i] = fp_pattern_elem((uint64_t)ctx->rank, i);
     fp_entity link = fp_entity_link(fp_world_my_node(w), me, fp_world_my_node(w), partner_local);
-    for (int it = 0; it < ctx->cfg->warmup + ctx->cfg->iters; it++) {
+    for (int it = 0; it < sw->warmup + sw->iters; it++) {
         FP_CHECK(fp_ctx_barrier(ctx, "p2p"));
         if (partner < 0)
             continue; /* an odd rank out sits this one out */
@@ -73,15 +75,15 @@ static fp_status rank_pairs(fp_ctx *ctx, const fp_test *t, size_t bytes)
         double t0 = fp_clock();
         FP_CHECK(fp_collective(ctx, &a, "p2p exchange"));
         double sec = fp_clock() - t0;
-        if (it < ctx->cfg->warmup)
+        if (it < sw->warmup)
             continue;
         double gbs = 2.0 * (double)bytes / sec * 1e-9;
         best = gbs > best ? gbs : best;
-        FP_CHECK(fp_emit(ctx, t, &bidir_metric, &link, bytes, it - ctx->cfg->warmup, gbs));
+        FP_CHECK(fp_emit(ctx, t, &bidir_metric, &link, bytes, it - sw->warmup, gbs));
     }
     if (partner >= 0) {
         FP_CHECK(fp_emit(ctx, t, &bidir_metric, &link, bytes, -1, best));
-        if (ctx->cfg->check) {
+        if (sw->check) {
             for (size_t i = 0; i < n; i++)
                 wrong += recv[i] != fp_pattern_elem((uint64_t)partner, i);
             if (wrong)
@@ -102,7 +104,7 @@ cleanup:
 
 static fp_status p2p_run(fp_ctx *ctx, const fp_test *t)
 {
-    size_t bytes = (size_t)ctx->cfg->max_bytes & ~(size_t)7;
+    size_t bytes = (size_t)FP_SUITE_CFG(fp_kernels_config, ctx)->sweep.max_bytes & ~(size_t)7;
     if (bytes < 8) {
         if (ctx->rank == 0)
             fp_error("p2p: --max-bytes must be at least 8");

@@ -45,10 +45,14 @@
 #define FP_BURNIN_MEM_FRACTION_CUDA 0.5
 #define FP_BURNIN_MEM_BYTES_HOST (32ULL << 20)
 
-/* burnin's config: the suite options first (fp_ctx_open reads them), then
- * its own. */
+/* burnin's config: the runtime's settings first (fp_ctx_open reads them),
+ * then its own. */
 typedef struct fp_burnin_config {
     fp_config base;
+    int gemm_size;           /* timed problem n = m = k; 0 = per device */
+    double duration;         /* seconds of stress */
+    double interval;         /* seconds per window */
+    double memory_fraction;  /* of device memory for the pattern test; -1 auto, 0 none */
     const char *gemm_type;   /* auto, f64, f32, tf32, f16, bf16, fp8 */
     double sdc_tol;          /* relative tolerance; 0 = bitwise */
     double degrade;          /* degradation threshold (fraction) */

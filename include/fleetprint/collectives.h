@@ -27,6 +27,23 @@
 #include "fleetprint/comm.h"
 #include "fleetprint/suite.h"
 
+/* ---- the suite's settings ----------------------------------------------------- */
+
+/* The collectives suite's config: the runtime's settings first (fp_ctx_open
+ * reads them), the sweep, then the link sweep's own. A collectives test reads
+ * it as FP_SUITE_CFG(fp_coll_config, ctx). */
+typedef struct fp_coll_config {
+    fp_config base;
+    fp_sweep sweep;
+    const char *pairs;          /* link sweep: all, ring, k=K, random=K */
+} fp_coll_config;
+
+/* Option row of the suite's own setting; type is the command's config
+ * struct, member names the fp_coll_config in it. */
+#define FP_OPTS_PAIRS(type, member)                                                        \
+    {"pairs", 0, FP_OPT_STRING, offsetof(type, member.pairs), "all",                       \
+     "link sweep pairs: all, ring, k=K or random=K"}
+
 /* ---- variants and metric names ----------------------------------------------- */
 
 /* op == FP_REDOP_COUNT: a collective without reduction ("none"). */

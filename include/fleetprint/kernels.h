@@ -96,6 +96,38 @@ static inline FP_HD uint64_t fp_ag_source(uint64_t t, uint64_t mc, int nranks, u
 #include "fleetprint/suite.h"
 #include "fleetprint/stats.h"
 
+/* ---- the suite's settings ------------------------------------------------------- */
+
+/* The kernels suite's config: the runtime's settings first (fp_ctx_open reads
+ * them), the sweep, then the tests' own. A kernels test reads it as
+ * FP_SUITE_CFG(fp_kernels_config, ctx). */
+typedef struct fp_kernels_config {
+    fp_config base;
+    fp_sweep sweep;
+    uint64_t array_bytes;       /* membw: bytes per array */
+    int gemm_size;              /* gemm: timed problem n = m = k; 0 = per device */
+    fp_strlist fused_m;         /* fused: token counts m */
+    const char *fused_nk;       /* fused: "N,K" per rank, or auto */
+    fp_strlist chunks;          /* fused: chunk counts */
+} fp_kernels_config;
+
+/* Option rows of the suite's own settings; type is the command's config
+ * struct, member names the fp_kernels_config in it (FP_OPTS_GEMM: any struct
+ * with a gemm_size, burn-in's too). */
+#define FP_OPTS_ARRAY_SIZE(type, member)                                                   \
+    {"array-size", 0, FP_OPT_BYTES, offsetof(type, member.array_bytes), "64M",             \
+     "membw: bytes per array"}
+#define FP_OPTS_GEMM(type, member)                                                         \
+    {"gemm-size", 0, FP_OPT_INT, offsetof(type, member.gemm_size), "0",                    \
+     "gemm: timed problem size n=m=k (0: 1024 on host, 8192 on cuda)"}
+#define FP_OPTS_FUSED(type, member)                                                        \
+    {"fused-m", 0, FP_OPT_LIST, offsetof(type, member.fused_m), NULL,                      \
+     "fused: token counts m, e.g. 1024,4096 (default 256,1024 host; 1024,4096,8192 cuda)"}, \
+        {"fused-nk", 0, FP_OPT_STRING, offsetof(type, member.fused_nk), "auto",            \
+         "fused: per-rank GEMM n,k (auto: 512,512 host; Flux's GPT-3 shapes cuda)"},        \
+        {"chunks", 0, FP_OPT_LIST, offsetof(type, member.chunks), NULL,                    \
+         "fused: chunk counts, e.g. 1,2,4,8 (the default)"}
+
 /* Flux (arXiv 2406.06858): exposed communication time of a region that took
  * total seconds, against the best non-split GEMM time. */
 double fp_flux_ect(double total, double gemm_best);

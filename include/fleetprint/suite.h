@@ -1,8 +1,9 @@
 #ifndef FLEETPRINT_SUITE_H
 #define FLEETPRINT_SUITE_H
-/* Test suites: the shared config of the commands that measure (run,
- * preflight, burnin), the per-rank context a test runs in, and the registry
- * of tests as const descriptors driven by one loop. */
+/* Test suites: the runtime's settings that every suite's config embeds
+ * first, the size and iteration sweep the kernels and collectives suites
+ * share, the per-rank context a test runs in, and tests as const
+ * descriptors. */
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -13,98 +14,68 @@
 #include "fleetprint/sample.h"
 #include "fleetprint/world.h"
 
+/* What the runtime reads (fp_ctx_open, fp_threads_per_rank). A suite's
+ * config embeds it as its first member, base (fp_kernels_config,
+ * fp_coll_config, fp_burnin_config), and adds its own settings. */
 typedef struct fp_config {
-    const char *suite;          /* kernels, collectives, burnin, all */
-    fp_strlist tests;           /* --test NAME: only these */
     const char *device;         /* auto, host, cuda */
     const char *comm;           /* auto, mpi, nccl */
     int threads;                /* host worker threads per rank; 0 = cores / local ranks */
     bool shared_cores;          /* ranks share CPU cores (preflight finds it): the
                                    device's share_cores */
+    double timeout;             /* deadline of every blocking step */
+    fp_strlist inject;
+    bool verbose, quiet;
+} fp_config;
+
+/* The sizes and iterations a test loops over: the kernels and collectives
+ * suites embed it in their configs; the runtime does not read it. */
+typedef struct fp_sweep {
     uint64_t min_bytes, max_bytes;
     double step_factor;
     int iters, warmup;
     int check;                  /* verify results (1) or not (0) */
-    uint64_t array_bytes;       /* membw: bytes per array */
-    const char *pairs;          /* link sweep: all, ring, k=K, random=K */
-    double timeout;             /* deadline of every blocking step */
-    fp_strlist inject;
-    const char *tag;
-    const char *json;           /* "-" for stdout */
-    const char *store;
-    const char *junit;
-    bool verbose, quiet;
-    double duration, interval;  /* burnin */
-    double memory_fraction;
-    int gemm_size;              /* gemm: timed problem n = m = k; 0 = per device */
-    fp_strlist fused_m;         /* fused: token counts m */
-    const char *fused_nk;       /* fused: "N,K" per rank, or auto */
-    fp_strlist chunks;          /* fused: chunk counts */
-} fp_config;
+} fp_sweep;
 
-/* Option rows of the measuring commands, in groups: run takes them all
- * (FP_SUITE_OPTS), burnin only the backends, gemm-size and the run controls.
- * Each command lists only the options it reads (app/). */
-#define FP_OPTS_SELECT                                                                     \
-    {"suite", 0, FP_OPT_STRING, offsetof(fp_config, suite), "kernels",                     \
-     "suite to run: kernels, collectives or all (burn-in: fleetprint burnin)"},           \
-        {"test", 't', FP_OPT_LIST, offsetof(fp_config, tests), NULL,                       \
-         "run only this test (repeatable)"}
-#define FP_OPTS_BACKENDS                                                                   \
-    {"device", 0, FP_OPT_STRING, offsetof(fp_config, device), "auto",                      \
+/* Option rows of these settings: type is the command's config struct and
+ * member names the fp_config (fp_sweep) in it. Commands compose their tables
+ * from these and the suites' rows (app/), each listing only what it reads. */
+#define FP_OPTS_BACKENDS(type, member)                                                     \
+    {"device", 0, FP_OPT_STRING, offsetof(type, member.device), "auto",                    \
      "device backend: auto, host or cuda"},                                               \
-        {"comm", 0, FP_OPT_STRING, offsetof(fp_config, comm), "auto",                      \
+        {"comm", 0, FP_OPT_STRING, offsetof(type, member.comm), "auto",                    \
          "comm backend: auto (nccl with cuda, else mpi), mpi or nccl"},                    \
-        {"threads", 0, FP_OPT_INT, offsetof(fp_config, threads), "0",                      \
+        {"threads", 0, FP_OPT_INT, offsetof(type, member.threads), "0",                    \
          "host threads per rank (0: cores / ranks per node)"}
-#define FP_OPTS_SIZES                                                                      \
-    {"min-bytes", 'b', FP_OPT_BYTES, offsetof(fp_config, min_bytes), "1M",                 \
+#define FP_OPTS_SWEEP(type, member)                                                        \
+    {"min-bytes", 'b', FP_OPT_BYTES, offsetof(type, member.min_bytes), "1M",               \
      "smallest message size"},                                                             \
-        {"max-bytes", 'e', FP_OPT_BYTES, offsetof(fp_config, max_bytes), "16M",            \
+        {"max-bytes", 'e', FP_OPT_BYTES, offsetof(type, member.max_bytes), "16M",          \
          "largest message size"},                                                          \
-        {"step-factor", 'f', FP_OPT_DOUBLE, offsetof(fp_config, step_factor), "2",         \
+        {"step-factor", 'f', FP_OPT_DOUBLE, offsetof(type, member.step_factor), "2",       \
          "size multiplier between steps"},                                                 \
-        {"iters", 'n', FP_OPT_INT, offsetof(fp_config, iters), "20", "timed iterations"},  \
-        {"warmup-iters", 'w', FP_OPT_INT, offsetof(fp_config, warmup), "5",                \
+        {"iters", 'n', FP_OPT_INT, offsetof(type, member.iters), "20", "timed iterations"}, \
+        {"warmup-iters", 'w', FP_OPT_INT, offsetof(type, member.warmup), "5",              \
          "untimed warm-up iterations"},                                                    \
-        {"check", 'c', FP_OPT_INT, offsetof(fp_config, check), "1",                        \
-         "verify results: 1 yes, 0 no"},                                                   \
-        {"array-size", 0, FP_OPT_BYTES, offsetof(fp_config, array_bytes), "64M",           \
-         "membw: bytes per array"},                                                        \
-        {"pairs", 0, FP_OPT_STRING, offsetof(fp_config, pairs), "all",                     \
-         "link sweep pairs: all, ring, k=K or random=K"}
-#define FP_OPTS_RUN_CONTROL                                                                \
-    {"timeout", 0, FP_OPT_SECONDS, offsetof(fp_config, timeout), "120s",                   \
+        {"check", 'c', FP_OPT_INT, offsetof(type, member.check), "1",                      \
+         "verify results: 1 yes, 0 no"}
+#define FP_OPTS_DEADLINE(type, member)                                                     \
+    {"timeout", 0, FP_OPT_SECONDS, offsetof(type, member.timeout), "120s",                 \
      "deadline of every blocking step"},                                                   \
-        {"inject", 0, FP_OPT_LIST, offsetof(fp_config, inject), NULL,                      \
-         "inject a fault (repeatable; see README)"},                                       \
-        {"tag", 0, FP_OPT_STRING, offsetof(fp_config, tag), "adhoc", "tag of the run"},    \
-        {"json", 0, FP_OPT_STRING, offsetof(fp_config, json), NULL,                        \
-         "write the run as JSON to FILE ('-' for stdout)"},                                \
-        {"store", 0, FP_OPT_STRING, offsetof(fp_config, store), NULL,                      \
-         "append the run to this HDF5 store"},                                             \
-        {"junit", 0, FP_OPT_STRING, offsetof(fp_config, junit), NULL,                      \
-         "write a JUnit XML report to FILE"},                                              \
-        {"verbose", 'v', FP_OPT_FLAG, offsetof(fp_config, verbose), NULL,                  \
-         "log from every rank"},                                                           \
-        {"quiet", 'q', FP_OPT_FLAG, offsetof(fp_config, quiet), NULL, "only warnings and errors"}
-#define FP_OPTS_GEMM                                                                       \
-    {"gemm-size", 0, FP_OPT_INT, offsetof(fp_config, gemm_size), "0",                      \
-     "gemm: timed problem size n=m=k (0: 1024 on host, 8192 on cuda)"}
-#define FP_OPTS_FUSED                                                                      \
-    {"fused-m", 0, FP_OPT_LIST, offsetof(fp_config, fused_m), NULL,                        \
-     "fused: token counts m, e.g. 1024,4096 (default 256,1024 host; 1024,4096,8192 cuda)"}, \
-        {"fused-nk", 0, FP_OPT_STRING, offsetof(fp_config, fused_nk), "auto",              \
-         "fused: per-rank GEMM n,k (auto: 512,512 host; Flux's GPT-3 shapes cuda)"},        \
-        {"chunks", 0, FP_OPT_LIST, offsetof(fp_config, chunks), NULL,                      \
-         "fused: chunk counts, e.g. 1,2,4,8 (the default)"}
-/* Every row, in the order `run --help` lists them. */
-#define FP_SUITE_OPTS                                                                      \
-    FP_OPTS_SELECT, FP_OPTS_BACKENDS, FP_OPTS_SIZES, FP_OPTS_RUN_CONTROL, FP_OPTS_GEMM,    \
-        FP_OPTS_FUSED
+        {"inject", 0, FP_OPT_LIST, offsetof(type, member.inject), NULL,                    \
+         "inject a fault (repeatable; see README)"}
+#define FP_OPTS_LOGGING(type, member)                                                      \
+    {"verbose", 'v', FP_OPT_FLAG, offsetof(type, member.verbose), NULL,                    \
+     "log from every rank"},                                                               \
+        {"quiet", 'q', FP_OPT_FLAG, offsetof(type, member.quiet), NULL,                    \
+         "only warnings and errors"}
 
 /* Everything a test needs on one rank. */
 typedef struct fp_ctx {
+    /* The settings of the suite whose test runs, seen through their common
+     * part: a test's cfg is the base of its suite's config (the kernels
+     * suite's tests: an fp_kernels_config), set by whoever runs the test.
+     * The test reads the whole as FP_SUITE_CFG. */
     const fp_config *cfg;
     fp_world *world;
     int rank, nranks;
@@ -118,6 +89,10 @@ typedef struct fp_ctx {
     fp_run *local;       /* this rank's samples, gathered to rank 0 at the end */
     long long wrong;     /* wrong results found on this rank so far */
 } fp_ctx;
+
+/* The config of the suite whose test runs in ctx, as that suite's type (for
+ * example fp_kernels_config): ctx->cfg is its first member, base. */
+#define FP_SUITE_CFG(type, ctx) ((const type *)(const void *)(ctx)->cfg)
 
 typedef struct fp_test fp_test;
 struct fp_test {
@@ -201,12 +176,13 @@ fp_status fp_ctx_open(fp_ctx *ctx, const fp_config *cfg, fp_world *w, fp_inject_
                       fp_run *local);
 void fp_ctx_close(fp_ctx *ctx);
 
-/* Rank 0's context of the run ctx measures: tag, command line, backends,
- * library versions, injections and the Slurm job; no shape, samples or
- * duration. */
-void fp_ctx_describe_run(const fp_ctx *ctx, fp_run *run);
+/* Rank 0's context of the run ctx measures: tag (the caller's, e.g. the
+ * command's --tag), command line, backends, library versions, injections and
+ * the Slurm job; no shape, samples or duration. */
+void fp_ctx_describe_run(const fp_ctx *ctx, const char *tag, fp_run *run);
 
-/* Gather the local samples into run on rank 0 and fill its context. */
-fp_status fp_ctx_gather(fp_ctx *ctx, fp_run *run);
+/* Gather the local samples into run on rank 0 and fill its context, tagged
+ * tag (fp_ctx_describe_run). */
+fp_status fp_ctx_gather(fp_ctx *ctx, const char *tag, fp_run *run);
 
 #endif
