@@ -27,6 +27,15 @@ static const fp_test t_mem = {.suite = "burnin", .name = "memtest", .summary = "
 static const fp_test t_tel = {.suite = "burnin", .name = "telemetry", .summary = "telemetry"};
 static const fp_test t_verdict = {.suite = "burnin", .name = "verdict", .summary = "verdicts"};
 
+const char *fp_burnin_outcome_name(int outcome)
+{
+    switch (outcome) {
+    case FP_BURNIN_PASS: return "pass";
+    case FP_BURNIN_WARN: return "warn";
+    default: return "fail";
+    }
+}
+
 static const fp_metric m_gflops = {"gflops", "GFLOP/s", FP_BETTER_HIGHER};
 static const fp_metric m_self = {"self_mismatch", "count", FP_BETTER_LOWER};
 static const fp_metric m_peer = {"peer_mismatch", "blocks", FP_BETTER_LOWER};

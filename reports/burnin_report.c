@@ -11,15 +11,6 @@
 /* Timeline columns shown at most; longer runs show every k-th window. */
 #define TIMELINE_COLS 20
 
-const char *fp_burnin_outcome_name(int outcome)
-{
-    switch (outcome) {
-    case FP_BURNIN_PASS: return "pass";
-    case FP_BURNIN_WARN: return "warn";
-    default: return "fail";
-    }
-}
-
 /* The per-window series shown as timelines: throughput always, the others
  * when the run has them (the duty cycle, and the telemetry sampler's). */
 static const struct series {
