@@ -23,6 +23,7 @@ typedef struct detect_out {
     const char *html;
     const char *prometheus;
     const char *explain;
+    double max_drain; /* the circuit breaker's share of nodes; 0: the rules' */
     bool quiet;
     const char *command; /* the run_tag of a run without a tag (not an option) */
 } detect_out;
@@ -59,7 +60,10 @@ typedef struct detect_cfg {
         {"exclude-file", 0, FP_OPT_STRING, offsetof(type, member.exclude), NULL,           \
          "write the nodes to exclude (srun --exclude) to FILE"},                           \
         {"explain", 0, FP_OPT_STRING, offsetof(type, member.explain), NULL,                \
-         "print the evidence chain of ENTITY (node:n3 with its devices, links and ranks)"}
+         "print the evidence chain of ENTITY (node:n3 with its devices, links and ranks)"},  \
+        {"max-drain", 0, FP_OPT_DOUBLE, offsetof(type, member.max_drain), "0",             \
+         "circuit breaker: drain nothing when more than this share of the nodes fails "    \
+         "(and more than the rules' breaker.max_nodes); 0: the rules' (0.05); 1: off"}
 #define FP_DETECT_OUT_OPTS(type, member)                                                   \
     FP_DETECT_REPORT_OPTS(type, member), FP_DETECT_DRAIN_OPTS(type, member)
 /* Where detect and report read the run from (fields of detect_cfg). */
@@ -90,6 +94,9 @@ fp_status fp_app_write_outputs(const fp_run *run, const fp_verdicts *v, const de
 /* Load the rules file at path (NULL: the built-in rules) into *out; logs one
  * line naming the file and the field on error. */
 fp_status fp_app_load_rules(const char *path, fp_rules **out);
+
+/* --max-drain's value: FP_OK in 0..1, else FP_EUSAGE with one line. */
+fp_status fp_app_check_max_drain(double max_drain);
 
 /* The detect command's work for c, run as command ("detect", "report"): loads
  * the run and baselines from the store or --input, then

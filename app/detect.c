@@ -32,7 +32,10 @@ fp_status fp_app_write_outputs(const fp_run *run, const fp_verdicts *v, const de
         st = fp_status_worst(st, fp_report_prometheus(run, v, o->command, o->prometheus));
     const char *const *names;
     size_t nfail = fp_verdicts_nodes_at(v, FP_FAIL, &names);
-    if (fp_verdicts_overall(v) == FP_FAIL) {
+    char line[256];
+    if (fp_verdicts_breaker(v)->tripped)
+        fp_error("%s", fp_breaker_text(fp_verdicts_breaker(v), line, sizeof line));
+    else if (fp_verdicts_overall(v) == FP_FAIL) {
         char *expr = fp_hostlist_compress(names, nfail);
         fp_error("detect: FAIL -- %zu failing node%s%s%s", nfail, nfail == 1 ? "" : "s",
                  nfail ? ": " : " (a link or group fails; see above)", expr ? expr : "");
@@ -51,7 +54,8 @@ fp_status fp_app_detect_and_report(const fp_run *run, const fp_rules *rules,
     if (!contended && run->contended[0])
         contended = run->contended;
     fp_detect_opts d = {.rules = rules, .baselines = base, .contended = contended != NULL,
-                        .contended_note = contended, .explain = o->explain};
+                        .contended_note = contended, .explain = o->explain,
+                        .max_drain = o->max_drain};
     double t0 = fp_clock();
     fp_status st = fp_detect(run, &d, &v);
     if (st != FP_OK)
@@ -69,6 +73,15 @@ fp_status fp_app_detect_and_report(const fp_run *run, const fp_rules *rules,
         st = fp_verdicts_status(v);
     fp_verdicts_free(v);
     return st;
+}
+
+fp_status fp_app_check_max_drain(double max_drain)
+{
+    if (max_drain >= 0 && max_drain <= 1)
+        return FP_OK;
+    fp_error("--max-drain %g: expected a share of the run's nodes in 0..1 (0: the rules' "
+             "breaker.max_drain; 1: the breaker never trips)", max_drain);
+    return FP_EUSAGE;
 }
 
 fp_status fp_app_load_rules(const char *path, fp_rules **out)
@@ -124,6 +137,7 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
     }
     if (!c->store == !c->input)
         FP_FAIL(FP_EUSAGE, "detect needs one of --store FILE or --input FILE");
+    FP_CHECK(fp_app_check_max_drain(c->out.max_drain));
     FP_CHECK(fp_app_load_rules(c->out.rules, &rules));
     if (c->store) {
         FP_CHECK(fp_store_open(&store, c->store, FP_STORE_READ, 0));

@@ -113,6 +113,7 @@ cleanup:
  * watchdog thread while the tests' samples are still being written. */
 typedef struct hang_out {
     detect_out out;
+    const fp_rules *rules; /* for the circuit breaker */
     fp_run ctx;
 } hang_out;
 
@@ -145,6 +146,7 @@ static void hang_write(const fp_world *w, void *arg)
         fp_error("preflight: no memory to write the verdicts of the timeout");
         return;
     }
+    fp_verdicts_apply_breaker(v, h->rules, h->out.max_drain);
     if (!h->out.quiet)
         fp_verdicts_print(stdout, v, &h->ctx);
     (void)fp_app_write_outputs(&h->ctx, v, &h->out); /* each write logs its own error */
@@ -176,6 +178,7 @@ static fp_status pf_measure(fp_ctx *ctx, void *arg)
     pf_state *ps = arg;
     if (ctx->rank == 0) {
         ps->hang.out = *ps->out;
+        ps->hang.rules = ps->rules;
         fp_status st = hang_prepare(&ps->hang, ctx, ps->pc->run.tag);
         if (st != FP_OK)
             return st;
@@ -222,7 +225,9 @@ static fp_status preflight_main(const void *config, fp_world *w)
     /* inputs first, so a bad rules file or store fails before any test runs */
     fp_world_configure(w, rt->timeout, rt->verbose, rt->quiet);
     if (rank == 0) {
-        st = fp_app_load_rules(out.rules, &rules);
+        st = fp_app_check_max_drain(out.max_drain);
+        if (st == FP_OK)
+            st = fp_app_load_rules(out.rules, &rules);
         bool exists = stored && access(stored, F_OK) == 0;
         if (stored && !exists)
             fp_info("preflight: %s does not exist yet: peer evidence only; the run starts it",

@@ -291,6 +291,7 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     v = calloc(1, sizeof *v);
     FP_CHECK_ALLOC(v);
     FP_CHECK(assemble(&g, v));
+    fp_verdicts_apply_breaker(v, g.rules, opts->max_drain);
     *out = v;
     v = NULL;
 cleanup:
@@ -388,6 +389,33 @@ size_t fp_verdicts_nodes_at(const fp_verdicts *v, fp_verdict min, const char *co
 fp_status fp_verdicts_status(const fp_verdicts *v)
 {
     return v->overall == FP_FAIL ? FP_EFAIL : FP_OK;
+}
+
+/* ---- the circuit breaker ------------------------------------------------------------------ */
+
+void fp_verdicts_apply_breaker(fp_verdicts *v, const fp_rules *rules, double max_drain)
+{
+    fp_breaker *b = &v->breaker;
+    b->failing = v->nfail_nodes;
+    b->nodes = v->nnodes;
+    b->max_drain = max_drain > 0 ? max_drain : rules->breaker_max_drain;
+    b->max_nodes = rules->breaker_max_nodes;
+    b->tripped = (double)b->failing > b->max_drain * (double)b->nodes &&
+                 b->failing > (size_t)b->max_nodes;
+}
+
+const fp_breaker *fp_verdicts_breaker(const fp_verdicts *v)
+{
+    return &v->breaker;
+}
+
+char *fp_breaker_text(const fp_breaker *b, char *buf, size_t len)
+{
+    snprintf(buf, len,
+             "%zu of %zu nodes fail: more than --max-drain (%.3g%% and %d nodes); nothing "
+             "drained. Suspect the baselines, the test, or a fleet-wide change",
+             b->failing, b->nodes, 100 * b->max_drain, b->max_nodes);
+    return buf;
 }
 
 /* ---- a run that timed out -------------------------------------------------------------- */

@@ -57,6 +57,8 @@ struct fp_rules {
     int base_min_runs;      /* fewer runs behind an entity baseline: no drift evidence */
     double base_prior_runs; /* weight (in runs) of the SKU's spread in an entity's */
     double base_noisy;      /* a baseline spread above this: judged on windows only */
+    double breaker_max_drain; /* the circuit breaker: share of nodes ... */
+    int breaker_max_nodes;    /* ... and count of nodes a run may drain */
     int nclasses, nvalues;
     fp_rule_class classes[FP_RULE_CLASSES];
     fp_value_rule values[FP_RULE_CLASSES];
@@ -80,6 +82,7 @@ struct fp_verdicts {
     size_t nnodes;
     fp_blind_spot *blind;
     size_t nblind;
+    fp_breaker breaker;
 };
 
 /* ---- the engine's state (engine.c, evidence.c, demarcate.c, detect.c) ------------------ */

@@ -2,6 +2,7 @@
  * metric keys to rule classes. The defaults are JSON text parsed by the same
  * code as a user's file, so the documented file and the behaviour agree. */
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,7 @@ static const char default_rules[] =
     "  \"missing\": \"fail\",\n"
     "  \"contended\": {\"warn\": 0.3, \"fail\": 0.6},\n"
     "  \"baselines\": {\"min_runs\": 3, \"prior_runs\": 3, \"noisy\": 0.03},\n"
+    "  \"breaker\": {\"max_drain\": 0.05, \"max_nodes\": 2},\n"
     "  \"classes\": [\n"
     "    {\"name\": \"late-rank\", \"match\": [\"collectives.*.late_rank*\"],\n"
     "     \"mode\": \"late\", \"warn\": 0.3, \"fail\": 0.5},\n"
@@ -295,7 +297,7 @@ static fp_status parse_value_rule(const json_t *c, int i, const char *origin, fp
 static const char *const known_top[] = {"fleetprint_rules", "min_peers",  "persistence",
                                         "scale_floor",      "node_links", "node_gpus",
                                         "missing",          "classes",    "values",
-                                        "contended",        "baselines",
+                                        "contended",        "baselines",  "breaker",
                                         "comment",          NULL};
 
 static fp_status parse_rules(const json_t *root, const char *origin, fp_rules *r, char *err,
@@ -389,6 +391,18 @@ static fp_status parse_rules(const json_t *root, const char *origin, fp_rules *r
             return bad(err, errlen, origin, "baselines.prior_runs", "expected a number >= 0");
         if (!get_number(p, "noisy", &r->base_noisy, 0, 1, NULL))
             return bad(err, errlen, origin, "baselines.noisy", "expected a fraction in 0..1");
+    }
+    r->breaker_max_drain = 0.05;
+    r->breaker_max_nodes = 2;
+    p = json_object_get(root, "breaker");
+    if (p) {
+        double mn = r->breaker_max_nodes;
+        if (!json_is_object(p) || !get_number(p, "max_drain", &r->breaker_max_drain, 0, 1, NULL))
+            return bad(err, errlen, origin, "breaker.max_drain",
+                       "expected a share of the run's nodes in 0..1 (1: never trips)");
+        if (!get_number(p, "max_nodes", &mn, 0, 1e9, NULL) || mn != floor(mn))
+            return bad(err, errlen, origin, "breaker.max_nodes", "expected an integer >= 0");
+        r->breaker_max_nodes = (int)mn;
     }
     const json_t *cls = json_object_get(root, "classes");
     if (!json_is_array(cls) || json_array_size(cls) == 0 ||

@@ -369,6 +369,7 @@ static void summary(FILE *f, const fp_verdicts *v)
     const char *const *drain;
     size_t ndrain = fp_verdicts_nodes_at(v, FP_FAIL, &drain);
     char *list = fp_hostlist_compress(drain, ndrain);
+    const fp_breaker *b = fp_verdicts_breaker(v);
     fprintf(f,
             "<div class=\"summary s-%s\"><h2>Verdict: <span class=\"%s\">%s</span></h2>\n"
             "<p class=\"counts\">",
@@ -378,7 +379,7 @@ static void summary(FILE *f, const fp_verdicts *v)
                 fp_plural((long long)total, "node", "nodes"),
                 fp_plural((long long)nodes[FP_FAIL], "fails", "fail"));
         esc(f, list ? list : "?");
-        fputs(" \u2192 drained", f);
+        fputs(b->tripped ? " \u2192 <b>not drained</b> (circuit breaker)" : " \u2192 drained", f);
     } else {
         fprintf(f, "0 of %zu %s fail%s", total, fp_plural((long long)total, "node", "nodes"),
                 total == 1 ? "s" : "");
@@ -392,8 +393,14 @@ static void summary(FILE *f, const fp_verdicts *v)
     if (others[FP_FAIL] || others[FP_WARN])
         fprintf(f, "; other entities: %zu failing, %zu warning", others[FP_FAIL], others[FP_WARN]);
     fputs("</p>\n<p>Drain / exclude list: <code class=\"drain\">", f);
-    esc(f, ndrain && list ? list : "(none)");
+    esc(f, ndrain && list && !b->tripped ? list : "(none)");
     fputs("</code></p>\n", f);
+    if (b->tripped) {
+        char line[256];
+        fputs("<p class=\"fail\"><b>Circuit breaker:</b> ", f);
+        esc(f, fp_breaker_text(b, line, sizeof line));
+        fputs("</p>\n", f);
+    }
     free(list);
     size_t named = 0;
     for (size_t i = 0; i < fp_verdicts_count(v); i++) {

@@ -416,6 +416,17 @@ static void run_series(FILE *f, const fp_run *run, const fp_verdicts *v, const c
                 "# TYPE fleetprint_run_blind_spots gauge\n"
                 "fleetprint_run_blind_spots{%s} %zu\n",
                 labels, fp_verdicts_blind_count(v));
+    if (v)
+        fprintf(f,
+                "# HELP fleetprint_breaker_tripped 1 when more of the run's nodes failed than "
+                "--max-drain allows, so nothing was drained (suspect the baselines, the test "
+                "or a fleet-wide change), else 0.\n"
+                "# TYPE fleetprint_breaker_tripped gauge\n"
+                "fleetprint_breaker_tripped{%s} %d\n"
+                "# HELP fleetprint_run_failing_nodes Nodes of the run whose verdict is fail.\n"
+                "# TYPE fleetprint_run_failing_nodes gauge\n"
+                "fleetprint_run_failing_nodes{%s} %zu\n",
+                labels, fp_verdicts_breaker(v)->tripped, labels, fp_verdicts_breaker(v)->failing);
     put_label(labels, sizeof labels, &at, "run", run->id);
     put_label(labels, sizeof labels, &at, "status", run->status);
     fprintf(f, "# HELP fleetprint_run_timestamp_seconds When the run started (Unix time).\n"

@@ -98,6 +98,11 @@ void fp_verdicts_print(FILE *out, const fp_verdicts *v, const fp_run *run)
             print_reason(out, fp_verdicts_reason(v, ev->first_reason + k));
     }
     print_blind(out, v);
+    const fp_breaker *b = fp_verdicts_breaker(v);
+    if (b->tripped) {
+        char line[256];
+        fprintf(out, "BREAKER %s\n", fp_breaker_text(b, line, sizeof line));
+    }
     fprintf(out,
             "detect %s: %s -- nodes: %zu pass, %zu warn, %zu fail, %zu unknown; other entities: "
             "%zu pass, %zu warn, %zu fail, %zu unknown\n",
@@ -205,6 +210,11 @@ fp_status fp_verdicts_write_json(const fp_verdicts *v, const fp_run *run, const 
                                                "rule_limit", num(b->rule_limit)));
     }
     json_object_set_new(root, "blind_spots", blind);
+    const fp_breaker *b = fp_verdicts_breaker(v);
+    json_object_set_new(root, "breaker",
+                        json_pack("{s:b, s:I, s:I, s:o, s:i}", "tripped", b->tripped, "failing",
+                                  (json_int_t)b->failing, "nodes", (json_int_t)b->nodes,
+                                  "max_drain", num(b->max_drain), "max_nodes", b->max_nodes));
     return fp_json_write(root, path);
 }
 
@@ -277,6 +287,8 @@ fp_status fp_verdicts_write_hostlist(const fp_verdicts *v, const char *path)
     fp_status st = FP_OK;
     const char *const *fail_nodes;
     size_t nfail = fp_verdicts_nodes_at(v, FP_FAIL, &fail_nodes);
+    if (fp_verdicts_breaker(v)->tripped)
+        nfail = 0; /* the breaker: nothing is drained (the file is still written) */
     for (size_t i = 0; i < nfail; i++) /* a run read from a file names its own nodes */
         if (!fp_node_name_ok(fail_nodes[i])) {
             fp_error("%s: not written: node name '%s' is not a host name (letters, digits, '-', "

@@ -107,6 +107,9 @@ typedef struct fp_detect_opts {
      * "node:n3", which also covers its devices, links and ranks), for
      * `detect --explain`; NULL: only what is not a pass. */
     const char *explain;
+    /* The circuit breaker's share of the run's nodes (0..1], overriding the
+     * rules' "breaker.max_drain"; 0: the rules' (fp_verdicts_breaker). */
+    double max_drain;
 } fp_detect_opts;
 
 /* The verdicts of a run that timed out: the nodes of the ranks that never
@@ -147,6 +150,33 @@ size_t fp_verdicts_nodes_at(const fp_verdicts *v, fp_verdict min, const char *co
 
 /* The status a command exits with: FP_EFAIL when anything failed, else FP_OK. */
 fp_status fp_verdicts_status(const fp_verdicts *v);
+
+/* ---- the circuit breaker -------------------------------------------------------------
+ * When one run would drain more than a small share of its nodes, a stale
+ * baseline, a broken test or a fleet-wide change (a driver, a power cap) is
+ * likelier than that many broken nodes: the breaker trips and nothing is
+ * drained. The verdicts stay as judged (the nodes still fail, the run exits
+ * 1); only the drain and exclude lists are written empty. */
+typedef struct fp_breaker {
+    bool tripped;
+    size_t failing;   /* failing nodes */
+    size_t nodes;     /* nodes judged */
+    double max_drain; /* it trips when failing > max_drain x nodes ... */
+    int max_nodes;    /* ... and failing > max_nodes */
+} fp_breaker;
+
+/* Judge the breaker on v's failing nodes with the rules' "breaker" limits;
+ * max_drain in (0, 1] overrides the rules' share (0: the rules'; 1: never
+ * trips). fp_detect applies it; call it on verdicts made otherwise
+ * (fp_verdicts_hung). */
+void fp_verdicts_apply_breaker(fp_verdicts *v, const fp_rules *rules, double max_drain);
+
+/* The breaker as last applied (all zero, not tripped, when never applied). */
+const fp_breaker *fp_verdicts_breaker(const fp_verdicts *v);
+
+/* "12 of 64 nodes fail: more than --max-drain (5% and 2 nodes); nothing
+ * drained. Suspect the baselines, the test, or a fleet-wide change" into buf. */
+char *fp_breaker_text(const fp_breaker *b, char *buf, size_t len);
 
 /* A key whose peers spread so widely on this run that a value at the rule's
  * fail threshold could not fail: peer evidence fails a value only where it

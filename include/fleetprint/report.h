@@ -133,8 +133,10 @@ fp_status fp_verdicts_write_json(const fp_verdicts *v, const fp_run *run, const 
 
 /* Write the failing nodes as one hostlist expression and a newline (Slurm
  * syntax: scontrol update NodeName=$(cat F) State=DRAIN), or an empty file
- * when none fail. The exclude file is the same list, for srun --exclude and
- * mpirun --host filtering. FP_EIO naming the path on error. */
+ * when none fail or the circuit breaker tripped (fp_verdicts_breaker). The
+ * exclude file is the same list, for srun --exclude and mpirun --host
+ * filtering. FP_EIO naming the path on error; FP_EINPUT, writing nothing,
+ * when a node name is not a host name (fp_node_name_ok). */
 fp_status fp_verdicts_write_hostlist(const fp_verdicts *v, const char *path);
 
 /* Write the verdicts as JUnit XML for CI (timestamp, duration from run): one

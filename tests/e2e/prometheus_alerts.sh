@@ -24,10 +24,13 @@ sim() { "$FLEETPRINT" simulate --runs 1 "$@" 2>/dev/null; }
 sim --nodes 6 --gpus-per-node 2 --faults none --out nightly.jsonl
 sim --nodes 6 --gpus-per-node 2 --faults slow-node=1 --out preflight.jsonl --truth truth.json
 sim --nodes 2 --gpus-per-node 1 --faults none --out smoke.jsonl
+# 4 of 20 nodes fail: more than --max-drain (5% and 2 nodes), the breaker trips
+sim --nodes 20 --gpus-per-node 2 --faults slow-node=4 --out fleet.jsonl
 sed -i 's/"tag":"sim"/"tag":"nightly"/' nightly.jsonl
 sed -i 's/"tag":"sim"/"tag":"preflight"/' preflight.jsonl
 sed -i 's/"tag":"sim"/"tag":""/' smoke.jsonl # untagged: run_tag is the command's name
-for t in nightly preflight smoke; do
+sed -i 's/"tag":"sim"/"tag":"fleet"/' fleet.jsonl
+for t in nightly preflight smoke fleet; do
   rc=0
   "$FLEETPRINT" report --input $t.jsonl --prometheus textfile/$t.prom >$t.log 2>&1 || rc=$?
   [ "$rc" -le 1 ] || { cat $t.log; fail "report of $t exited $rc"; }
@@ -38,7 +41,7 @@ grep -q 'state="unknown"} 1$' textfile/smoke.prom || fail "the smoke run has no 
 
 py - "$rules" <<'PY'
 import json, re, sys
-files = {"nightly": "nightly", "preflight": "preflight", "smoke": "report"}
+files = {"nightly": "nightly", "preflight": "preflight", "smoke": "report", "fleet": "fleet"}
 line_re = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)\{(.*)\} (\S+)$')
 label_re = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 seen, help_of, type_of, series = {}, {}, {}, []
@@ -79,12 +82,22 @@ inputs.append({"series": 'fleetprint_run_verdict{run_tag="unjudged"}', "values":
 def alert(name, t, fired):
     return {"eval_time": t, "alertname": name,
             "exp_alerts": [{"exp_labels": l, "exp_annotations": a} for l, a in fired]}
+def run_failed(tag):
+    return ({"severity": "critical", "run_tag": tag},
+            {"summary": f"fleetprint {tag}: the run's verdict is fail",
+             "description": f'See fleetprint_verdict{{run_tag="{tag}",state="fail"}} for the entities, '
+                            "and the run's HTML page."})
+tripped = [dict(l)["run_tag"] for n, l, v in series if n == "fleetprint_breaker_tripped" and v == 1]
+assert tripped == ["fleet"], tripped
 tests = [
-    alert("FleetprintRunFailed", "5m", [(
-        {"severity": "critical", "run_tag": "preflight"},
-        {"summary": "fleetprint preflight: the run's verdict is fail",
-         "description": 'See fleetprint_verdict{run_tag="preflight",state="fail"} for the entities, '
-                        "and the run's HTML page."})]),
+    # the fleet run fails too, but its four nodes fire no node alert: the breaker's does
+    alert("FleetprintRunFailed", "5m", [run_failed("preflight"), run_failed("fleet")]),
+    alert("FleetprintBreakerTripped", "5m", [(
+        {"severity": "critical", "run_tag": "fleet"},
+        {"summary": "fleetprint fleet: circuit breaker tripped, nothing drained",
+         "description": "More of the run's nodes failed than --max-drain allows "
+                        "(fleetprint_run_failing_nodes). Suspect the baselines, the test, or a "
+                        "fleet-wide change (driver, firmware, power cap) before draining by hand."})]),
     alert("FleetprintNodeFailed", "5m", [(
         {"severity": "warning", "run_tag": "preflight", "kind": "node", "Hostname": bad[0], "state": "fail"},
         {"summary": f"fleetprint preflight: node {bad[0]} fails",
@@ -95,7 +108,7 @@ tests = [
         {"summary": "fleetprint nightly: no successful run for 1d 13h 0m 0s"})]),
 ]
 gpu = [dict(l) for n, l, v in series if n == "fleetprint_verdict" and v == 1
-       and dict(l)["kind"] == "gpu" and dict(l)["state"] == "fail"]
+       and dict(l)["kind"] == "gpu" and dict(l)["state"] == "fail" and dict(l)["run_tag"] != "fleet"]
 assert gpu and all(g["Hostname"] == bad[0] and g["run_tag"] == "preflight" for g in gpu), gpu
 tests.append(alert("FleetprintGpuFailed", "5m", [(
     dict(g, severity="warning"), {"summary": f"fleetprint preflight: GPU {g['gpu']} of {bad[0]} fails"})
@@ -118,4 +131,13 @@ sed 's/"tag":"nightly"/"tag":"preflight"/' nightly.jsonl >ok.jsonl
 "$FLEETPRINT" report --input preflight.jsonl --prometheus textfile/preflight.prom >/dev/null 2>&1 && fail "failing report exit 0"
 [ "$(last preflight textfile/preflight.prom)" = 1700000360.000 ] || fail "the failing run lost the last success"
 grep -q '^fleetprint_run_verdict{run_tag="preflight"} 2$' textfile/preflight.prom || fail "run verdict not 2"
-echo "ok: 3 textfiles in one folder, no series collected twice; promtool check/test rules pass"
+# the breaker's run: nothing in its drain file, one line saying why, exit 1
+rc=0
+"$FLEETPRINT" detect --input fleet.jsonl -q --drain-file fleet.drain >breaker.log 2>&1 || rc=$?
+[ "$rc" = 1 ] && [ ! -s fleet.drain ] || { cat breaker.log; fail "breaker: exit $rc, drain file '$(cat fleet.drain)'"; }
+grep -q "error: 4 of 20 nodes fail: more than --max-drain (5% and 2 nodes); nothing drained. Suspect the baselines, the test, or a fleet-wide change" breaker.log ||
+  { cat breaker.log; fail "no breaker line"; }
+rc=0
+"$FLEETPRINT" detect --input fleet.jsonl -q --max-drain 1 --drain-file fleet.drain >/dev/null 2>&1 || rc=$?
+[ "$rc" = 1 ] && [ -s fleet.drain ] || fail "--max-drain 1 did not switch the breaker off (exit $rc)"
+echo "ok: 4 textfiles in one folder, no series collected twice; promtool check/test rules pass; the breaker drains nothing"

@@ -15,7 +15,8 @@ echo "srun $*" >>"$WORK/calls"
 for a in "$@"; do
   [ "$prev" = --drain-file ] && [ -n "${FAKE_DRAIN:-}" ] && echo "$FAKE_DRAIN" >"$a"
   [ "$prev" = --json ] && [ -n "${FAKE_VERDICT:-}" ] &&
-    printf '{\n "run": "r",\n "verdict": "%s",\n "rule": "%s"\n}\n' "$FAKE_VERDICT" "${FAKE_RULE:-}" >"$a"
+    printf '{\n "run": "r",\n "verdict": "%s",\n "rule": "%s",\n "breaker": {\n  "tripped": %s\n }\n}\n' \
+      "$FAKE_VERDICT" "${FAKE_RULE:-}" "${FAKE_TRIPPED:-false}" >"$a"
   prev=$a
 done
 # FAKE_RC_FIRST: the first launch of a run ends so (a start-up crash)
@@ -64,6 +65,12 @@ sb 0 FP_STORE=/nonexistent/fleetprint/fleet.h5
 [ -e started ] || fail "a missing store held the job"
 grep -q 'warning: store /nonexistent/fleetprint/fleet.h5 cannot be written' log || fail "no store warning"
 ! grep -q -- '--store' calls || fail "preflight still got the unwritable store"
+
+# the circuit breaker tripped: fleetprint wrote an empty drain file; no drain, no requeue
+sb 1 FAKE_VERDICT=fail FAKE_TRIPPED=true
+[ "$(cat code)" = 1 ] && [ ! -e started ] || fail "a tripped breaker started the job"
+! grep -q 'scontrol' calls || fail "a tripped breaker drained or requeued: $(cat calls)"
+last_says 'circuit breaker: .*nothing drained, not requeued' 1
 
 sb 1 FAKE_DRAIN='n[1-2]'
 [ "$(cat code)" = 1 ] && [ ! -e started ] || fail "a failing node started the job"
