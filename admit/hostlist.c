@@ -4,6 +4,7 @@
 #include "fleetprint/mem.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -403,6 +404,38 @@ cleanup:
             free(hl->name[i]);
         hl->n = old;
     }
+    return st;
+}
+
+fp_status fp_hostlist_append_arg(fp_hostlist *hl, const char *arg, char *err, size_t errlen)
+{
+    if (arg[0] != '@')
+        return fp_hostlist_append(hl, arg, err, errlen);
+    const char *path = arg + 1;
+    bool std_in = strcmp(path, "-") == 0;
+    FILE *f = std_in ? stdin : fopen(path, "r");
+    if (!f) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s: cannot read it (%s)", path, strerror(errno));
+        return FP_EINPUT;
+    }
+    fp_status st = FP_OK;
+    char *line = NULL, msg[200];
+    size_t cap = 0;
+    for (long no = 1; st == FP_OK && getline(&line, &cap, f) >= 0; no++) {
+        line[strcspn(line, "#")] = 0;
+        st = fp_hostlist_append(hl, line, msg, sizeof msg);
+        if (st != FP_OK && err && errlen)
+            snprintf(err, errlen, "%s:%ld: %s", std_in ? "stdin" : path, no, msg);
+    }
+    if (st == FP_OK && ferror(f)) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s: read error (%s)", std_in ? "stdin" : path, strerror(errno));
+        st = FP_EINPUT;
+    }
+    free(line);
+    if (!std_in)
+        fclose(f);
     return st;
 }
 

@@ -39,13 +39,15 @@ static const fp_opt admit_opts[] = {
     {"alpha", 'a', FP_OPT_DOUBLE, offsetof(admit_cfg, alpha), "0.5",
      "weight of the DP spread; 1 - alpha weighs the PP spread"},
     {"free", 0, FP_OPT_LIST, offsetof(admit_cfg, free_nodes), NULL,
-     "hostlist of free nodes (repeatable; default: every node in the topology)"},
+     "hostlist or @FILE (@-: stdin) of free nodes (repeatable; default: every node in the "
+     "topology)"},
     {"exclude", 'x', FP_OPT_LIST, offsetof(admit_cfg, exclude), NULL,
-     "hostlist of nodes never to use (repeatable)"},
+     "hostlist or @FILE of nodes never to use (repeatable)"},
     {"fail-nodes", 0, FP_OPT_LIST, offsetof(admit_cfg, fail_nodes), NULL,
-     "hostlist of nodes failing their health verdicts: never used (repeatable)"},
+     "hostlist or @FILE of nodes failing their health verdicts: never used (repeatable)"},
     {"warn-nodes", 0, FP_OPT_LIST, offsetof(admit_cfg, warn_nodes), NULL,
-     "hostlist of warned nodes: used only when healthy nodes do not suffice (repeatable)"},
+     "hostlist or @FILE of warned nodes: used only when healthy nodes do not suffice "
+     "(repeatable)"},
     {"store", 0, FP_OPT_STRING, offsetof(admit_cfg, store), NULL,
      "also take failing and warned nodes from the detector's verdicts on the store's latest run"},
     {"tag", 0, FP_OPT_STRING, offsetof(admit_cfg, tag), NULL,
@@ -70,7 +72,7 @@ static fp_status gather(const char *opt, const fp_strlist *items, fp_hostlist **
     }
     for (int i = 0; i < items->n; i++) {
         char err[256];
-        fp_status st = fp_hostlist_append(hl, items->item[i], err, sizeof err);
+        fp_status st = fp_hostlist_append_arg(hl, items->item[i], err, sizeof err);
         if (st != FP_OK) {
             fp_error("--%s '%s': %s", opt, items->item[i], err);
             fp_hostlist_free(hl);
@@ -88,12 +90,12 @@ static fp_status health_from_options(void *ctx, fp_hostlist *fail, fp_hostlist *
     const admit_cfg *c = ctx;
     char err[256];
     for (int i = 0; i < c->fail_nodes.n; i++)
-        if (fp_hostlist_append(fail, c->fail_nodes.item[i], err, sizeof err) != FP_OK) {
+        if (fp_hostlist_append_arg(fail, c->fail_nodes.item[i], err, sizeof err) != FP_OK) {
             fp_error("--fail-nodes '%s': %s", c->fail_nodes.item[i], err);
             return FP_EUSAGE;
         }
     for (int i = 0; i < c->warn_nodes.n; i++)
-        if (fp_hostlist_append(warn, c->warn_nodes.item[i], err, sizeof err) != FP_OK) {
+        if (fp_hostlist_append_arg(warn, c->warn_nodes.item[i], err, sizeof err) != FP_OK) {
             fp_error("--warn-nodes '%s': %s", c->warn_nodes.item[i], err);
             return FP_EUSAGE;
         }

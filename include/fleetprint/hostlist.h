@@ -37,6 +37,15 @@ void fp_hostlist_free(fp_hostlist *hl);
  * FP_ENOMEM when out of memory. err may be NULL. */
 fp_status fp_hostlist_append(fp_hostlist *hl, const char *expr, char *err, size_t errlen);
 
+/* Append the hosts of a command-line argument: a hostlist expression, or
+ * "@FILE" ("@-": standard input) holding expressions separated by
+ * whitespace, commas or newlines, '#' starting a comment to the end of its
+ * line (what `scontrol show hostnames` or `sinfo -h -o %N` print, beyond the
+ * 128 KiB one argument may hold). Errors as fp_hostlist_append's, the message
+ * prefixed "FILE:LINE: " for a file; FP_EINPUT naming the file when it
+ * cannot be read. */
+fp_status fp_hostlist_append_arg(fp_hostlist *hl, const char *arg, char *err, size_t errlen);
+
 /* Convenience: a new list holding the expansion of expr (see
  * fp_hostlist_append). On error *out is NULL. */
 fp_status fp_hostlist_parse(const char *expr, fp_hostlist **out, char *err, size_t errlen);

@@ -69,6 +69,22 @@ expect_err() { # code pattern args...
   [ "$(wc -l < "$D/e.txt")" -eq 1 ] || bad "admit $*: not one line: $(cat "$D/e.txt")"
   grep -q -- "$pat" "$D/e.txt" || bad "admit $*: '$(cat "$D/e.txt")' lacks '$pat'"
 }
+
+# hostlists from files (@FILE, @- for stdin): the same answer as on the
+# command line, one name or expression a line, comments and blank lines
+{ echo "# the free nodes"; python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["nodes"]))' "$D/out.json"; echo; } >"$D/free.txt"
+"$FP" admit --topology "$D/topo.conf" --nodes 16 --free "@$D/free.txt" --json "$D/file.json" > /dev/null ||
+  bad "--free @FILE"
+"$FP" admit --topology "$D/topo.conf" --nodes 16 --free @- --json "$D/stdin.json" < "$D/free.txt" > /dev/null ||
+  bad "--free @-"
+/usr/bin/python3 - "$D/back.json" "$D/file.json" "$D/stdin.json" <<'PY' || bad "@FILE and @- differ from the expression"
+import json, sys
+a, b, c = (sorted(json.load(open(p))["nodes"]) for p in sys.argv[1:])
+assert a == b == c, (a, b, c)
+PY
+printf 'c01\nc[3-1]\n' > "$D/badfree.txt"
+expect_err 2 "badfree.txt:2: position 3: range 3-1 goes backwards" --topology "$D/topo.conf" --nodes 1 --free "@$D/badfree.txt"
+expect_err 2 "nosuch.txt: cannot read it" --topology "$D/topo.conf" --nodes 1 --exclude "@$D/nosuch.txt"
 printf 'SwitchName=s0 Nodes=n[1-2]\nSwitchName=a Switches=b\nSwitchName=b Switches=a,s0\n' > "$D/cycle.conf"
 expect_err 2 "cycle.conf:2: switches form a cycle" --topology "$D/cycle.conf" --nodes 1
 printf 'SwitchName=s0 Nodes=n[1-2]\n\n# x\nSwitchName=s0 Nodes=n3\n' > "$D/dup.conf"
@@ -94,7 +110,12 @@ expect_err 2 "no such store" --topology "$D/topo.conf" --nodes 4 --store "$D/non
 "$FP" simulate --nodes 36 --gpus-per-node 2 --seed 5 --runs 2 --faults slow-node=3 \
   --out "$D/sim.jsonl" --truth "$D/truth.json" 2>/dev/null || bad "simulate failed"
 "$FP" store ingest "$D/sim.jsonl" --store "$D/sim.h5" 2>/dev/null || bad "ingest failed"
+# 3 of 36 nodes fail: more than 5% and more than 2, so the circuit breaker
+# holds the drain by default (docs/detect.md); with it off they are drained,
+# and admit --store keeps off them either way (the verdicts still fail them)
 "$FP" detect --store "$D/sim.h5" --drain-file "$D/drain.txt" > /dev/null 2>&1
+[ ! -s "$D/drain.txt" ] || bad "the breaker did not hold the drain of 3 of 36 nodes"
+"$FP" detect --store "$D/sim.h5" --drain-file "$D/drain.txt" --max-drain 1 > /dev/null 2>&1
 [ -s "$D/drain.txt" ] || bad "detect drained nothing on a fleet with 3 slow nodes"
 # every usable node is needed: the answer must be exactly the nodes not drained
 USABLE=$((36 - $(/usr/bin/python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["faulty_nodes"]))' "$D/truth.json")))
