@@ -1,6 +1,5 @@
 /* The host device backend: CPU memory and OpenMP worker threads. On a CPU
  * cluster this is the real thing; on build machines it runs every suite. */
-#include <cblas.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -8,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "blas.h"
 #include "fleetprint/device.h"
 #include "fleetprint/timer.h"
 
@@ -33,8 +33,6 @@ static fp_status host_open(fp_device **out, int index, int threads)
     FP_CHECK_ALLOC(d);
     d->index = index;
     d->threads = threads > 0 ? threads : 1;
-    /* one device per process: the BLAS pool gets this rank's share of cores */
-    openblas_set_num_threads(d->threads);
     *out = d;
 cleanup:
     return st;
@@ -282,14 +280,16 @@ static fp_status host_gemm(fp_device *d, fp_gemm_type t, int m, int n, int k, co
     if (m < 0 || n < 0 || k < 0 || lda < (m > 1 ? m : 1) || ldb < (k > 1 ? k : 1) ||
         ldc < (m > 1 ? m : 1))
         return FP_EINTERNAL;
-    if (t == FP_GEMM_F64)
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a, lda, b, ldb, 0.0,
-                    c, ldc);
-    else if (t == FP_GEMM_F32)
-        cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, lda, b, ldb,
-                    0.0f, c, ldc);
-    else
+    if (t != FP_GEMM_F64 && t != FP_GEMM_F32)
         return FP_EUNSUPPORTED;
+    /* one device per process: the BLAS pool gets this rank's share of cores */
+    fp_status st = fp__blas_load(d->threads);
+    if (st != FP_OK)
+        return st;
+    if (t == FP_GEMM_F64)
+        fp__blas_dgemm(m, n, k, a, lda, b, ldb, c, ldc);
+    else
+        fp__blas_sgemm(m, n, k, a, lda, b, ldb, c, ldc);
     return FP_OK;
 }
 
