@@ -1,5 +1,6 @@
 #include "fleetprint/world.h"
 
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "fleetprint/log.h"
+#include "fleetprint/mem.h"
 #include "fleetprint/timer.h"
 
 enum { TAG_DIAG = 7001, TAG_CLOCK = 7002, TAG_ENDING = 7003 };
@@ -779,6 +781,7 @@ fp_status fp_world_gather_run(fp_world *w, const fp_rank_info *mine, const fp_sa
     long long *counts = NULL;
     int *bytes = NULL, *displs = NULL;
     fp_sample *all = NULL;
+    MPI_Datatype sample_type = MPI_DATATYPE_NULL;
     bool root = w->rank == 0;
     size_t size = (size_t)w->size;
     infos = calloc(size, sizeof *infos);
@@ -791,24 +794,30 @@ fp_status fp_world_gather_run(fp_world *w, const fp_rank_info *mine, const fp_sa
     long long total = 0;
     for (int r = 0; r < w->size; r++)
         total += counts[r];
-    if (total * (long long)sizeof(fp_sample) > (long long)2000000000)
-        FP_FAIL(FP_ENOMEM, "%lld samples are too many to gather in one run", total);
+    /* counts and displacements are in samples (an MPI type of one sample),
+     * not bytes: an int of bytes stopped a gather at 2 GB (7.3 M samples,
+     * about 3,000 nodes of a default preflight, bench/preflight_scale) */
+    if (total >= INT_MAX)
+        FP_FAIL(FP_ENOMEM, "%lld samples are too many to gather in one run (most: %d)", total,
+                INT_MAX - 1);
+    FP_CHECK_MPI(MPI_Type_contiguous((int)sizeof(fp_sample), MPI_BYTE, &sample_type));
+    FP_CHECK_MPI(MPI_Type_commit(&sample_type));
     if (root) {
         bytes = calloc(size, sizeof *bytes);
         displs = calloc(size, sizeof *displs);
-        all = malloc((size_t)(total ? total : 1) * sizeof *all);
+        all = fp_malloc_huge((size_t)(total ? total : 1) * sizeof *all);
         FP_CHECK_ALLOC(bytes);
         FP_CHECK_ALLOC(displs);
         FP_CHECK_ALLOC(all);
         for (int r = 0, off = 0; r < w->size; r++) {
-            bytes[r] = (int)(counts[r] * (long long)sizeof(fp_sample));
+            bytes[r] = (int)counts[r];
             displs[r] = off;
             off += bytes[r];
         }
     }
     MPI_Request req;
-    FP_CHECK_MPI(MPI_Igatherv(samples, (int)(n * sizeof *samples), MPI_BYTE, all, bytes, displs,
-                              MPI_BYTE, 0, w->comm, &req));
+    FP_CHECK_MPI(MPI_Igatherv(samples, (int)n, sample_type, all, bytes, displs, sample_type, 0,
+                              w->comm, &req));
     FP_CHECK(fp_world_wait(w, &req, 1, "gathering samples"));
     if (root) {
         FP_CHECK(fp_run_set_shape(run, w->nnodes, w->size));
@@ -820,9 +829,15 @@ fp_status fp_world_gather_run(fp_world *w, const fp_rank_info *mine, const fp_sa
             run->ranks[r].clock_offset = w->offset[r];
             run->ranks[r].clock_error = w->error[r];
         }
-        FP_CHECK(fp_run_add_many(run, all, (size_t)total));
+        /* the gathered array becomes the run's: no second copy of every sample */
+        free(run->samples);
+        run->samples = all;
+        run->nsamples = run->cap = (size_t)total;
+        all = NULL;
     }
 cleanup:
+    if (sample_type != MPI_DATATYPE_NULL)
+        MPI_Type_free(&sample_type);
     free(infos);
     free(counts);
     free(bytes);

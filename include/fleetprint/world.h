@@ -97,8 +97,9 @@ fp_status fp_world_barrier(fp_world *w, const char *what);
 fp_status fp_world_allgather(fp_world *w, const void *mine, void *all, int bytes, const char *what);
 
 /* Gather every rank's rank info and samples to rank 0, which fills run's
- * nodes, ranks and samples (run context strings are the caller's). Other
- * ranks leave run untouched. */
+ * nodes, ranks and samples (replacing any it held; run context strings are
+ * the caller's). Other ranks leave run untouched. Up to INT_MAX - 1 samples
+ * in all (FP_ENOMEM beyond). */
 fp_status fp_world_gather_run(fp_world *w, const fp_rank_info *mine, const fp_sample *samples,
                               size_t n, fp_run *run);
 
