@@ -11,6 +11,7 @@
 
 #include "fleetprint/log.h"
 #include "fleetprint/mem.h"
+#include "fleetprint/stats.h"
 #include "fleetprint/timer.h"
 
 enum { TAG_DIAG = 7001, TAG_CLOCK = 7002, TAG_ENDING = 7003 };
@@ -537,9 +538,19 @@ static fp_status check_node_names(const fp_world *w, const node_id *all)
     return FP_OK;
 }
 
+static uint64_t name_hash(const char *name)
+{
+    uint64_t h = 0;
+    for (const char *p = name; *p; p++)
+        h = fp_mix64(h ^ (unsigned char)*p);
+    return h;
+}
+
 static fp_status build_node_map(fp_world *w)
 {
     fp_status st = FP_OK;
+    int *slot = NULL;
+    size_t mask;
     node_id mine;
     memset(&mine, 0, sizeof mine);
     snprintf(mine.from, sizeof mine.from, "%s", node_identity(mine.name, sizeof mine.name));
@@ -551,16 +562,23 @@ static fp_status build_node_map(fp_world *w)
     FP_CHECK_ALLOC(w->node_names);
     FP_CHECK(fp_world_allgather(w, &mine, all, (int)sizeof mine, "start-up (node names)"));
     FP_CHECK(check_node_names(w, all));
+    /* nodes numbered in order of their first rank, found through an open
+     * addressing table of node numbers + 1: a scan of the nodes so far per
+     * rank was 800,000 x 100,000 comparisons at 100,000 nodes x 8 */
+    mask = 1;
+    while (mask < 2 * (size_t)w->size)
+        mask <<= 1;
+    slot = calloc(mask--, sizeof *slot);
+    FP_CHECK_ALLOC(slot);
     for (int r = 0; r < w->size; r++) {
-        int found = -1;
-        for (int k = 0; k < w->nnodes && found < 0; k++)
-            if (strcmp(w->node_names[k], all[r].name) == 0)
-                found = k;
-        if (found < 0) {
-            found = w->nnodes++;
-            memcpy(w->node_names[found], all[r].name, FP_NAME_MAX);
+        size_t i = name_hash(all[r].name) & mask;
+        while (slot[i] && strcmp(w->node_names[slot[i] - 1], all[r].name) != 0)
+            i = (i + 1) & mask;
+        if (!slot[i]) {
+            slot[i] = ++w->nnodes;
+            memcpy(w->node_names[slot[i] - 1], all[r].name, FP_NAME_MAX);
         }
-        w->node_of[r] = found;
+        w->node_of[r] = slot[i] - 1;
     }
     for (int r = 0; r < w->size; r++) {
         bool same = w->node_of[r] == w->node_of[w->rank];
@@ -568,6 +586,7 @@ static fp_status build_node_map(fp_world *w)
         w->local_rank += same && r < w->rank;
     }
 cleanup:
+    free(slot);
     free(all);
     return st;
 }
