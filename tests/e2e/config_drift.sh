@@ -9,10 +9,16 @@ PF=(preflight --threads 1 -t membw --array-size 1M -n 3 -w 1 --timeout 120s)
 
 expect_rc 0 mpi 8 "$FLEETPRINT" "${PF[@]}" --inject config:rank=3,kernel=5.10.0-99 \
   --json "$WORK/v.json" --drain-file "$WORK/drain.txt" --store "$WORK/s.h5" \
-  --run-json "$WORK/run.json"
+  --run-json "$WORK/run.json" --html "$WORK/p.html" --prometheus "$WORK/p.prom"
 expect_out 'warn node:n3'
 expect_out 'warn  config kernel = 5\.10\.0-99 \(fleet: .+ on 7 of 8 nodes\)'
 [ ! -s "$WORK/drain.txt" ] || fail "a kernel that differs drains nothing"
+# the drift in the HTML (a table of differing fields) and as a Prometheus info series
+grep -q '<h2>Configuration drift</h2>' "$WORK/p.html" || fail "no drift table in the HTML"
+grep -q '<td>n3</td><td>-</td><td><code>kernel</code></td><td>5.10.0-99</td>' "$WORK/p.html" ||
+  fail "the HTML drift table lacks n3's kernel"
+grep -Eq '^fleetprint_config_drift_info\{run_tag="preflight",Hostname="n3",field="kernel",value="5\.10\.0-99",expected="[^"]+",against="fleet",verdict="warn"\} 1$' \
+  "$WORK/p.prom" || fail "no fleetprint_config_drift_info series for n3's kernel"
 py - "$WORK/v.json" <<'PY'
 import json, sys
 v = json.load(open(sys.argv[1]))
