@@ -311,16 +311,11 @@ static fp_status parse_model(const json_t *m, const char *origin, int i, fp_refe
     return FP_OK;
 }
 
-fp_status fp_references_parse(const char *text, const char *origin, fp_references **out,
-                              char *err, size_t errlen)
+/* The catalog in root (which this call releases) into *out; errors as
+ * fp_references_parse. */
+static fp_status parse_root(json_t *root, const char *origin, fp_references **out, char *err,
+                            size_t errlen)
 {
-    *out = NULL;
-    json_error_t je;
-    json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
-    if (!root) {
-        snprintf(err, errlen, "%s: line %d, column %d: %s", origin, je.line, je.column, je.text);
-        return FP_EINPUT;
-    }
     static const char *const known[] = {"fleetprint_references", "models", "comment", NULL};
     const char *which = NULL;
     fp_status st = FP_OK;
@@ -363,44 +358,31 @@ fp_status fp_references_parse(const char *text, const char *origin, fp_reference
     return FP_OK;
 }
 
+fp_status fp_references_parse(const char *text, const char *origin, fp_references **out,
+                              char *err, size_t errlen)
+{
+    *out = NULL;
+    json_error_t je;
+    json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+    if (!root) {
+        snprintf(err, errlen, "%s: line %d, column %d: %s", origin, je.line, je.column, je.text);
+        return FP_EINPUT;
+    }
+    return parse_root(root, origin, out, err, errlen);
+}
+
 fp_status fp_references_load(const char *path, fp_references **out, char *err, size_t errlen)
 {
     *out = NULL;
     if (!path)
         return fp_references_parse(default_refs, "built-in references", out, err, errlen);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot open the reference catalog: %m", path);
+    json_error_t je;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    if (!root) {
+        snprintf(err, errlen, "%s: line %d, column %d: %s", path, je.line, je.column, je.text);
         return FP_EINPUT;
     }
-    char *text = NULL;
-    size_t len = 0, cap = 0;
-    bool ok = true;
-    for (;;) {
-        if (len + 4096 + 1 > cap) {
-            cap = cap ? 2 * cap : 65536;
-            char *t = cap <= (16u << 20) ? realloc(text, cap) : NULL;
-            if (!t) {
-                ok = false;
-                break;
-            }
-            text = t;
-        }
-        size_t n = fread(text + len, 1, 4096, f);
-        len += n;
-        if (n < 4096)
-            break;
-    }
-    ok = ok && !ferror(f);
-    fclose(f);
-    if (!ok || strlen(text ? (text[len] = 0, text) : "") != len) {
-        free(text);
-        snprintf(err, errlen, "%s: unreadable, larger than 16 MiB or not text", path);
-        return FP_EINPUT;
-    }
-    fp_status st = fp_references_parse(text, path, out, err, errlen);
-    free(text);
-    return st;
+    return parse_root(root, path, out, err, errlen);
 }
 
 /* ---- lookups --------------------------------------------------------------------------- */

@@ -47,9 +47,10 @@ PY
 expect_rc 2 "$FLEETPRINT" baseline export-reference --store "$WORK/s.h5" --sku "no such GPU"
 expect_out "no baselines of SKU 'no such GPU'"
 
-# a clean run of the store, judged against the exported figures alone: passes
-expect_rc 0 "$FLEETPRINT" detect --store "$WORK/s.h5" --no-baselines --references "$WORK/ref.json" \
-  --json "$WORK/clean.json"
+# a clean run of the store, judged against the exported figures: reference
+# evidence fails nothing (peers, on this shared machine, may: the exit code is theirs)
+"$FLEETPRINT" detect --store "$WORK/s.h5" --no-baselines --references "$WORK/ref.json" \
+  --json "$WORK/clean.json" > "$WORK/out" 2>&1 || [ $? = 1 ] || fail "detect: $(cat "$WORK/out")"
 py - "$WORK/clean.json" <<'PY'
 import json, sys
 v = json.load(open(sys.argv[1]))
