@@ -24,6 +24,8 @@ typedef struct detect_out {
     const char *prometheus;
     const char *explain;
     double max_drain; /* the circuit breaker's share of nodes; 0: the rules' */
+    const char *references; /* the reference catalog file; NULL: the built-in one */
+    const fp_run *previous; /* the store's previous run (configuration), or NULL */
     bool quiet;
     const char *command; /* the run_tag of a run without a tag (not an option) */
 } detect_out;
@@ -36,6 +38,7 @@ typedef struct detect_cfg {
     detect_out out;
     bool no_baselines;
     bool print_rules;
+    bool print_references;
     bool classify;
     bool contended;
 } detect_cfg;
@@ -53,7 +56,9 @@ typedef struct detect_cfg {
         {"html", 0, FP_OPT_STRING, offsetof(type, member.html), NULL,                      \
          "write an HTML page with the verdicts, link matrix and timeline to FILE"},        \
         {"prometheus", 0, FP_OPT_STRING, offsetof(type, member.prometheus), NULL,          \
-         "write a Prometheus textfile (node_exporter textfile collector) to FILE"}
+         "write a Prometheus textfile (node_exporter textfile collector) to FILE"},        \
+        {"references", 0, FP_OPT_STRING, offsetof(type, member.references), NULL,          \
+         "reference catalog (JSON; default: the built-in one, see detect --print-references)"}
 #define FP_DETECT_DRAIN_OPTS(type, member)                                                 \
     {"drain-file", 0, FP_OPT_STRING, offsetof(type, member.drain), NULL,                   \
      "write the failing nodes as a Slurm hostlist to FILE"},                               \
@@ -94,6 +99,11 @@ fp_status fp_app_write_outputs(const fp_run *run, const fp_verdicts *v, const de
 /* Load the rules file at path (NULL: the built-in rules) into *out; logs one
  * line naming the file and the field on error. */
 fp_status fp_app_load_rules(const char *path, fp_rules **out);
+
+/* The run before run in store for its configuration records: the newest
+ * stored run that started before it and had no fault injected, into *prev
+ * (fp_run_free it); FP_OK with *found false when there is none. */
+fp_status fp_app_previous_run(fp_store *store, const fp_run *run, fp_run *prev, bool *found);
 
 /* --max-drain's value: FP_OK in 0..1, else FP_EUSAGE with one line. */
 fp_status fp_app_check_max_drain(double max_drain);

@@ -1,10 +1,13 @@
-/* fleetprint baseline build: robust baselines from stored runs. */
+/* fleetprint baseline build: robust baselines from stored runs;
+ * fleetprint baseline export-reference: a reference catalog entry from them. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli.h"
+#include "fleetprint/detect.h"
 #include "fleetprint/log.h"
+#include "fleetprint/outfile.h"
 #include "fleetprint/store.h"
 
 typedef struct baseline_cfg {
@@ -15,11 +18,14 @@ typedef struct baseline_cfg {
     const char *since;
     double reject;
     double lock_timeout;
+    const char *sku;
+    const char *out;
 } baseline_cfg;
 
 static const fp_opt baseline_opts[] = {
     {"ACTION", 0, FP_OPT_POSITIONAL, offsetof(baseline_cfg, action), NULL,
-     "build (the only action: baselines from the store's runs)"},
+     "build (baselines from the store's runs) or export-reference (a reference catalog "
+     "entry from the baselines of --sku)"},
     {"store", 0, FP_OPT_STRING, offsetof(baseline_cfg, store), NULL, "the store file (HDF5)"},
     {"tag", 0, FP_OPT_STRING, offsetof(baseline_cfg, tag), NULL, "only runs with this tag"},
     {"last", 0, FP_OPT_INT, offsetof(baseline_cfg, last), NULL, "only the newest N runs"},
@@ -29,8 +35,47 @@ static const fp_opt baseline_opts[] = {
      "drop values more than K robust sigmas (1.4826 MAD) from the median; 0 keeps all"},
     {"lock-timeout", 0, FP_OPT_SECONDS, offsetof(baseline_cfg, lock_timeout), "60s",
      "how long to wait for another writer's lock"},
+    {"sku", 0, FP_OPT_STRING, offsetof(baseline_cfg, sku), NULL,
+     "export-reference: the device model (SKU) whose baselines become the catalog entry"},
+    {"out", 'o', FP_OPT_STRING, offsetof(baseline_cfg, out), "-",
+     "export-reference: write the catalog to FILE ('-': stdout)"},
     {0},
 };
+
+/* baseline export-reference: the SKU baselines of c->sku as a catalog entry. */
+static fp_status export_reference(const baseline_cfg *c)
+{
+    fp_status st = FP_OK;
+    fp_store *s = NULL;
+    fp_baselines *b = NULL;
+    fp_rules *rules = NULL;
+    char *text = NULL, err[512];
+    if (!c->store || !c->sku)
+        FP_FAIL(FP_EUSAGE, "baseline export-reference: needs --store FILE and --sku MODEL");
+    FP_CHECK(fp_store_open(&s, c->store, FP_STORE_READ, 0));
+    FP_CHECK(fp_store_load_baselines(s, &b));
+    if (fp_rules_load(NULL, &rules, err, sizeof err) != FP_OK)
+        FP_FAIL(FP_EINTERNAL, "%s", err);
+    if ((st = fp_references_from_baselines(b, rules, c->sku, c->store, &text, err, sizeof err)) !=
+        FP_OK) {
+        fp_error("%s", err);
+        goto cleanup;
+    }
+    FILE *f = fp_outfile_open(c->out, &st);
+    if (!f)
+        goto cleanup;
+    bool ok = fprintf(f, "%s\n", text) > 0;
+    FP_CHECK(fp_outfile_close(f, c->out, ok));
+    if (strcmp(c->out, "-") != 0)
+        fp_info("baseline export-reference: %s's figures from %s written to %s", c->sku, c->store,
+                c->out);
+cleanup:
+    free(text);
+    fp_rules_free(rules);
+    fp_baselines_free(b);
+    fp_store_close(s);
+    return st;
+}
 
 static fp_status baseline_run(const void *config, fp_world *world)
 {
@@ -41,8 +86,11 @@ static fp_status baseline_run(const void *config, fp_world *world)
     if (!c->action)
         FP_FAIL(FP_EUSAGE, "baseline: which action? (actions: build; usage: fleetprint baseline "
                            "build --store FILE)");
+    if (strcmp(c->action, "export-reference") == 0)
+        return export_reference(c);
     if (strcmp(c->action, "build") != 0)
-        FP_FAIL(FP_EUSAGE, "baseline: unknown action '%s' (actions: build)", c->action);
+        FP_FAIL(FP_EUSAGE, "baseline: unknown action '%s' (actions: build, export-reference)",
+                c->action);
     if (!c->store)
         FP_FAIL(FP_EUSAGE, "baseline build: which store? (--store FILE)");
     if (c->last < 0)

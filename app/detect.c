@@ -51,13 +51,21 @@ fp_status fp_app_detect_and_report(const fp_run *run, const fp_rules *rules,
                                    const char *contended)
 {
     fp_verdicts *v = NULL;
+    fp_references *refs = NULL;
+    char err[512];
     if (!contended && run->contended[0])
         contended = run->contended;
+    fp_status st = fp_references_load(o->references, &refs, err, sizeof err);
+    if (st != FP_OK) {
+        fp_error("%s", err);
+        return st;
+    }
     fp_detect_opts d = {.rules = rules, .baselines = base, .contended = contended != NULL,
                         .contended_note = contended, .explain = o->explain,
-                        .max_drain = o->max_drain};
+                        .max_drain = o->max_drain, .references = refs, .previous = o->previous};
     double t0 = fp_clock();
-    fp_status st = fp_detect(run, &d, &v);
+    st = fp_detect(run, &d, &v);
+    fp_references_free(refs);
     if (st != FP_OK)
         return st;
     double secs = fp_clock() - t0;
@@ -72,6 +80,24 @@ fp_status fp_app_detect_and_report(const fp_run *run, const fp_rules *rules,
     if (st == FP_OK)
         st = fp_verdicts_status(v);
     fp_verdicts_free(v);
+    return st;
+}
+
+fp_status fp_app_previous_run(fp_store *store, const fp_run *run, fp_run *prev, bool *found)
+{
+    fp_run_summary *rows = NULL;
+    size_t n = 0;
+    *found = false;
+    fp_status st = fp_store_list(store, &rows, &n);
+    const fp_run_summary *best = NULL;
+    for (size_t i = 0; st == FP_OK && i < n; i++)
+        if (rows[i].time < run->time && !rows[i].injected && strcmp(rows[i].id, run->id) != 0)
+            best = &rows[i];
+    if (best) {
+        st = fp_store_load_run(store, best->id, NULL, prev);
+        *found = st == FP_OK;
+    }
+    free(rows);
     return st;
 }
 
@@ -106,10 +132,37 @@ static const fp_opt detect_opts[] = {
      "that judges each"},
     {"print-rules", 0, FP_OPT_FLAG, offsetof(detect_cfg, print_rules), NULL,
      "print the default rules file and exit"},
+    {"print-references", 0, FP_OPT_FLAG, offsetof(detect_cfg, print_references), NULL,
+     "print the reference catalog (the built-in one, or --references FILE checked) and exit"},
     {"quiet", 'q', FP_OPT_FLAG, offsetof(detect_cfg, out.quiet), NULL,
      "no per-entity lines, only the verdict"},
     {0},
 };
+
+/* The catalog at path (NULL: the built-in one), checked, as its text. */
+static fp_status print_references(const char *path)
+{
+    fp_references *refs = NULL;
+    char err[512];
+    fp_status st = fp_references_load(path, &refs, err, sizeof err);
+    fp_references_free(refs);
+    if (st != FP_OK) {
+        fp_error("%s", err);
+        return st;
+    }
+    if (!path) {
+        fputs(fp_references_default_text(), stdout);
+        return FP_OK;
+    }
+    FILE *f = fopen(path, "rb");
+    char buf[4096];
+    size_t n;
+    while (f && (n = fread(buf, 1, sizeof buf, f)) > 0)
+        fwrite(buf, 1, n, stdout);
+    if (f)
+        fclose(f);
+    return f ? FP_OK : FP_EINPUT;
+}
 
 fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
 {
@@ -117,11 +170,17 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
     fp_rules *rules = NULL;
     fp_store *store = NULL;
     fp_baselines *base = NULL;
-    fp_run run;
+    fp_run run, prev;
+    bool have_prev = false;
     fp_run_init(&run);
+    fp_run_init(&prev);
     run.id[0] = 0;
     if (c->print_rules) {
         fputs(fp_rules_default_text(), stdout);
+        goto cleanup;
+    }
+    if (c->print_references) {
+        FP_CHECK(print_references(c->out.references));
         goto cleanup;
     }
     if (c->classify) {
@@ -143,6 +202,8 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
         FP_CHECK(fp_store_open(&store, c->store, FP_STORE_READ, 0));
         fp_run_free(&run);
         FP_CHECK(fp_store_load_run(store, c->run, c->tag, &run));
+        fp_run_free(&prev);
+        FP_CHECK(fp_app_previous_run(store, &run, &prev, &have_prev));
         if (!c->no_baselines) {
             FP_CHECK(fp_store_load_baselines(store, &base));
             if (fp_baselines_entity_count(base) + fp_baselines_sku_count(base) == 0) {
@@ -158,12 +219,14 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
     }
     detect_out out = c->out;
     out.command = command;
+    out.previous = have_prev ? &prev : NULL;
     st = fp_app_detect_and_report(&run, rules, base, &out, c->contended ? "--contended" : NULL);
 cleanup:
     fp_baselines_free(base);
     fp_store_close(store);
     fp_rules_free(rules);
     fp_run_free(&run);
+    fp_run_free(&prev);
     return st;
 }
 

@@ -221,6 +221,9 @@ static fp_status preflight_main(const void *config, fp_world *w)
     out.command = "preflight";
     pf_state ps = {.pc = pc, .tests = &tc, .out = &out, .t0 = t0};
     fp_run_init(&ps.hang.ctx);
+    fp_run prev, now;
+    fp_run_init(&prev);
+    fp_run_init(&now);
 
     /* inputs first, so a bad rules file or store fails before any test runs */
     fp_world_configure(w, rt->timeout, rt->verbose, rt->quiet);
@@ -237,6 +240,11 @@ static fp_status preflight_main(const void *config, fp_world *w)
             if (st == FP_OK)
                 st = fp_store_load_baselines(store, &base);
         }
+        /* the configuration records of the store's last run, to compare with */
+        bool found = false;
+        if (st == FP_OK && store)
+            st = fp_app_previous_run(store, &now, &prev, &found);
+        out.previous = found ? &prev : NULL;
     }
     st = fp_world_agree(w, st);
     if (st != FP_OK)
@@ -273,6 +281,8 @@ static fp_status preflight_main(const void *config, fp_world *w)
 cleanup:
     fp_world_on_timeout(w, NULL, NULL);
     fp_run_free(&ps.hang.ctx);
+    fp_run_free(&prev);
+    fp_run_free(&now);
     fp_baselines_free(base);
     fp_store_close(store);
     fp_rules_free(rules);

@@ -33,6 +33,7 @@ declare -A owner=(
   [comm]=core [cuda_kernels]=core [device]=core [hd]=core [inject]=core [log]=core
   [mem]=core [opts]=core [outfile]=core [progress]=core [sample]=core [stats]=core
   [status]=core [suite]=core [timer]=core [world]=core
+  [config]=core
   [kernels]=kernels [collectives]=collectives [burnin]=burnin
   [store]=fingerprint [jsonl]=fingerprint
   [detect]=detect [whatif]=whatif [trace]=whatif

@@ -151,6 +151,12 @@ static fp_status cuda_query(fp_device *d, fp_device_info *info)
     if (!nvml_driver_version(info->driver_version, sizeof info->driver_version))
         snprintf(info->driver_version, sizeof info->driver_version, "%d.%d (CUDA driver API)",
                  drv / 1000, drv % 1000 / 10);
+    snprintf(info->driver_api_version, sizeof info->driver_api_version, "%d.%d", drv / 1000,
+             drv % 1000 / 10);
+    int blas = 0;
+    if (cublasGetVersion(d->blas, &blas) == CUBLAS_STATUS_SUCCESS)
+        snprintf(info->blas_version, sizeof info->blas_version, "%d.%d.%d", blas / 10000,
+                 blas / 100 % 100, blas % 100);
     int nccl = 0;
     if (ncclGetVersion(&nccl) == ncclSuccess)
         snprintf(info->nccl_version, sizeof info->nccl_version, "%d.%d.%d", nccl / 10000,

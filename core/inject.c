@@ -6,11 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fleetprint/config.h"
 #include "fleetprint/log.h"
 #include "fleetprint/timer.h"
 
 static const char *const kind_names[FP_INJ_KIND_COUNT] = {"slow",    "link",    "hang",
-                                                          "crash",   "bitflip", "corrupt"};
+                                                          "crash",   "bitflip", "corrupt",
+                                                          "config"};
 
 /* Which keys each kind takes, and which it needs. */
 typedef struct {
@@ -24,6 +26,7 @@ static const keyset kind_keys[FP_INJ_KIND_COUNT] = {
     [FP_INJ_CRASH] = {"rank after", "rank"},
     [FP_INJ_BITFLIP] = {"rank at", "rank"},
     [FP_INJ_CORRUPT] = {"rank", "rank"},
+    [FP_INJ_CONFIG] = {"rank", "rank"}, /* and one configuration field: config_key() */
 };
 
 static bool word_in(const char *word, size_t len, const char *list)
@@ -62,6 +65,25 @@ __attribute__((format(printf, 4, 5))) static fp_status spec_err(char *err, size_
 
 #define SPEC_ERR(...) return spec_err(err, len, spec, __VA_ARGS__)
 
+/* A config spec's FIELD=VALUE into in: a field of the record (config.h), once,
+ * with a value that describes back into the same spec. */
+static fp_status config_key(const char *spec, fp_injection *in, const char *key, const char *val,
+                            char *err, size_t len)
+{
+    if (!fp_cfg_field_known(key))
+        SPEC_ERR("unknown key '%s' for config (takes rank= and one configuration field: %s)",
+                 key, fp_cfg_field_list());
+    if (in->field[0])
+        SPEC_ERR("config sets one field, not '%s' and '%s'", in->field, key);
+    if (strlen(key) >= sizeof in->field || strlen(val) >= sizeof in->value || !val[0] ||
+        strpbrk(val, ";="))
+        SPEC_ERR("bad %s '%s' (1 to %zu characters, no ';' or '=')", key, val,
+                 sizeof in->value - 1);
+    snprintf(in->field, sizeof in->field, "%s", key);
+    snprintf(in->value, sizeof in->value, "%s", val);
+    return FP_OK;
+}
+
 static fp_status parse_one(const char *spec, fp_injection *out, char *err, size_t len)
 {
     const char *colon = strchr(spec, ':');
@@ -71,8 +93,8 @@ static fp_status parse_one(const char *spec, fp_injection *out, char *err, size_
         if (strlen(kind_names[k]) == klen && strncmp(spec, kind_names[k], klen) == 0)
             kind = k;
     if (kind < 0)
-        SPEC_ERR("unknown kind '%.*s' (slow, link, hang, crash, bitflip, corrupt)", (int)klen,
-                 spec);
+        SPEC_ERR("unknown kind '%.*s' (slow, link, hang, crash, bitflip, corrupt, config)",
+                 (int)klen, spec);
     fp_injection in = {.kind = (fp_inject_kind)kind, .rank = -1, .rank_b = -1, .factor = 1};
     char seen[64] = "";
     char buf[256];
@@ -86,6 +108,12 @@ static fp_status parse_one(const char *spec, fp_injection *out, char *err, size_
             SPEC_ERR("expected key=value, got '%s'", kv);
         *eq = 0;
         const char *key = kv, *val = eq + 1;
+        if (kind == FP_INJ_CONFIG && strcmp(key, "rank") != 0) {
+            fp_status cst = config_key(spec, &in, key, val, err, len);
+            if (cst != FP_OK)
+                return cst;
+            continue;
+        }
         if (!word_in(key, strlen(key), kind_keys[kind].allowed))
             SPEC_ERR("unknown key '%s' for %s (takes: %s)", key, kind_names[kind],
                      kind_keys[kind].allowed);
@@ -121,6 +149,8 @@ static fp_status parse_one(const char *spec, fp_injection *out, char *err, size_
             SPEC_ERR("missing %.*s=", (int)n, p);
         p += n + (p[n] == ' ');
     }
+    if (kind == FP_INJ_CONFIG && !in.field[0])
+        SPEC_ERR("missing the field to set (config:rank=R,FIELD=VALUE)");
     *out = in;
     return FP_OK;
 }
@@ -226,6 +256,8 @@ void fp_inject_describe(const fp_inject_set *s, char *buf, size_t len)
             break;
         if (in->kind == FP_INJ_LINK)
             m = snprintf(buf + n, len - n, "ranks=%d-%d", in->rank, in->rank_b);
+        else if (in->kind == FP_INJ_CONFIG)
+            m = snprintf(buf + n, len - n, "rank=%d,%s=%s", in->rank, in->field, in->value);
         else
             m = snprintf(buf + n, len - n, "rank=%d", in->rank);
         n += m > 0 ? (size_t)m : 0;

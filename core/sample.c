@@ -264,7 +264,22 @@ void fp_run_free(fp_run *run)
     free(run->nodes);
     free(run->ranks);
     free(run->samples);
+    free(run->config);
     memset(run, 0, sizeof *run);
+}
+
+fp_status fp_run_set_config(fp_run *run, const fp_cfg_item *items, size_t n)
+{
+    fp_status st = FP_OK;
+    fp_cfg_item *copy = malloc((n ? n : 1) * sizeof *copy);
+    FP_CHECK_ALLOC(copy);
+    if (n)
+        memcpy(copy, items, n * sizeof *copy);
+    free(run->config);
+    run->config = copy;
+    run->nconfig = n;
+cleanup:
+    return st;
 }
 
 fp_status fp_run_set_shape(fp_run *run, int nnodes, int nranks)

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fleetprint/config.h"
 #include "fleetprint/log.h"
 #include "fleetprint/suite.h"
 #include "fleetprint/timer.h"
@@ -357,6 +358,10 @@ fp_status fp_ctx_gather(fp_ctx *ctx, const char *tag, fp_run *run)
     snprintf(mine.pci_bus, sizeof mine.pci_bus, "%s", ctx->dev_info.pci_bus);
     fp_status st = fp_world_gather_run(ctx->world, &mine, ctx->local->samples,
                                        ctx->local->nsamples, run);
+    /* the configuration record: the node's and, off the host backend, the device's */
+    if (st == FP_OK)
+        st = fp_cfg_gather(ctx->world, ctx->dev_ops == &fp_device_host ? NULL : &ctx->dev_info,
+                           ctx->inject, run);
     if (st != FP_OK || ctx->rank != 0)
         return st;
     fp_ctx_describe_run(ctx, tag, run);

@@ -36,8 +36,9 @@ const char *fp_verdict_name(fp_verdict v)
 
 const char *fp_evidence_name(fp_evidence e)
 {
-    static const char *const names[] = {"peers", "drift", "fleet", "value",
-                                        "missing", "links", "gpus", "late"};
+    static const char *const names[] = {"peers",   "drift", "fleet", "value",
+                                        "missing", "links", "gpus",  "late",
+                                        "config",  "reference"};
     return (unsigned)e < FP_EV_COUNT ? names[e] : "?";
 }
 
@@ -104,6 +105,8 @@ static fp_status assemble(eng *g, fp_verdicts *out)
     out->nreasons = g->nreasons;
     out->blind = g->blind, out->nblind = g->nblind;
     g->blind = NULL;
+    out->drift = g->drift, out->ndrift = g->ndrift;
+    g->drift = NULL;
 cleanup:
     free(slot_of_owner);
     free(count);
@@ -205,6 +208,8 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     g.contended = opts->contended;
     g.contended_note = opts->contended_note;
     g.explain = opts->explain;
+    g.refs = opts->references;
+    g.previous = opts->previous;
     uint32_t *by_key = NULL, *key_first = NULL, *grp = NULL, *grp_first = NULL;
     double *buf = NULL;
     window_score *ws = NULL;
@@ -286,8 +291,10 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     if (g.base)
         FP_CHECK(base_finish(&bj, &g));
     fp__det_release(&g);
+    FP_CHECK(fp__det_judge_reference(&g, buf));
     FP_CHECK(fp__det_judge_missing(&g, key_first, by_key));
     FP_CHECK(fp__det_demarcate(&g));
+    FP_CHECK(fp__det_judge_config(&g));
     v = calloc(1, sizeof *v);
     FP_CHECK_ALLOC(v);
     FP_CHECK(assemble(&g, v));
@@ -320,6 +327,16 @@ const fp_blind_spot *fp_verdicts_blind(const fp_verdicts *v, size_t i)
     return i < v->nblind ? &v->blind[i] : NULL;
 }
 
+size_t fp_verdicts_drift_count(const fp_verdicts *v)
+{
+    return v->ndrift;
+}
+
+const fp_config_drift *fp_verdicts_drift(const fp_verdicts *v, size_t i)
+{
+    return i < v->ndrift ? &v->drift[i] : NULL;
+}
+
 void fp_verdicts_free(fp_verdicts *v)
 {
     if (!v)
@@ -327,6 +344,7 @@ void fp_verdicts_free(fp_verdicts *v)
     free(v->ents);
     free(v->reasons);
     free(v->blind);
+    free(v->drift);
     free(v->node_names);
     free(v->fail_nodes);
     free(v->warn_nodes);

@@ -35,6 +35,15 @@ typedef struct fp_rule_class {
     double contended_warn, contended_fail, contended_z;
 } fp_rule_class;
 
+/* The "config" section: glob patterns over configuration field names, per
+ * verdict (fail, warn, and pass: informational); the first list whose
+ * pattern matches a field decides, a field none matches is not judged. */
+#define FP_CFG_PATTERNS 32
+typedef struct fp_config_rules {
+    int n[3];
+    char item[3][FP_CFG_PATTERNS][32];
+} fp_config_rules;
+
 /* An absolute value rule: a value above max (or below min) is a verdict. */
 typedef struct fp_value_rule {
     char name[32];
@@ -62,6 +71,8 @@ struct fp_rules {
     int nclasses, nvalues;
     fp_rule_class classes[FP_RULE_CLASSES];
     fp_value_rule values[FP_RULE_CLASSES];
+    fp_config_rules config;   /* which configuration fields fail, warn, inform */
+    double reference_warn, reference_fail; /* how far below a catalog figure */
 };
 
 /* First value rule / class whose patterns match key (NULL: none). */
@@ -83,6 +94,8 @@ struct fp_verdicts {
     fp_blind_spot *blind;
     size_t nblind;
     fp_breaker breaker;
+    fp_config_drift *drift;
+    size_t ndrift;
 };
 
 /* ---- the engine's state (engine.c, evidence.c, demarcate.c, detect.c) ------------------ */
@@ -188,6 +201,10 @@ typedef struct eng {
     fp_verdict *ent_v; /* NULL, or where entity verdicts go instead of ents[].v
                           (the baseline thread's copy of the engine) */
     fp_verdict *node_v;
+    const fp_references *refs;  /* NULL: no reference evidence */
+    const fp_run *previous;     /* NULL: no configuration record to compare with */
+    fp_config_drift *drift;     /* configuration drift found (config.c) */
+    size_t ndrift, drift_cap;
 } eng;
 
 /* Per-window judgement of one series against a centre and scale. */
@@ -233,6 +250,19 @@ fp_status fp__det_judge_peers(eng *g, const key_info *k, const uint32_t *sers, s
                               double *buf, window_score *ws);
 fp_status fp__det_judge_baselines(eng *g, window_score *ws);
 void fp__det_release(eng *g);
+
+/* config.c: the "config" section of the rules, and configuration drift (after
+ * demarcation: it raises node verdicts) */
+struct json_t;
+fp_status fp__rules_parse_config(const struct json_t *root, const char *origin, fp_rules *r,
+                                 char *err, size_t errlen);
+fp_status fp__det_judge_config(eng *g);
+
+/* reference.c: the "reference" section of the rules, and reference evidence
+ * (before demarcation, like every series' evidence) */
+fp_status fp__rules_parse_reference(const struct json_t *root, const char *origin, fp_rules *r,
+                                    char *err, size_t errlen);
+fp_status fp__det_judge_reference(eng *g, double *buf);
 
 /* demarcate.c: missing results, demarcation, late ranks */
 fp_status fp__det_judge_missing(eng *g, const uint32_t *key_first, const uint32_t *by_key);

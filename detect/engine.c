@@ -502,5 +502,6 @@ void fp__det_free(eng *g)
     free(g->reasons);
     free(g->blind);
     free(g->node_v);
+    free(g->drift);
 }
 

@@ -23,6 +23,13 @@ static const char default_rules[] =
     "  \"contended\": {\"warn\": 0.3, \"fail\": 0.6},\n"
     "  \"baselines\": {\"min_runs\": 3, \"prior_runs\": 3, \"noisy\": 0.03},\n"
     "  \"breaker\": {\"max_drain\": 0.05, \"max_nodes\": 2},\n"
+    "  \"config\": {\"fail\": [\"ecc_mode\", \"pcie_gen\", \"pcie_width\", \"power_limit\"],\n"
+    "             \"warn\": [\"driver_version\", \"cuda_runtime\", \"cuda_driver\", \"nccl_version\",\n"
+    "                      \"cublas_version\", \"vbios\", \"gpu_name\", \"mig_mode\",\n"
+    "                      \"persistence_mode\", \"compute_mode\", \"kernel\", \"mpi_version\",\n"
+    "                      \"ib_rate.*\"],\n"
+    "             \"info\": [\"*\"]},\n"
+    "  \"reference\": {\"warn\": 0.15, \"fail\": 0.3},\n"
     "  \"classes\": [\n"
     "    {\"name\": \"late-rank\", \"match\": [\"collectives.*.late_rank*\"],\n"
     "     \"mode\": \"late\", \"warn\": 0.3, \"fail\": 0.5},\n"
@@ -298,7 +305,8 @@ static const char *const known_top[] = {"fleetprint_rules", "min_peers",  "persi
                                         "scale_floor",      "node_links", "node_gpus",
                                         "missing",          "classes",    "values",
                                         "contended",        "baselines",  "breaker",
-                                        "comment",          NULL};
+                                        "comment",          "config",     "reference",
+                                        NULL};
 
 static fp_status parse_rules(const json_t *root, const char *origin, fp_rules *r, char *err,
                              size_t errlen)
@@ -404,6 +412,11 @@ static fp_status parse_rules(const json_t *root, const char *origin, fp_rules *r
             return bad(err, errlen, origin, "breaker.max_nodes", "expected an integer >= 0");
         r->breaker_max_nodes = (int)mn;
     }
+    fp_status day1 = fp__rules_parse_config(root, origin, r, err, errlen);
+    if (day1 == FP_OK)
+        day1 = fp__rules_parse_reference(root, origin, r, err, errlen);
+    if (day1 != FP_OK)
+        return day1;
     const json_t *cls = json_object_get(root, "classes");
     if (!json_is_array(cls) || json_array_size(cls) == 0 ||
         json_array_size(cls) > FP_RULE_CLASSES)

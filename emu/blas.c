@@ -135,6 +135,15 @@ cublasStatus_t cublasDestroy_v2(cublasHandle_t h)
     return CUBLAS_STATUS_SUCCESS;
 }
 
+/* The version of the headers it was built with: the cuBLAS it stands in for. */
+cublasStatus_t cublasGetVersion_v2(cublasHandle_t h, int *version)
+{
+    if (!h || !version)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    *version = CUBLAS_VERSION;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
 cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t s)
 {
     h->stream = s;

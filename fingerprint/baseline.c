@@ -854,6 +854,16 @@ const fp_baseline *fp_baselines_sku(const fp_baselines *b, const char *key, cons
                   fp__strmap_find(&b->skus, sku, strlen(sku)));
 }
 
+const fp_baseline *fp_baselines_sku_row(const fp_baselines *b, size_t i, const char **key,
+                                        const char **sku)
+{
+    if (i >= b->nsrows)
+        return NULL;
+    *key = fp__strmap_str(&b->keys, b->srows[i].key);
+    *sku = fp__strmap_str(&b->skus, b->srows[i].who);
+    return &b->srows[i].b;
+}
+
 size_t fp_baselines_entity_count(const fp_baselines *b)
 {
     return b->nerows;

@@ -4,6 +4,7 @@
 #include "fleetprint/jsonl.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <math.h>
 #include <string.h>
 
@@ -26,6 +27,36 @@ json_t *fp_json_sample(const fp_sample *s)
     json_object_set_new(j, "value", isfinite(s->value) ? json_real(s->value) : json_null());
     json_object_set_new(j, "t", json_real(s->t_start));
     return j;
+}
+
+/* The configuration record as [{"entity": "node:n0" | "gpu:n0/1", "fields":
+ * {"kernel": "6.8.0", ...}}, ...], one object per node and device in the
+ * order their first field was recorded. */
+static json_t *config_json(const fp_run *run)
+{
+    json_t *list = json_array();
+    bool *done = calloc(run->nconfig, sizeof *done);
+    for (size_t i = 0; done && i < run->nconfig; i++) {
+        if (done[i])
+            continue;
+        const fp_cfg_item *a = &run->config[i];
+        const char *node = a->node >= 0 && a->node < run->nnodes ? run->nodes[a->node] : "";
+        fp_entity e = a->dev < 0 ? fp_entity_node(node) : fp_entity_gpu(node, a->dev);
+        char ent[2 * FP_NAME_MAX + 32];
+        json_t *o = json_object(), *f = json_object();
+        json_object_set_new(o, "entity", json_string(fp_entity_format(&e, ent, sizeof ent)));
+        for (size_t k = i; k < run->nconfig; k++) {
+            const fp_cfg_item *b = &run->config[k];
+            if (done[k] || b->node != a->node || b->dev != a->dev)
+                continue;
+            done[k] = true;
+            json_object_set_new(f, b->field, json_string(b->value));
+        }
+        json_object_set_new(o, "fields", f);
+        json_array_append_new(list, o);
+    }
+    free(done);
+    return list;
 }
 
 json_t *fp_json_context(const fp_run *run)
@@ -58,6 +89,8 @@ json_t *fp_json_context(const fp_run *run)
         json_array_append_new(ranks, o);
     }
     json_object_set_new(j, "ranks", ranks);
+    if (run->nconfig)
+        json_object_set_new(j, "config", config_json(run));
     return j;
 }
 
@@ -125,6 +158,63 @@ fp_status fp_json_parse_sample(const json_t *j, fp_sample *out, char *err, size_
     return FP_OK;
 }
 
+/* "config" (config_json's form) into run->config; absent: none (older runs). */
+static fp_status parse_config(const json_t *cfg, fp_run *run, char *err, size_t errlen)
+{
+    if (!cfg)
+        return FP_OK;
+    if (!json_is_array(cfg))
+        BAD("config");
+    size_t n = 0, k = 0;
+    for (size_t i = 0; i < json_array_size(cfg); i++) {
+        const json_t *f = json_object_get(json_array_get(cfg, i), "fields");
+        n += json_is_object(f) ? json_object_size(f) : 0;
+    }
+    fp_cfg_item *items = calloc(n ? n : 1, sizeof *items);
+    if (!items) {
+        snprintf(err, errlen, "out of memory for %zu configuration fields", n);
+        return FP_ENOMEM;
+    }
+    fp_status st = FP_OK;
+    for (size_t i = 0; st == FP_OK && i < json_array_size(cfg); i++) {
+        const json_t *o = json_array_get(cfg, i), *f = json_object_get(o, "fields");
+        char text[2 * FP_NAME_MAX + 32];
+        fp_entity e;
+        int node = -1;
+        if (!json_is_object(o) || !json_is_object(f) ||
+            !get_str(o, "entity", text, sizeof text, true) || !fp_entity_parse(text, &e) ||
+            (e.kind != FP_ENT_NODE && e.kind != FP_ENT_GPU) ||
+            (node = fp_run_node_index(run, e.node)) < 0) {
+            snprintf(err, errlen, "field 'config[%zu]' malformed: expected {\"entity\": "
+                     "\"node:N\" or \"gpu:N/D\" of the run's nodes, \"fields\": {...}}", i);
+            st = FP_EINPUT;
+            break;
+        }
+        const char *name;
+        const json_t *v;
+        json_object_foreach((json_t *)f, name, v) {
+            fp_cfg_item *it = &items[k];
+            if (!json_is_string(v) || strlen(name) >= sizeof it->field || !name[0] ||
+                json_string_length(v) >= sizeof it->value) {
+                snprintf(err, errlen, "field 'config[%zu].fields.%.32s' malformed: a string "
+                         "(names < %zu, values < %zu bytes)", i, name, sizeof it->field,
+                         sizeof it->value);
+                st = FP_EINPUT;
+                break;
+            }
+            it->node = node;
+            it->dev = e.kind == FP_ENT_GPU ? e.dev : -1;
+            snprintf(it->field, sizeof it->field, "%s", name);
+            snprintf(it->value, sizeof it->value, "%s", json_string_value(v));
+            k++;
+        }
+    }
+    if (st == FP_OK)
+        st = fp_run_set_config(run, items, k);
+    free(items);
+    return st;
+}
+
 fp_status fp_json_parse_context(const json_t *j, fp_run *run, char *err, size_t errlen)
 {
     if (!json_is_object(j))
@@ -173,5 +263,5 @@ fp_status fp_json_parse_context(const json_t *j, fp_run *run, char *err, size_t 
         ri->local_rank = (int)lr;
         ri->dev = (int)dev;
     }
-    return FP_OK;
+    return parse_config(json_object_get(j, "config"), run, err, errlen);
 }

@@ -16,7 +16,11 @@ fp_status fp__run_copy_context(fp_run *dst, const fp_run *src)
     dst->nodes = NULL;
     dst->ranks = NULL;
     dst->nnodes = dst->nranks = 0;
+    dst->config = NULL;
+    dst->nconfig = 0;
     fp_status st = fp_run_set_shape(dst, src->nnodes, src->nranks);
+    if (st == FP_OK && src->nconfig)
+        st = fp_run_set_config(dst, src->config, src->nconfig);
     if (st != FP_OK)
         return st;
     if (src->nnodes)

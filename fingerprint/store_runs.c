@@ -34,13 +34,13 @@ typedef struct rank_rec {
 
 /* Build the memory (native, padded) or file (little-endian, packed) compound
  * type for one of the record kinds below. */
-typedef enum { REC_ROW, REC_METRIC, REC_RANK } rec_kind;
+typedef enum { REC_ROW, REC_METRIC, REC_RANK, REC_CONFIG } rec_kind;
 
 static hid_t rec_type(rec_kind kind, bool file)
 {
     hid_t t = H5I_INVALID_HID, s16 = fp__h5_str_type(16), s24 = fp__h5_str_type(24),
           s32 = fp__h5_str_type(32), s48 = fp__h5_str_type(48),
-          s64 = fp__h5_str_type(FP_NAME_MAX);
+          s64 = fp__h5_str_type(FP_NAME_MAX), s96 = fp__h5_str_type(96);
     hid_t u8 = file ? H5T_STD_U8LE : H5T_NATIVE_UINT8, u32 = file ? H5T_STD_U32LE : H5T_NATIVE_UINT32,
           i32 = file ? H5T_STD_I32LE : H5T_NATIVE_INT32, u64 = file ? H5T_STD_U64LE : H5T_NATIVE_UINT64,
           f64 = file ? H5T_IEEE_F64LE : H5T_NATIVE_DOUBLE;
@@ -80,6 +80,13 @@ static hid_t rec_type(rec_kind kind, bool file)
         FIELD("uuid", s48, HOFFSET(rank_rec, uuid), 48);
         FIELD("pci_bus", s24, HOFFSET(rank_rec, pci_bus), 24);
         break;
+    case REC_CONFIG: /* the configuration record: one row per field (fp_cfg_item) */
+        t = H5Tcreate(H5T_COMPOUND, file ? 8 + 32 + 96 : sizeof(fp_cfg_item));
+        FIELD("node", i32, HOFFSET(fp_cfg_item, node), 4);
+        FIELD("dev", i32, HOFFSET(fp_cfg_item, dev), 4);
+        FIELD("field", s32, HOFFSET(fp_cfg_item, field), 32);
+        FIELD("value", s96, HOFFSET(fp_cfg_item, value), 96);
+        break;
     }
 #undef FIELD
     H5Tclose(s16);
@@ -87,6 +94,7 @@ static hid_t rec_type(rec_kind kind, bool file)
     H5Tclose(s32);
     H5Tclose(s48);
     H5Tclose(s64);
+    H5Tclose(s96);
     if (!ok && t >= 0) {
         H5Tclose(t);
         t = H5I_INVALID_HID;
@@ -136,6 +144,15 @@ static fp_status write_run(hid_t runs, const fp__runtab *t)
     H5Tclose(ft);
     H5Tclose(mt);
     ft = mt = H5I_INVALID_HID;
+
+    if (c->nconfig) { /* runs without a record (older versions) have no table */
+        FP_CHECK_H5(ft = rec_type(REC_CONFIG, true));
+        FP_CHECK_H5(mt = rec_type(REC_CONFIG, false));
+        FP_CHECK(fp__h5_write_table(g, "config", ft, mt, c->config, c->nconfig));
+        H5Tclose(ft);
+        H5Tclose(mt);
+        ft = mt = H5I_INVALID_HID;
+    }
 
     FP_CHECK(fp__h5_write_strings(g, "entities", &t->entities));
 
@@ -525,6 +542,28 @@ fp_status fp__store_read_runtab(fp_store *s, const char *id, fp__runtab *t)
         memcpy(ri->pci_bus, rr[r].pci_bus, sizeof ri->pci_bus);
         ri->model[sizeof ri->model - 1] = ri->uuid[sizeof ri->uuid - 1] = 0;
         ri->pci_bus[sizeof ri->pci_bus - 1] = 0;
+    }
+
+    if (H5Lexists(g, "config", H5P_DEFAULT) > 0) { /* absent in older runs */
+        fp_cfg_item *items = NULL;
+        size_t ni = 0;
+        FP_CHECK_H5(mt = rec_type(REC_CONFIG, false));
+        st = fp__h5_read_table(g, "config", mt, sizeof *items, (void **)&items, &ni);
+        H5Tclose(mt);
+        mt = H5I_INVALID_HID;
+        for (size_t i = 0; st == FP_OK && i < ni; i++) {
+            items[i].field[sizeof items[i].field - 1] = items[i].value[sizeof items[i].value - 1] = 0;
+            if (items[i].node < 0 || (size_t)items[i].node >= nn)
+                st = FP_EINPUT;
+        }
+        if (st == FP_EINPUT)
+            fp_error("%s: run %s: a configuration row names a node out of range (corrupt)",
+                     s->path, id);
+        if (st == FP_OK)
+            st = fp_run_set_config(&t->ctx, items, ni);
+        free(items);
+        if (st != FP_OK)
+            goto cleanup;
     }
 
     FP_CHECK(fp__h5_read_strings(g, "entities", &t->entities));

@@ -351,6 +351,45 @@ static void blind_spots(FILE *f, const fp_verdicts *v)
     fputs("</p>\n", f);
 }
 
+/* Configuration drift: one row per differing field (node, device, field,
+ * its value, what it was compared with, verdict), at most 50, fails first. */
+static void drift_table(FILE *f, const fp_verdicts *v)
+{
+    size_t n = fp_verdicts_drift_count(v), shown = 0;
+    if (!n)
+        return;
+    fprintf(f, "<h2>Configuration drift</h2>\n<table><tr><th>node</th><th>gpu</th><th>field</th>"
+               "<th>value</th><th>expected</th><th>against</th><th>verdict</th></tr>\n");
+    static const fp_verdict order[] = {FP_FAIL, FP_WARN, FP_PASS};
+    for (size_t o = 0; o < 3; o++)
+        for (size_t i = 0; i < n && shown < 50; i++) {
+            const fp_config_drift *d = fp_verdicts_drift(v, i);
+            if (d->verdict != order[o])
+                continue;
+            shown++;
+            fputs("<tr><td>", f);
+            esc(f, d->node);
+            fputs(d->dev >= 0 ? "</td><td>" : "</td><td>-", f);
+            if (d->dev >= 0)
+                fprintf(f, "%d", d->dev);
+            fputs("</td><td><code>", f);
+            esc(f, d->field);
+            fputs("</code></td><td>", f);
+            esc(f, d->value);
+            fputs("</td><td>", f);
+            esc(f, d->expected);
+            fputs("</td><td>", f);
+            esc(f, d->against);
+            if (strcmp(d->against, "fleet") == 0)
+                fprintf(f, " (%d of %d)", d->count, d->total);
+            fprintf(f, "</td><td class=\"%s\">%s</td></tr>\n", fp_verdict_name(d->verdict),
+                    d->verdict == FP_PASS ? "info" : fp_verdict_name(d->verdict));
+        }
+    fputs("</table>\n", f);
+    if (n > shown)
+        fprintf(f, "<p>+%zu more (--json lists every reason)</p>\n", n - shown);
+}
+
 /* The first screen: the verdict, the node counts, the drain/exclude list and
  * the other failing entities by name, then the blind spots. */
 static void summary(FILE *f, const fp_verdicts *v)
@@ -509,6 +548,8 @@ fp_status fp_report_html(const fp_run *run, const fp_verdicts *v, const char *pa
     fputs("</p>\n", f);
     if (v)
         verdict_table(f, v);
+    if (v)
+        drift_table(f, v);
     fputs("<h2>Link matrix</h2>\n", f);
     link_matrix(f, run, v);
     fputs("<h2>Burn-in throughput per device</h2>\n", f);

@@ -357,6 +357,39 @@ static void verdicts(FILE *f, const fp_run *run, const fp_verdicts *v, const cha
     }
 }
 
+/* Configuration drift as info series: one per differing field, 1, its
+ * labels saying what differs (node and device as the verdicts label them). */
+static void drift_series(FILE *f, const fp_verdicts *v, const char *tag)
+{
+    size_t n = fp_verdicts_drift_count(v);
+    if (!n)
+        return;
+    fputs("# HELP fleetprint_config_drift_info A configuration field that differs from its "
+          "SKU's majority, its own max, ECC on or its previous run (labels: field, value, "
+          "expected, against, verdict); always 1.\n"
+          "# TYPE fleetprint_config_drift_info gauge\n",
+          f);
+    for (size_t i = 0; i < n; i++) {
+        const fp_config_drift *d = fp_verdicts_drift(v, i);
+        char labels[1024], num[16];
+        size_t at = 0;
+        labels[0] = 0;
+        put_label(labels, sizeof labels, &at, "run_tag", tag);
+        put_label(labels, sizeof labels, &at, "Hostname", d->node);
+        if (d->dev >= 0) {
+            snprintf(num, sizeof num, "%d", d->dev);
+            put_label(labels, sizeof labels, &at, "gpu", num);
+        }
+        put_label(labels, sizeof labels, &at, "field", d->field);
+        put_label(labels, sizeof labels, &at, "value", d->value);
+        put_label(labels, sizeof labels, &at, "expected", d->expected);
+        put_label(labels, sizeof labels, &at, "against", d->against);
+        put_label(labels, sizeof labels, &at, "verdict",
+                  d->verdict == FP_PASS ? "info" : fp_verdict_name(d->verdict));
+        fprintf(f, "fleetprint_config_drift_info{%s} 1\n", labels);
+    }
+}
+
 /* ---- the run as a whole ------------------------------------------------------------ */
 
 /* The value of fleetprint_last_success_timestamp_seconds{run_tag="tag"} in
@@ -447,5 +480,7 @@ fp_status fp_report_prometheus(const fp_run *run, const fp_verdicts *v, const ch
     st = values(f, run, tag);
     if (v)
         verdicts(f, run, v, tag);
+    if (v)
+        drift_series(f, v, tag);
     return fp_status_worst(st, fp_outfile_close(f, path, st == FP_OK));
 }

@@ -33,6 +33,10 @@ static int expected_text(const fp_reason *r, char *buf, size_t len)
 
 static void print_reason(FILE *out, const fp_reason *r)
 {
+    if (r->evidence == FP_EV_CONFIG) { /* "config driver_version = 550.54 (fleet: ...)" */
+        fprintf(out, "    %-5s config %s = %s\n", fp_verdict_name(r->verdict), r->key, r->note);
+        return;
+    }
     fprintf(out, "    %-5s %-7s %s", fp_verdict_name(r->verdict), fp_evidence_name(r->evidence),
             r->key[0] ? r->key : "-");
     if (r->evidence == FP_EV_MISSING) {

@@ -59,10 +59,13 @@ typedef enum fp_evidence {
     FP_EV_LINKS,   /* the node is slow with most of its link partners */
     FP_EV_GPUS,    /* the node has failing devices */
     FP_EV_LATE,    /* the rank arrives late at collectives */
+    FP_EV_CONFIG,  /* the node's configuration record against its SKU's majority */
+    FP_EV_REFERENCE, /* against the reference catalog's figure for the device model */
     FP_EV_COUNT
 } fp_evidence;
 
-/* "peers", "drift", "fleet", "value", "missing", "links", "gpus", "late". */
+/* "peers", "drift", "fleet", "value", "missing", "links", "gpus", "late",
+ * "config", "reference". */
 const char *fp_evidence_name(fp_evidence e);
 
 /* Why an entity is not a plain pass. deviation is the fraction worse than
@@ -95,6 +98,66 @@ typedef struct fp_entity_verdict {
 
 typedef struct fp_verdicts fp_verdicts;
 
+/* ---- the reference catalog ------------------------------------------------------------
+ * Expected figures per device model, each with its source (a vendor
+ * specification, a measured run with date and commit, or a fleet's
+ * baselines): docs/references.md. The built-in catalog is JSON text in the
+ * binary (detect/references.c; docs/references.json is its copy). */
+typedef struct fp_references fp_references;
+
+/* The built-in catalog, as JSON text. */
+const char *fp_references_default_text(void);
+
+/* Parse a catalog from JSON text; origin names it in messages. On bad input
+ * FP_EINPUT with one line naming origin and the field
+ * ("refs.json: models[1].figures[0].value: expected a number > 0"); *out
+ * NULL. The caller frees *out with fp_references_free. */
+fp_status fp_references_parse(const char *text, const char *origin, fp_references **out,
+                              char *err, size_t errlen);
+
+/* Load a catalog file, or the built-in catalog when path is NULL. Errors as
+ * fp_references_parse (an unreadable file is FP_EINPUT). */
+fp_status fp_references_load(const char *path, fp_references **out, char *err, size_t errlen);
+
+void fp_references_free(fp_references *refs);
+
+/* The expected value of metric key (fp_sample_key) on device model, with
+ * its catalog model's name and source in words ("measured 2026-11-23 at
+ * 0d2aaf3"), or false when the catalog has no figure for it. A figure
+ * applies to the keys of its metric (suite.test.metric) whose size is at
+ * least its min_size. */
+bool fp_references_find(const fp_references *refs, const char *model, const char *key,
+                        double *value, const char **name, const char **source);
+
+/* A catalog entry for sku from a store's baselines: its SKU baselines'
+ * summaries (the best of each run, median over runs) or medians, each with
+ * source {"kind": "baseline", ...} naming origin (the store), the date the
+ * baselines were built and the runs behind the figure. Keys of a rule class
+ * that is ignored or per-call (late, absolute) are left out. *text is new
+ * JSON text (a whole catalog, fp_references_parse reads it) the caller frees.
+ * FP_EINPUT when no baseline of sku exists, naming the SKUs that do. */
+fp_status fp_references_from_baselines(const fp_baselines *b, const fp_rules *rules,
+                                       const char *sku, const char *origin, char **text,
+                                       char *err, size_t errlen);
+
+/* ---- configuration drift, as judged (fp_detect with the run's records) ------------- */
+
+typedef struct fp_config_drift {
+    char node[FP_NAME_MAX];
+    int dev;               /* -1: a field of the node */
+    char field[32];
+    char value[96];        /* the node's (device's) value */
+    char expected[96];     /* the majority's, its own max, or its previous run's */
+    char against[16];      /* "fleet", "max", "ecc", "previous" */
+    int count, total;      /* fleet: the majority's share of its SKU's records */
+    double since;          /* previous: the previous run's start (Unix time) */
+    fp_verdict verdict;    /* pass: informational */
+} fp_config_drift;
+
+/* The differing fields of the run's configuration records, in node order. */
+size_t fp_verdicts_drift_count(const fp_verdicts *v);
+const fp_config_drift *fp_verdicts_drift(const fp_verdicts *v, size_t i);
+
 typedef struct fp_detect_opts {
     const fp_rules *rules;            /* required */
     const fp_baselines *baselines;    /* NULL: peer evidence only */
@@ -110,6 +173,11 @@ typedef struct fp_detect_opts {
     /* The circuit breaker's share of the run's nodes (0..1], overriding the
      * rules' "breaker.max_drain"; 0: the rules' (fp_verdicts_breaker). */
     double max_drain;
+    /* The reference catalog (reference evidence), or NULL: none. */
+    const fp_references *references;
+    /* The store's previous run (its configuration records), or NULL: the
+     * records are compared with the run's majority only. */
+    const fp_run *previous;
 } fp_detect_opts;
 
 /* The verdicts of a run that timed out: the nodes of the ranks that never

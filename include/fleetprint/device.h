@@ -45,6 +45,8 @@ typedef struct fp_device_info {
     char driver_version[32];   /* NVML's ("580.159.04"), else "13.0 (CUDA driver API)" */
     char nccl_version[32];     /* the NCCL the cuda backend links, "" on the host */
     bool emulated;             /* an emulated device (fpemu, FLEETPRINT_EMU builds) */
+    char driver_api_version[32]; /* cudaDriverGetVersion's ("13.0"), "" on the host */
+    char blas_version[32];     /* the cuBLAS the cuda backend links ("13.1.0"), "" on the host */
 } fp_device_info;
 
 /* The digest of n elements of es bytes (4 float, 8 double) at c, host

@@ -8,6 +8,8 @@
  *   crash:rank=R[,after=T]           R dies at T
  *   bitflip:rank=R[,at=T]            one bit of R's compute results flips, from T on
  *   corrupt:rank=R                   R's collective results are perturbed
+ *   config:rank=R,FIELD=VALUE        R reports VALUE for configuration field FIELD
+ *                                    (a field of its node or of its device; config.h)
  * Times are seconds since the run started (suffixes ms, s, m). */
 #include <stdbool.h>
 #include <stddef.h>
@@ -22,6 +24,7 @@ typedef enum fp_inject_kind {
     FP_INJ_CRASH,
     FP_INJ_BITFLIP,
     FP_INJ_CORRUPT,
+    FP_INJ_CONFIG,
     FP_INJ_KIND_COUNT
 } fp_inject_kind;
 
@@ -31,6 +34,8 @@ typedef struct fp_injection {
     int rank_b;      /* endpoint B of a link, else -1 */
     double factor;   /* slow, link; 1 otherwise */
     double after;    /* seconds since start when it begins (after=, at=) */
+    char field[32];  /* config: the field rank reports ... */
+    char value[96];  /* ... and the value it reports */
 } fp_injection;
 
 typedef struct fp_inject_set {

@@ -89,6 +89,16 @@ typedef struct fp_rank_info {
     char pci_bus[24];
 } fp_rank_info;
 
+/* One field of a node's or a device's configuration record (what
+ * fleetprint/config.h collects: kernel, driver, power limit, PCIe link...).
+ * A field the platform lacks has no item: absent, never zero. */
+typedef struct fp_cfg_item {
+    int32_t node;    /* index into fp_run.nodes */
+    int32_t dev;     /* device index on the node; -1: a field of the node */
+    char field[32];  /* "kernel", "driver_version", "ib_rate.mlx5_0/1", ... */
+    char value[96];
+} fp_cfg_item;
+
 typedef struct fp_run {
     char id[48];               /* unique: UTC time + random suffix */
     char tag[32];              /* nightly, preflight, ci, ... */
@@ -116,6 +126,8 @@ typedef struct fp_run {
     fp_sample *samples;
     size_t nsamples;
     size_t cap;
+    fp_cfg_item *config;        /* the configuration records of its nodes and devices */
+    size_t nconfig;             /* (0: none recorded, as in runs of older versions) */
 } fp_run;
 
 /* The run context's text fields besides id, in one list for every format
@@ -133,6 +145,8 @@ void fp_run_free(fp_run *run);
 fp_status fp_run_set_shape(fp_run *run, int nnodes, int nranks);
 /* Append one sample (copied). */
 fp_status fp_run_add(fp_run *run, const fp_sample *s);
+/* Replace run's configuration records by a copy of items[0..n). */
+fp_status fp_run_set_config(fp_run *run, const fp_cfg_item *items, size_t n);
 /* Append n samples (copied). */
 fp_status fp_run_add_many(fp_run *run, const fp_sample *s, size_t n);
 /* Index of a node name in run->nodes, or -1. */

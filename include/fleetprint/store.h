@@ -206,6 +206,11 @@ uint32_t fp_baselines_key_id(const fp_baselines *b, const char *key);
 uint32_t fp_baselines_entity_id(const fp_baselines *b, const char *entity);
 const fp_baseline *fp_baselines_entity_at(const fp_baselines *b, uint32_t key, uint32_t entity);
 
+/* The i-th per-SKU baseline (i < fp_baselines_sku_count), with its metric
+ * key and SKU (strings owned by b); NULL past the end. */
+const fp_baseline *fp_baselines_sku_row(const fp_baselines *b, size_t i, const char **key,
+                                        const char **sku);
+
 /* Number of rows of each kind, and when the baselines were built (Unix time). */
 size_t fp_baselines_entity_count(const fp_baselines *b);
 size_t fp_baselines_sku_count(const fp_baselines *b);

@@ -219,3 +219,100 @@ nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
     set->registered = 0;
     return OK;
 }
+
+/* ---- the configuration record's entry points (core/config.c): an H100-like
+ * set-up, the same on every node -- the tests inject what differs ------------ */
+
+nvmlReturn_t nvmlSystemGetDriverVersion(char *out, unsigned len);
+nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *v);
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *out, unsigned len);
+nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t d, char *out, unsigned len);
+nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t d, int *current, int *pending);
+nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t d, int *mode);
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned *current, unsigned *pending);
+nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t d, unsigned *mw);
+nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t d, unsigned *mw);
+nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t d, int type, unsigned *mhz);
+nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t d, int *mode);
+
+static nvmlReturn_t text(char *out, unsigned len, const char *s)
+{
+    if (!inited)
+        return NOT_INIT;
+    if (!out || strlen(s) + 1 > len)
+        return INVALID;
+    memcpy(out, s, strlen(s) + 1);
+    return OK;
+}
+
+nvmlReturn_t nvmlSystemGetDriverVersion(char *out, unsigned len)
+{
+    return text(out, len, "580.159.04");
+}
+
+nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *v)
+{
+    *v = 13000;
+    return inited ? OK : NOT_INIT;
+}
+
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *out, unsigned len)
+{
+    (void)d;
+    return text(out, len, "Emulated GPU (fpemu)");
+}
+
+nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t d, char *out, unsigned len)
+{
+    (void)d;
+    return text(out, len, "96.00.99.00.01");
+}
+
+nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t d, int *current, int *pending)
+{
+    (void)d;
+    *current = *pending = 1;
+    return inited ? OK : NOT_INIT;
+}
+
+nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t d, int *mode)
+{
+    (void)d;
+    *mode = 1;
+    return inited ? OK : NOT_INIT;
+}
+
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned *current, unsigned *pending)
+{
+    (void)d;
+    *current = *pending = 0;
+    return inited ? OK : NOT_INIT;
+}
+
+nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t d, unsigned *mw)
+{
+    (void)d;
+    *mw = 700000;
+    return inited ? OK : NOT_INIT;
+}
+
+nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t d, unsigned *mw)
+{
+    (void)d;
+    *mw = 700000;
+    return inited ? OK : NOT_INIT;
+}
+
+nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t d, int type, unsigned *mhz)
+{
+    (void)d;
+    *mhz = type == 2 ? 2619 : 1980; /* memory, graphics */
+    return inited ? OK : NOT_INIT;
+}
+
+nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t d, int *mode)
+{
+    (void)d;
+    *mode = 0;
+    return inited ? OK : NOT_INIT;
+}
