@@ -88,9 +88,17 @@ fp_status fp__det_judge_reference(eng *g, double *buf)
             continue;
         double loss = k->rep->better == FP_BETTER_HIGHER ? 1 - v / expected : v / expected - 1;
         bool floor_only = fleet_judges(g, k, ei->sku);
-        fp_verdict verdict = loss >= r->reference_fail                 ? FP_FAIL
-                             : loss >= r->reference_warn && !floor_only ? FP_WARN
-                                                                        : FP_PASS;
+        /* on shared cores a healthy device's summary can read far off (the
+         * other ranks held its core): the rules' contended thresholds, as
+         * peer evidence takes them */
+        double warn = r->reference_warn, fail = r->reference_fail;
+        if (g->contended) {
+            warn = warn > r->contended_warn ? warn : r->contended_warn;
+            fail = fail > r->contended_fail ? fail : r->contended_fail;
+        }
+        fp_verdict verdict = loss >= fail                 ? FP_FAIL
+                             : loss >= warn && !floor_only ? FP_WARN
+                                                           : FP_PASS;
         fp__det_set_ent_verdict(g, se->ent, verdict);
         if (verdict == FP_PASS && !ei->explain)
             continue;

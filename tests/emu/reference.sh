@@ -1,15 +1,41 @@
 #!/bin/bash
-# Everything equally slow: 8 emulated GPUs, every rank 3x slow, no store. Peers
+# Everything equally slow: 8 emulated GPUs, every rank 4x slow, no store. Peers
 # cannot see it (they are all alike) and there is no baseline; the reference
-# catalog (tests/data/references-emu.json) fails every device, and each
-# verdict names the reference and its source. 8 of 8 failing trips the
-# circuit breaker (nothing drained); --max-drain 1 drains them all.
+# catalog fails every device, and each verdict names the reference and its
+# source. The catalog is measured here first (a clean run's median): an
+# emulated GPU is as fast as the machine that emulates it, so no fixed figure
+# holds on every CI machine. 8 of 8
+# failing trips the circuit breaker (nothing drained); --max-drain 1 drains
+# them all. On 8 ranks sharing 2 cores the reference uses the contended
+# thresholds (fail 60% below): a healthy device there read up to 48% below
+# its peers, a 3x slow one 56-67% below the figure, a 4x slow one ~75%.
 . "$FP_TESTS/emu/common.sh"
-cat_=$FP_TESTS/data/references-emu.json
-PF=(preflight -t membw -t allreduce -n 3 -w 1 -b 4K -e 16K --array-size 256K --timeout 60s
-    --references "$cat_")
-slow=(); for r in 0 1 2 3 4 5 6 7; do slow+=(--inject "slow:rank=$r,factor=3"); done
+PF=(preflight -t membw -t allreduce -n 3 -w 1 -b 4K -e 16K --array-size 256K --timeout 60s)
+sku="Emulated GPU (fpemu)"
 
+# the catalog: the median membw of the devices of a clean run of this machine
+# (emulated runs never become baselines, so not through export-reference)
+rc=0
+emu 8 nccl "${PF[@]}" --run-json "$WORK/cal.json" >"$WORK/cal.out" 2>&1 || rc=$?
+[ "$rc" -le 1 ] || { cat "$WORK/cal.out"; fail "calibration run exited $rc"; }
+py - "$WORK/cal.json" "$sku" >"$WORK/cat.json" <<'PY'
+import json, statistics, sys
+run, sku = json.load(open(sys.argv[1])), sys.argv[2]
+figs = []
+for m in ("triad_bw", "copy_bw"):
+    v = [s["value"] for s in run["samples"] if s["test"] == "membw" and s["metric"] == m
+         and s["iter"] == -1]
+    assert len(v) == 8, (m, v)
+    figs.append({"metric": "kernels.membw." + m, "min_size": 262144,
+                 "value": statistics.median(v), "unit": "GB/s"})
+print(json.dumps({"fleetprint_references": 1, "models": [{
+    "name": sku, "match": [sku], "figures": figs,
+    "source": {"kind": "measured", "date": "today", "commit": "this build",
+               "where": "a clean run of this test"}}]}))
+PY
+PF+=(--references "$WORK/cat.json")
+
+slow=(); for r in 0 1 2 3 4 5 6 7; do slow+=(--inject "slow:rank=$r,factor=4"); done
 expect_rc 1 emu 8 nccl "${PF[@]}" "${slow[@]}" --json "$WORK/v.json" --drain-file "$WORK/drain.txt"
 no_crash
 py - "$WORK/v.json" <<'PY'
@@ -22,8 +48,8 @@ for e in gpus:
     refs = [r for r in e["reasons"] if r["evidence"] == "reference" and r["verdict"] == "fail"]
     assert refs, (e["entity"], e["reasons"])
     for r in refs:
-        assert "reference Emulated GPU (fpemu), measured 2026-11-26 at ee29bbf" in r["note"], r
-        assert r["value"] < 0.7 * r["expected"], r
+        assert r["note"].startswith("reference Emulated GPU (fpemu), measured today"), r
+        assert r["value"] < 0.4 * r["expected"], r
     peers = [r for r in e["reasons"] if r["evidence"] == "peers" and r["verdict"] == "fail"
              and r["metric"].startswith("kernels.membw")]
     assert not peers, peers
@@ -34,8 +60,11 @@ PY
 expect_rc 1 emu 8 nccl "${PF[@]}" "${slow[@]}" --max-drain 1 --drain-file "$WORK/drain.txt"
 [ "$(cat "$WORK/drain.txt")" = "n[0-7]" ] || fail "drain: '$(cat "$WORK/drain.txt")', want n[0-7]"
 
-# the same catalog on a clean run: no reference fail
-expect_rc 0 emu 8 nccl "${PF[@]}" --json "$WORK/clean.json"
+# the same catalog on a clean run: no reference fail (whatever the peers say
+# of a run on shared cores)
+rc=0
+emu 8 nccl "${PF[@]}" --json "$WORK/clean.json" >"$WORK/out" 2>&1 || rc=$?
+[ "$rc" -le 1 ] || { cat "$WORK/out"; fail "clean run exited $rc"; }
 py - "$WORK/clean.json" <<'PY'
 import json, sys
 v = json.load(open(sys.argv[1]))
@@ -43,4 +72,4 @@ bad = [(e["entity"], r["metric"], r["value"], r["expected"]) for e in v["entitie
        for r in e["reasons"] if r["evidence"] == "reference" and r["verdict"] == "fail"]
 assert not bad, bad
 PY
-echo "reference evidence: 3x slow everywhere fails every device; clean passes"
+echo "reference evidence: 4x slow everywhere fails every device; clean passes"
