@@ -57,6 +57,7 @@ struct fp_rules {
     int base_min_runs;      /* fewer runs behind an entity baseline: no drift evidence */
     double base_prior_runs; /* weight (in runs) of the SKU's spread in an entity's */
     double base_noisy;      /* a baseline spread above this: judged on windows only */
+    fp_history_rule history; /* repeat offenders (history.c) */
     int nclasses, nvalues;
     fp_rule_class classes[FP_RULE_CLASSES];
     fp_value_rule values[FP_RULE_CLASSES];
@@ -80,6 +81,14 @@ struct fp_verdicts {
     size_t nnodes;
     fp_blind_spot *blind;
     size_t nblind;
+    /* history (history.c): whether it was read, the offenders, and the
+     * verdicts before it (NULL when history changed none) */
+    bool history;
+    int hist_k, hist_n;
+    size_t hist_runs;
+    fp_offender *offenders;
+    size_t noffenders;
+    fp_verdict *own;
 };
 
 /* ---- the engine's state (engine.c, evidence.c, demarcate.c, detect.c) ------------------ */
@@ -230,6 +239,25 @@ fp_status fp__det_judge_peers(eng *g, const key_info *k, const uint32_t *sers, s
                               double *buf, window_score *ws);
 fp_status fp__det_judge_baselines(eng *g, window_score *ws);
 void fp__det_release(eng *g);
+
+/* history.c: repeat offenders, after demarcation and before assembly; what
+ * it found goes into the assembled verdicts by fp__det_history_finish */
+typedef struct det_offender {
+    uint32_t owner;     /* node index, or nnodes + entity id */
+    fp_verdict own;
+    int bad, judged;
+    double first, last;
+} det_offender;
+typedef struct det_history {
+    det_offender *off;
+    size_t n, cap;
+    fp_verdict *node_own, *ent_own; /* verdicts before history */
+    bool changed;
+} det_history;
+fp_status fp__det_judge_history(eng *g, const fp_history *h, det_history *out);
+fp_status fp__det_history_finish(const eng *g, const fp_history *h, det_history *d,
+                                 fp_verdicts *v);
+void fp__det_history_free(det_history *d);
 
 /* demarcate.c: missing results, demarcation, late ranks */
 fp_status fp__det_judge_missing(eng *g, const uint32_t *key_first, const uint32_t *by_key);

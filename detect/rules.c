@@ -21,6 +21,7 @@ static const char default_rules[] =
     "  \"missing\": \"fail\",\n"
     "  \"contended\": {\"warn\": 0.3, \"fail\": 0.6},\n"
     "  \"baselines\": {\"min_runs\": 3, \"prior_runs\": 3, \"noisy\": 0.03},\n"
+    "  \"history\": {\"k\": 3, \"n\": 5, \"runs\": 100, \"tag\": \"\"},\n"
     "  \"classes\": [\n"
     "    {\"name\": \"late-rank\", \"match\": [\"collectives.*.late_rank*\"],\n"
     "     \"mode\": \"late\", \"warn\": 0.3, \"fail\": 0.5},\n"
@@ -292,11 +293,50 @@ static fp_status parse_value_rule(const json_t *c, int i, const char *origin, fp
     return FP_OK;
 }
 
+/* "history": {"k": K, "n": N, "runs": R, "tag": T}: repeat offenders fail or
+ * warn in K of their last N judged runs, read from the newest R stored runs
+ * (0: no history), of tag T ("": any); absent fields keep the defaults. */
+static fp_status parse_history(const json_t *p, const char *origin, fp_history_rule *out,
+                               char *err, size_t errlen)
+{
+    static const char *const known[] = {"k", "n", "runs", "tag", "comment", NULL};
+    double k = 3, n = 5, runs = 100;
+    *out = (fp_history_rule){.k = 3, .n = 5, .runs = 100};
+    if (!p)
+        return FP_OK;
+    if (!json_is_object(p))
+        return bad(err, errlen, origin, "history", "expected an object");
+    fp_status st = check_fields(p, known, "history", origin, err, errlen);
+    if (st != FP_OK)
+        return st;
+    if (!get_number(p, "k", &k, 1, 1e6, NULL) || k != (int)k)
+        return bad(err, errlen, origin, "history.k", "expected an integer >= 1");
+    if (!get_number(p, "n", &n, 1, 1e6, NULL) || n != (int)n || n < k)
+        return bad(err, errlen, origin, "history.n", "expected an integer >= k");
+    if (!get_number(p, "runs", &runs, 0, 1e9, NULL) || runs != (int)runs)
+        return bad(err, errlen, origin, "history.runs",
+                   "expected an integer >= 0 (0: no history)");
+    const json_t *tag = json_object_get(p, "tag");
+    if (tag && (!json_is_string(tag) || strlen(json_string_value(tag)) >= sizeof out->tag))
+        return bad(err, errlen, origin, "history.tag", "expected a string (< 32 bytes)");
+    out->k = (int)k;
+    out->n = (int)n;
+    out->runs = (int)runs;
+    snprintf(out->tag, sizeof out->tag, "%s", tag ? json_string_value(tag) : "");
+    return FP_OK;
+}
+
+fp_history_rule fp_rules_history(const fp_rules *r)
+{
+    return r->history;
+}
+
 static const char *const known_top[] = {"fleetprint_rules", "min_peers",  "persistence",
                                         "scale_floor",      "node_links", "node_gpus",
                                         "missing",          "classes",    "values",
                                         "contended",        "baselines",
-                                        "comment",          NULL};
+                                        "history",          "comment",
+                                        NULL};
 
 static fp_status parse_rules(const json_t *root, const char *origin, fp_rules *r, char *err,
                              size_t errlen)
@@ -390,6 +430,10 @@ static fp_status parse_rules(const json_t *root, const char *origin, fp_rules *r
         if (!get_number(p, "noisy", &r->base_noisy, 0, 1, NULL))
             return bad(err, errlen, origin, "baselines.noisy", "expected a fraction in 0..1");
     }
+    fp_status hist = parse_history(json_object_get(root, "history"), origin, &r->history, err,
+                                   errlen);
+    if (hist != FP_OK)
+        return hist;
     const json_t *cls = json_object_get(root, "classes");
     if (!json_is_array(cls) || json_array_size(cls) == 0 ||
         json_array_size(cls) > FP_RULE_CLASSES)
