@@ -357,6 +357,49 @@ static void verdicts(FILE *f, const fp_run *run, const fp_verdicts *v, const cha
     }
 }
 
+/* Repeat offenders, when the run was judged with history:
+ * fleetprint_node_repeat_offender{run_tag, Hostname} 0 or 1 for every judged
+ * node (1: it, or one of its devices, ranks or intra-node links, failed or
+ * warned in k of its last n judged runs), and fleetprint_repeat_offender with
+ * the entity's labels, 1 for each offending entity. */
+static void offenders(FILE *f, const fp_run *run, const fp_verdicts *v, const char *tag)
+{
+    if (!fp_verdicts_history(v, NULL, NULL, NULL))
+        return;
+    char labels[640];
+    size_t at;
+    fputs("# HELP fleetprint_node_repeat_offender 1 when the node or one of its devices, ranks "
+          "or intra-node links failed or warned in k of its last n judged runs (detect's "
+          "history; docs/detect.md), else 0.\n"
+          "# TYPE fleetprint_node_repeat_offender gauge\n",
+          f);
+    for (size_t i = 0; i < fp_verdicts_node_count(v); i++) {
+        const fp_entity_verdict *ev = fp_verdicts_get(v, i);
+        at = 0;
+        labels[0] = 0;
+        put_label(labels, sizeof labels, &at, "run_tag", tag);
+        put_label(labels, sizeof labels, &at, "Hostname", ev->entity.node);
+        fprintf(f, "fleetprint_node_repeat_offender{%s} %d\n", labels,
+                fp_verdicts_node_offends(v, ev->entity.node));
+    }
+    if (!fp_verdicts_offender_count(v))
+        return;
+    fputs("# HELP fleetprint_repeat_offender 1 for each entity (node, device, rank, link) that "
+          "failed or warned in k of its last n judged runs.\n"
+          "# TYPE fleetprint_repeat_offender gauge\n",
+          f);
+    for (size_t i = 0; i < fp_verdicts_offender_count(v); i++) {
+        const fp_offender *o = fp_verdicts_offender(v, i);
+        at = 0;
+        labels[0] = 0;
+        put_label(labels, sizeof labels, &at, "run_tag", tag);
+        put_label(labels, sizeof labels, &at, "kind",
+                  fp_entity_kind_name(fp_verdicts_get(v, o->entity)->entity.kind));
+        entity_labels(labels, sizeof labels, &at, run, &fp_verdicts_get(v, o->entity)->entity);
+        fprintf(f, "fleetprint_repeat_offender{%s} 1\n", labels);
+    }
+}
+
 /* ---- the run as a whole ------------------------------------------------------------ */
 
 /* The value of fleetprint_last_success_timestamp_seconds{run_tag="tag"} in
@@ -436,5 +479,7 @@ fp_status fp_report_prometheus(const fp_run *run, const fp_verdicts *v, const ch
     st = values(f, run, tag);
     if (v)
         verdicts(f, run, v, tag);
+    if (v)
+        offenders(f, run, v, tag);
     return fp_status_worst(st, fp_outfile_close(f, path, st == FP_OK));
 }
