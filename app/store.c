@@ -45,12 +45,13 @@ static const fp_opt store_opts[] = {
 };
 
 /* ENTITY of store history in canonical text into buf: node:n3, gpu:n3/1,
- * link:n2~n6, rank:5@n1, or a bare node name. False when it is neither. */
+ * link:n2~n6, or a bare node name. False when it is none of them. */
 static bool entity_text(const char *arg, char *buf, size_t len)
 {
     fp_entity e;
     if (strchr(arg, ':')) {
-        if (!fp_entity_parse(arg, &e) || e.kind == FP_ENT_GROUP)
+        /* history follows hardware: a rank's verdict is its node's */
+        if (!fp_entity_parse(arg, &e) || e.kind == FP_ENT_GROUP || e.kind == FP_ENT_RANK)
             return false;
     } else if (fp_node_name_ok(arg)) {
         e = fp_entity_node(arg);
@@ -72,8 +73,8 @@ static fp_status store_history(const store_cfg *c)
     fp_history_entry *list = NULL;
     char ent[2 * FP_NAME_MAX + 32], err[512];
     if (!c->a.arg || !entity_text(c->a.arg, ent, sizeof ent))
-        FP_FAIL(FP_EUSAGE, "store history: '%s' is not an entity (node:n3, gpu:n3/1, link:n2~n6, "
-                           "rank:5@n1, or a node name)", c->a.arg ? c->a.arg : "");
+        FP_FAIL(FP_EUSAGE, "store history: '%s' is not a node, device or link (node:n3, gpu:n3/1, "
+                           "link:n2~n6, or a node name)", c->a.arg ? c->a.arg : "");
     if (c->last < 0)
         FP_FAIL(FP_EUSAGE, "store history: --last %d: expected N >= 0", c->last);
     if (fp_rules_load(c->rules, &rules, err, sizeof err) != FP_OK)

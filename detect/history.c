@@ -1,6 +1,6 @@
-/* History evidence: repeat offenders. After demarcation, every node and every
- * other entity of the run is looked up in the history of the runs judged
- * before this one (fleetprint/history.h); one that failed or warned in at
+/* History evidence: repeat offenders. After demarcation, every node, device and
+ * link of the run is looked up in the history of the runs judged before this
+ * one (fleetprint/history.h); one that failed or warned in at
  * least k of its last n judged runs gets a reason of evidence "history" and
  * is raised to at least warn -- never to fail by history alone, and never
  * lowered. The verdicts before history are kept, so that what a run stores
@@ -103,17 +103,18 @@ fp_status fp__det_judge_history(eng *g, const fp_history *h, det_history *d)
     }
     for (size_t e = 0; e < g->nents; e++) {
         ent_info *ei = &g->ents[e];
-        if (ei->kind == FP_ENT_NODE)
-            continue; /* judged as its node above */
+        /* a node is judged above; a rank's warn is its node's (rank numbers
+         * change from job to job), and a group is no hardware */
+        if (ei->kind == FP_ENT_NODE || ei->kind == FP_ENT_RANK || ei->kind == FP_ENT_GROUP)
+            continue;
         fp_entity_format(ei->e, text, sizeof text);
         FP_CHECK(judge_one(g, h, d, (uint32_t)(nn + e), text, d->ent_own[e], &hit));
         if (!hit)
             continue;
         ei->v = raised(ei->v);
-        /* as demarcation rolls a device's, rank's or intra-node link's verdict
-         * up to its node */
-        bool inside = ei->kind == FP_ENT_GPU || ei->kind == FP_ENT_RANK ||
-                      (ei->kind == FP_ENT_LINK && ei->node == ei->peer);
+        /* as demarcation rolls a device's or intra-node link's verdict up to
+         * its node */
+        bool inside = ei->kind == FP_ENT_GPU || (ei->kind == FP_ENT_LINK && ei->node == ei->peer);
         if (inside && ei->node >= 0) {
             fp_verdict before = g->node_v[ei->node];
             g->node_v[ei->node] = fp__det_worse(before, FP_WARN);
@@ -210,7 +211,7 @@ bool fp_verdicts_node_offends(const fp_verdicts *v, const char *node)
 {
     for (size_t i = 0; i < v->noffenders; i++) {
         const fp_entity *e = &v->ents[v->offenders[i].entity].entity;
-        bool inside = e->kind == FP_ENT_NODE || e->kind == FP_ENT_GPU || e->kind == FP_ENT_RANK ||
+        bool inside = e->kind == FP_ENT_NODE || e->kind == FP_ENT_GPU ||
                       (e->kind == FP_ENT_LINK && strcmp(e->peer, e->node) == 0);
         if (inside && strcmp(e->node, node) == 0)
             return true;

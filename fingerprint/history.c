@@ -4,6 +4,7 @@
  * that copies the run into a new partition with them; and the history read
  * back: the judged runs of a store in memory, each entity's verdicts over
  * time and the k-of-n test for repeat offenders. Layout: docs/store.md. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -60,28 +61,15 @@ static hid_t judged_type(bool file)
 {
     hid_t se = fp__h5_str_type(FP_JUDGED_ENTITY), sr = fp__h5_str_type(FP_JUDGED_REASON);
     hid_t u8 = file ? H5T_STD_U8LE : H5T_NATIVE_UINT8;
-    hid_t t = H5Tcreate(H5T_COMPOUND, file ? FP_JUDGED_ENTITY + 2 + FP_JUDGED_REASON
-                                           : sizeof(fp_judged));
-    bool ok = t >= 0 && se >= 0 && sr >= 0;
-    size_t off = 0;
-#define FIELD(name, type, memoff, size)                                                    \
-    do {                                                                                   \
-        ok = ok && H5Tinsert(t, name, file ? off : (memoff), type) >= 0;                   \
-        off += (size);                                                                     \
-    } while (0)
-    FIELD("entity", se, HOFFSET(fp_judged, entity), FP_JUDGED_ENTITY);
-    FIELD("verdict", u8, HOFFSET(fp_judged, verdict), 1);
-    FIELD("offender", u8, HOFFSET(fp_judged, offender), 1);
-    FIELD("reason", sr, HOFFSET(fp_judged, reason), FP_JUDGED_REASON);
-#undef FIELD
-    if (se >= 0)
-        H5Tclose(se);
-    if (sr >= 0)
-        H5Tclose(sr);
-    if (!ok && t >= 0) {
-        H5Tclose(t);
-        t = H5I_INVALID_HID;
-    }
+    const fp__h5_member m[] = {
+        {"entity", se, offsetof(fp_judged, entity), FP_JUDGED_ENTITY},
+        {"verdict", u8, offsetof(fp_judged, verdict), 1},
+        {"offender", u8, offsetof(fp_judged, offender), 1},
+        {"reason", sr, offsetof(fp_judged, reason), FP_JUDGED_REASON},
+    };
+    hid_t t = fp__h5_compound(m, sizeof m / sizeof m[0], sizeof(fp_judged), file);
+    fp__h5_close(se);
+    fp__h5_close(sr);
     return t;
 }
 
@@ -103,14 +91,10 @@ fp_status fp__store_write_verdicts(hid_t runs, const char *id, const fp_run_verd
     FP_CHECK(fp__h5_attr_double(ds, "recorded", (double)time(NULL)));
     FP_CHECK(fp__h5_attr_str(ds, "by", by));
 cleanup:
-    if (ds >= 0)
-        H5Dclose(ds);
-    if (mt >= 0)
-        H5Tclose(mt);
-    if (ft >= 0)
-        H5Tclose(ft);
-    if (g >= 0)
-        H5Gclose(g);
+    fp__h5_close(ds);
+    fp__h5_close(mt);
+    fp__h5_close(ft);
+    fp__h5_close(g);
     return st;
 }
 
@@ -143,8 +127,7 @@ static fp_status read_verdicts(hid_t part, const char *id, fp_run_verdicts *out,
     rows = NULL;
 cleanup:
     free(rows);
-    if (mt >= 0)
-        H5Tclose(mt);
+    fp__h5_close(mt);
     return st;
 }
 
@@ -177,8 +160,7 @@ fp_status fp_store_load_verdicts(fp_store *s, const char *id, fp_run_verdicts *o
     FP_CHECK(fp__store_open_part(s, s->cat[k].file, id, &part));
     FP_CHECK(read_verdicts(part, id, out, found));
 cleanup:
-    if (part >= 0)
-        H5Fclose(part);
+    fp__h5_close(part);
     return st;
 }
 
@@ -237,10 +219,9 @@ fp_status fp_store_record_verdicts(fp_store *s, const char *id, const fp_run_ver
     snprintf(obj, sizeof obj, "runs/%s", id);
     FP_CHECK_H5(H5Ocopy(src, obj, runs, id, H5P_DEFAULT, H5P_DEFAULT));
     FP_CHECK(fp__store_write_verdicts(runs, id, v, "detect --record"));
-    H5Gclose(runs);
-    runs = H5I_INVALID_HID;
-    H5Fclose(src);
-    src = H5I_INVALID_HID;
+    fp__h5_close(runs);
+    fp__h5_close(src);
+    runs = src = H5I_INVALID_HID;
     st = fp__store_part_finish(s, dst, name);
     dst = H5I_INVALID_HID;
     FP_CHECK(st);
@@ -254,12 +235,9 @@ fp_status fp_store_record_verdicts(fp_store *s, const char *id, const fp_run_ver
     if (nkeep)
         FP_CHECK(fp__store_copy_into_part(s, keep, nkeep));
 cleanup:
-    if (runs >= 0)
-        H5Gclose(runs);
-    if (src >= 0)
-        H5Fclose(src);
-    if (dst >= 0)
-        H5Fclose(dst);
+    fp__h5_close(runs);
+    fp__h5_close(src);
+    fp__h5_close(dst);
     free(keep);
     fp_run_verdicts_free(&have);
     return started ? fp__store_finish_change(s, st) : st;
@@ -538,8 +516,7 @@ fp_status fp_store_load_history(fp_store *s, const fp_history_opts *o, fp_histor
         uint32_t k = run_row(s, rows[i].id);
         bool found;
         if (part < 0 || strcmp(open_file, s->cat[k].file) != 0) {
-            if (part >= 0)
-                H5Fclose(part);
+            fp__h5_close(part);
             part = H5I_INVALID_HID;
             FP_CHECK(fp__store_open_part(s, s->cat[k].file, rows[i].id, &part));
             memcpy(open_file, s->cat[k].file, sizeof open_file);
@@ -551,8 +528,7 @@ fp_status fp_store_load_history(fp_store *s, const fp_history_opts *o, fp_histor
     *out = h;
     h = NULL;
 cleanup:
-    if (part >= 0)
-        H5Fclose(part);
+    fp__h5_close(part);
     fp_run_verdicts_free(&v);
     fp_history_free(h);
     free(rows);

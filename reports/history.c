@@ -42,19 +42,10 @@ static void reason_text(const fp_reason *r, char *buf, size_t len)
     snprintf(buf, len, "%.*s", (int)len - 1, t); /* the store keeps one short line */
 }
 
-static fp_judgement judgement(fp_verdict v)
-{
-    switch (v) {
-    case FP_PASS:
-        return FP_JUDGED_PASS;
-    case FP_WARN:
-        return FP_JUDGED_WARN;
-    case FP_FAIL:
-        return FP_JUDGED_FAIL;
-    default:
-        return FP_JUDGED_UNKNOWN;
-    }
-}
+/* fp_judgement is fp_verdict's order, kept by the store without the detector */
+_Static_assert(FP_PASS == (int)FP_JUDGED_PASS && FP_WARN == (int)FP_JUDGED_WARN &&
+                   FP_FAIL == (int)FP_JUDGED_FAIL && FP_UNKNOWN == (int)FP_JUDGED_UNKNOWN,
+               "fp_judgement follows fp_verdict");
 
 /* The first reason of ev that explains its own verdict: not history, and of
  * that verdict where one is; NULL when it has none. */
@@ -123,7 +114,7 @@ fp_status fp_verdicts_record(const fp_verdicts *v, fp_run_verdicts *out)
         if (own != FP_PASS)
             first_reason(v, i, own, why, sizeof why);
         fp_entity_format(&ev->entity, ent, sizeof ent);
-        FP_CHECK(fp_run_verdicts_add(out, ent, judgement(own), offends[i], why));
+        FP_CHECK(fp_run_verdicts_add(out, ent, (fp_judgement)own, offends[i], why));
     }
 cleanup:
     free(offends);

@@ -359,43 +359,39 @@ static void verdicts(FILE *f, const fp_run *run, const fp_verdicts *v, const cha
 
 /* Repeat offenders, when the run was judged with history:
  * fleetprint_node_repeat_offender{run_tag, Hostname} 0 or 1 for every judged
- * node (1: it, or one of its devices, ranks or intra-node links, failed or
+ * node (1: it, one of its devices or an intra-node link of it failed or
  * warned in k of its last n judged runs), and fleetprint_repeat_offender with
  * the entity's labels, 1 for each offending entity. */
 static void offenders(FILE *f, const fp_run *run, const fp_verdicts *v, const char *tag)
 {
     if (!fp_verdicts_history(v, NULL, NULL, NULL))
         return;
-    char labels[640];
-    size_t at;
-    fputs("# HELP fleetprint_node_repeat_offender 1 when the node or one of its devices, ranks "
-          "or intra-node links failed or warned in k of its last n judged runs (detect's "
+    fputs("# HELP fleetprint_node_repeat_offender 1 when the node, one of its devices or an "
+          "intra-node link failed or warned in k of its last n judged runs (detect's "
           "history; docs/detect.md), else 0.\n"
           "# TYPE fleetprint_node_repeat_offender gauge\n",
           f);
     for (size_t i = 0; i < fp_verdicts_node_count(v); i++) {
-        const fp_entity_verdict *ev = fp_verdicts_get(v, i);
-        at = 0;
-        labels[0] = 0;
+        const char *node = fp_verdicts_get(v, i)->entity.node;
+        char labels[256];
+        size_t at = 0;
         put_label(labels, sizeof labels, &at, "run_tag", tag);
-        put_label(labels, sizeof labels, &at, "Hostname", ev->entity.node);
+        put_label(labels, sizeof labels, &at, "Hostname", node);
         fprintf(f, "fleetprint_node_repeat_offender{%s} %d\n", labels,
-                fp_verdicts_node_offends(v, ev->entity.node));
+                fp_verdicts_node_offends(v, node));
     }
-    if (!fp_verdicts_offender_count(v))
-        return;
-    fputs("# HELP fleetprint_repeat_offender 1 for each entity (node, device, rank, link) that "
-          "failed or warned in k of its last n judged runs.\n"
-          "# TYPE fleetprint_repeat_offender gauge\n",
-          f);
     for (size_t i = 0; i < fp_verdicts_offender_count(v); i++) {
-        const fp_offender *o = fp_verdicts_offender(v, i);
-        at = 0;
-        labels[0] = 0;
+        const fp_entity *e = &fp_verdicts_get(v, fp_verdicts_offender(v, i)->entity)->entity;
+        char labels[640];
+        size_t at = 0;
+        if (i == 0)
+            fputs("# HELP fleetprint_repeat_offender 1 for each entity (node, device, link) "
+                  "that failed or warned in k of its last n judged runs.\n"
+                  "# TYPE fleetprint_repeat_offender gauge\n",
+                  f);
         put_label(labels, sizeof labels, &at, "run_tag", tag);
-        put_label(labels, sizeof labels, &at, "kind",
-                  fp_entity_kind_name(fp_verdicts_get(v, o->entity)->entity.kind));
-        entity_labels(labels, sizeof labels, &at, run, &fp_verdicts_get(v, o->entity)->entity);
+        put_label(labels, sizeof labels, &at, "kind", fp_entity_kind_name(e->kind));
+        entity_labels(labels, sizeof labels, &at, run, e);
         fprintf(f, "fleetprint_repeat_offender{%s} 1\n", labels);
     }
 }

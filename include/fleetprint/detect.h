@@ -202,7 +202,9 @@ fp_history_rule fp_rules_history(const fp_rules *rules);
  * FP_EV_HISTORY ("repeat offender: failed or warned in 3 of its last 5
  * judged runs (...)"), and a verdict of at least warn: history raises a pass
  * (or an unknown) to warn and leaves a warn or fail as it is, so history
- * alone never fails an entity. A device, rank or link raised to warn raises
+ * alone never fails an entity. Nodes, devices and links are judged so (a
+ * rank's warn is its node's, and rank numbers change from job to job; a
+ * group is no hardware); a device or intra-node link raised to warn raises
  * its node to warn too, as its own warn would. */
 typedef struct fp_offender {
     size_t entity;      /* its index for fp_verdicts_get */
@@ -223,8 +225,8 @@ const fp_offender *fp_verdicts_offender(const fp_verdicts *v, size_t i);
  * stored record keeps, so history never feeds on itself). */
 fp_verdict fp_verdicts_own(const fp_verdicts *v, size_t i);
 
-/* Whether a node (by name) or one of its devices, ranks or links is a repeat
- * offender of this run. */
+/* Whether a node (by name), one of its devices or an intra-node link of it is
+ * a repeat offender of this run. */
 bool fp_verdicts_node_offends(const fp_verdicts *v, const char *node);
 
 /* ---- fleet simulation --------------------------------------------------------------------- */

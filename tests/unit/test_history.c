@@ -5,8 +5,11 @@
  * the verdict before history kept), and verdict records in a store:
  * appended with a run, recorded for a run without, read back as history
  * with the tag / before / runs filters, kept by rm and compact. */
+#include <ftw.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -403,6 +406,13 @@ static void test_store(const char *dir)
     fp_store_close(s);
 }
 
+/* Remove what nftw visits, children first. */
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb, (void)flag, (void)ftw;
+    return remove(path);
+}
+
 int main(void)
 {
     test_k_of_n();
@@ -410,14 +420,8 @@ int main(void)
     test_rules();
     test_detect_history();
     char dir[] = "/tmp/fp_test_history_XXXXXX";
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
+    CHECK(mkdtemp(dir) != NULL);
     test_store(dir);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    CHECK(nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS) == 0);
     CHECK_DONE();
 }
