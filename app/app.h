@@ -179,8 +179,9 @@ typedef struct fp_measure_steps {
 /* Open the test context of cfg on every rank, run steps->measure, agree on
  * the status, steps->collect, gather the run to rank 0 tagged out->tag,
  * steps->report there and append the run to out->store (with
- * steps->verdicts) when the report passed, failed or was interrupted; every rank returns the worst status. A
- * timeout is returned at once without agreeing (the ranks that hang cannot). */
+ * steps->verdicts) when the report passed, failed or was interrupted; every
+ * rank returns the worst status. A timeout is returned at once without
+ * agreeing (the ranks that hang cannot). */
 fp_status fp_measure(const fp_config *cfg, const measure_out *out, fp_world *w,
                      const fp_measure_steps *steps, void *arg);
 

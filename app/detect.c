@@ -162,7 +162,8 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
     if (!c->store == !c->input)
         FP_FAIL(FP_EUSAGE, "detect needs one of --store FILE or --input FILE");
     if (c->record && !c->store)
-        FP_FAIL(FP_EUSAGE, "detect --record keeps the verdicts in the store: it needs --store FILE");
+        FP_FAIL(FP_EUSAGE, "detect --record keeps the verdicts in the store: it needs --store "
+                           "FILE");
     FP_CHECK(fp_app_load_rules(c->out.rules, &rules));
     if (c->store) {
         FP_CHECK(fp_store_open(&store, c->store, FP_STORE_READ, 0));

@@ -58,7 +58,7 @@ cat "$WORK/out"
 [ "$(grep -c ' preflight ' "$WORK/out")" = 5 ] || fail "store history n5: not 5 runs"
 [ "$(awk '$4 == "preflight" {printf "%s ", $5}' "$WORK/out")" = "warn pass warn pass warn " ] ||
   fail "store history n5: verdicts are not warn pass warn pass warn, oldest first"
-expect_out "^node:n5: a repeat offender: failed or warned in 3 of its last 5 judged runs \(rule: 3 of 5\)"
+expect_out "^node:n5: a repeat offender: failed or warned in 3 of its last 5 judged runs \(rule: 3"
 # each line names its run: the runs in the order they were stored
 ids=$("$F" store ls --store "$S" | awk 'NR > 1 {printf "%s ", $1}')
 [ "$(awk '$4 == "preflight" {printf "%s ", $3}' "$WORK/out")" = "$ids" ] ||
@@ -121,11 +121,11 @@ printf 'SwitchName=s0 Nodes=n[0-3]\nSwitchName=s1 Nodes=n[4-7]\nSwitchName=top S
   > topo.conf
 expect_rc 0 "$F" admit --topology topo.conf --nodes 7 --store "$S" --rules rules.json --json a7.json
 expect_out "0 failing, 1 warned node\(s\) \(1 repeat offender: history\)"
-py -c 'import json,sys; n=json.load(open("a7.json"))["nodes"]; assert len(n)==7 and "n5" not in n, n' ||
+py -c 'import json; n=json.load(open("a7.json"))["nodes"]; assert len(n)==7 and "n5" not in n, n' ||
   fail "admit --nodes 7 used the repeat offender n5"
 expect_rc 0 "$F" admit --topology topo.conf --nodes 8 --store "$S" --rules rules.json --json a8.json
 expect_out "1 warned node\(s\) used"
-py -c 'import json,sys; n=json.load(open("a8.json"))["nodes"]; assert "n5" in n, n' ||
+py -c 'import json; n=json.load(open("a8.json"))["nodes"]; assert "n5" in n, n' ||
   fail "admit --nodes 8 did not use n5"
 
 # ---- the same history from JSON Lines: ingest, then detect --record --------------------
@@ -144,7 +144,8 @@ expect_rc 2 "$F" detect --input run6.json --record
 expect_out "needs --store"
 expect_rc 0 "$F" store history n5 --store "$J"
 cat "$WORK/out"
-[ "$(awk '$4 == "preflight" {printf "%s ", $5}' "$WORK/out")" = "warn pass warn pass warn pass " ] ||
+got=$(awk '$4 == "preflight" {printf "%s ", $5}' "$WORK/out")
+[ "$got" = "warn pass warn pass warn pass " ] ||
   fail "recorded history of n5 differs from the stored one"
 expect_out "preflight +pass +\[repeat offender\] -$"
 # its last 5 are now runs 2-6: 2 warns, so the next run would not flag it
