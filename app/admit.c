@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "fleetprint/admit.h"
 #include "fleetprint/detect.h"
+#include "fleetprint/history.h"
 #include "fleetprint/hostlist.h"
 #include "fleetprint/log.h"
 #include "fleetprint/report.h"
@@ -23,6 +24,7 @@ typedef struct admit_cfg {
     fp_strlist free_nodes, exclude, fail_nodes, warn_nodes;
     const char *store;
     const char *tag;
+    const char *rules;
     const char *json;
 } admit_cfg;
 
@@ -52,6 +54,8 @@ static const fp_opt admit_opts[] = {
      "also take failing and warned nodes from the detector's verdicts on the store's latest run"},
     {"tag", 0, FP_OPT_STRING, offsetof(admit_cfg, tag), NULL,
      "with --store: the latest run with this tag (e.g. preflight, nightly)"},
+    {"rules", 'r', FP_OPT_STRING, offsetof(admit_cfg, rules), NULL,
+     "with --store: the rules file the detector judges with (default: the built-in rules)"},
     {"seed", 0, FP_OPT_INT, offsetof(admit_cfg, seed), "1", "seed of the local search"},
     {"json", 0, FP_OPT_STRING, offsetof(admit_cfg, json), NULL,
      "also write the answer as JSON to this file ('-': standard output)"},
@@ -120,8 +124,9 @@ static fp_status add_nodes(const fp_verdicts *v, fp_verdict which, fp_hostlist *
 }
 
 /* Health from the store: the detector's verdicts on the latest run (with
- * --tag, the latest so tagged) against the store's baselines, under the
- * default rules. Failing nodes are never used, warned ones last. */
+ * --tag, the latest so tagged) against the store's baselines and the history
+ * of the runs before it, under the rules of --rules (default: built in). Failing nodes are never
+ * used, warned ones last: a repeat offender (history evidence) warns. */
 static fp_status health_from_store(void *ctx, fp_hostlist *fail, fp_hostlist *warn)
 {
     const admit_cfg *c = ctx;
@@ -130,21 +135,32 @@ static fp_status health_from_store(void *ctx, fp_hostlist *fail, fp_hostlist *wa
     fp_baselines *base = NULL;
     fp_rules *rules = NULL;
     fp_verdicts *v = NULL;
+    fp_history *hist = NULL;
     fp_run run;
     char err[512];
     fp_run_init(&run);
     FP_CHECK(fp_store_open(&store, c->store, FP_STORE_READ, 0));
     FP_CHECK(fp_store_load_run(store, "latest", c->tag, &run));
     FP_CHECK(fp_store_load_baselines(store, &base));
-    if (fp_rules_load(NULL, &rules, err, sizeof err) != FP_OK)
-        FP_FAIL(FP_EINTERNAL, "admit: default rules: %s", err);
-    fp_detect_opts opts = {.rules = rules, .baselines = base};
+    if (fp_rules_load(c->rules, &rules, err, sizeof err) != FP_OK)
+        FP_FAIL(c->rules ? FP_EINPUT : FP_EINTERNAL, "admit: %s", err);
+    fp_history_rule hr = fp_rules_history(rules);
+    if (hr.runs > 0) {
+        fp_history_opts ho = {.tag = hr.tag, .before = run.id, .runs = hr.runs};
+        FP_CHECK(fp_store_load_history(store, &ho, &hist));
+    }
+    fp_detect_opts opts = {.rules = rules, .baselines = base, .history = hist};
     FP_CHECK(fp_detect(&run, &opts, &v));
     FP_CHECK(add_nodes(v, FP_FAIL, fail));
     FP_CHECK(add_nodes(v, FP_WARN, warn));
-    fp_info("admit: health from run %s in %s: %zu failing, %zu warned node(s)", run.id, c->store,
-            fp_hostlist_count(fail), fp_hostlist_count(warn));
+    size_t offenders = 0;
+    for (size_t i = 0; i < fp_verdicts_node_count(v); i++)
+        offenders += fp_verdicts_node_offends(v, fp_verdicts_get(v, i)->entity.node);
+    fp_info("admit: health from run %s in %s: %zu failing, %zu warned node(s) (%zu repeat "
+            "offender%s: history)", run.id, c->store, fp_hostlist_count(fail),
+            fp_hostlist_count(warn), offenders, offenders == 1 ? "" : "s");
 cleanup:
+    fp_history_free(hist);
     fp_verdicts_free(v);
     fp_rules_free(rules);
     fp_baselines_free(base);

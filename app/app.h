@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "fleetprint/detect.h"
+#include "fleetprint/history.h"
 #include "fleetprint/store.h"
 #include "fleetprint/suite.h"
 #include "fleetprint/collectives.h"
@@ -28,6 +29,8 @@ typedef struct detect_out {
     const fp_run *previous; /* the store's previous run (configuration), or NULL */
     bool quiet;
     const char *command; /* the run_tag of a run without a tag (not an option) */
+    const fp_history *history; /* judge with this history (not an option; NULL: none) */
+    fp_run_verdicts *record;   /* append the verdicts' record here (not an option; NULL: no) */
 } detect_out;
 
 typedef struct detect_cfg {
@@ -41,6 +44,7 @@ typedef struct detect_cfg {
     bool print_references;
     bool classify;
     bool contended;
+    bool record; /* keep the verdicts with the stored run (--record) */
 } detect_cfg;
 
 /* Option rows of the verdict outputs (fields of a detect_out member): the
@@ -107,6 +111,14 @@ fp_status fp_app_previous_run(fp_store *store, const fp_run *run, fp_run *prev, 
 
 /* --max-drain's value: FP_OK in 0..1, else FP_EUSAGE with one line. */
 fp_status fp_app_check_max_drain(double max_drain);
+
+/* The history that detect evidence of a run in store reads under rules
+ * (fp_rules_history: its tag and how many runs back): the judged runs
+ * stored before run before (NULL: every run, for a run not stored yet).
+ * *out is NULL when the rules turn history off ("runs": 0). Logs one line
+ * on error. */
+fp_status fp_app_load_history(fp_store *store, const fp_rules *rules, const char *before,
+                              fp_history **out);
 
 /* The detect command's work for c, run as command ("detect", "report"): loads
  * the run and baselines from the store or --input, then
@@ -176,13 +188,17 @@ typedef struct fp_measure_steps {
     /* NULL, or every rank at the end, before the context (its device) closes:
      * free what measure holds on the device. */
     void (*release)(void *arg);
+    /* NULL, or rank 0 after report: the verdicts to store with the run in
+     * the same commit (NULL: none). */
+    const fp_run_verdicts *(*verdicts)(void *arg);
 } fp_measure_steps;
 
 /* Open the test context of cfg on every rank, run steps->measure, agree on
  * the status, steps->collect, gather the run to rank 0 tagged out->tag,
- * steps->report there and append the run to out->store when the report
- * passed, failed or was interrupted; every rank returns the worst status. A
- * timeout is returned at once without agreeing (the ranks that hang cannot). */
+ * steps->report there and append the run to out->store (with
+ * steps->verdicts) when the report passed, failed or was interrupted; every
+ * rank returns the worst status. A timeout is returned at once without
+ * agreeing (the ranks that hang cannot). */
 fp_status fp_measure(const fp_config *cfg, const measure_out *out, fp_world *w,
                      const fp_measure_steps *steps, void *arg);
 

@@ -62,7 +62,8 @@ fp_status fp_app_detect_and_report(const fp_run *run, const fp_rules *rules,
     }
     fp_detect_opts d = {.rules = rules, .baselines = base, .contended = contended != NULL,
                         .contended_note = contended, .explain = o->explain,
-                        .max_drain = o->max_drain, .references = refs, .previous = o->previous};
+                        .max_drain = o->max_drain, .references = refs, .previous = o->previous,
+                        .history = o->history};
     double t0 = fp_clock();
     st = fp_detect(run, &d, &v);
     fp_references_free(refs);
@@ -77,6 +78,8 @@ fp_status fp_app_detect_and_report(const fp_run *run, const fp_rules *rules,
             fp_verdicts_count(v), secs, base ? "peer, drift and fleet" : "peer",
             contended ? "; contended thresholds: " : "", contended ? contended : "");
     st = fp_status_worst(st, fp_app_write_outputs(run, v, o));
+    if (st == FP_OK && o->record)
+        st = fp_verdicts_record(v, o->record);
     if (st == FP_OK)
         st = fp_verdicts_status(v);
     fp_verdicts_free(v);
@@ -110,6 +113,21 @@ fp_status fp_app_check_max_drain(double max_drain)
     return FP_EUSAGE;
 }
 
+fp_status fp_app_load_history(fp_store *store, const fp_rules *rules, const char *before,
+                              fp_history **out)
+{
+    fp_history_rule hr = fp_rules_history(rules);
+    fp_history_opts o = {.tag = hr.tag, .before = before, .runs = hr.runs};
+    *out = NULL;
+    if (hr.runs == 0)
+        return FP_OK;
+    fp_status st = fp_store_load_history(store, &o, out);
+    if (st != FP_OK)
+        fp_error("%s: cannot read the verdicts of its runs (history): %s", fp_store_path(store),
+                 fp_strerror(st));
+    return st;
+}
+
 fp_status fp_app_load_rules(const char *path, fp_rules **out)
 {
     char err[512];
@@ -136,6 +154,9 @@ static const fp_opt detect_opts[] = {
      "print the reference catalog (the built-in one, or --references FILE checked) and exit"},
     {"quiet", 'q', FP_OPT_FLAG, offsetof(detect_cfg, out.quiet), NULL,
      "no per-entity lines, only the verdict"},
+    {"record", 0, FP_OPT_FLAG, offsetof(detect_cfg, record), NULL,
+     "with --store: keep these verdicts with the run (one that has none yet: ingested, "
+     "simulated), so history can use it"},
     {0},
 };
 
@@ -164,6 +185,20 @@ static fp_status print_references(const char *path)
     return f ? FP_OK : FP_EINPUT;
 }
 
+/* Keep rec as the verdicts of stored run id (detect --record): one atomic
+ * commit, waiting up to a minute for the writers' lock. */
+static fp_status record_verdicts(const char *path, const char *id, const fp_run_verdicts *rec)
+{
+    fp_store *s = NULL;
+    fp_status st = fp_store_open(&s, path, FP_STORE_APPEND, 60);
+    if (st == FP_OK)
+        st = fp_store_record_verdicts(s, id, rec);
+    fp_store_close(s);
+    if (st == FP_OK)
+        fp_info("detect: kept the verdicts of %zu entities with run %s in %s", rec->n, id, path);
+    return st;
+}
+
 fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
 {
     fp_status st = FP_OK;
@@ -172,6 +207,8 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
     fp_baselines *base = NULL;
     fp_run run, prev;
     bool have_prev = false;
+    fp_history *hist = NULL;
+    fp_run_verdicts record = {0};
     fp_run_init(&run);
     fp_run_init(&prev);
     run.id[0] = 0;
@@ -197,6 +234,9 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
     if (!c->store == !c->input)
         FP_FAIL(FP_EUSAGE, "detect needs one of --store FILE or --input FILE");
     FP_CHECK(fp_app_check_max_drain(c->out.max_drain));
+    if (c->record && !c->store)
+        FP_FAIL(FP_EUSAGE, "detect --record keeps the verdicts in the store: it needs --store "
+                           "FILE");
     FP_CHECK(fp_app_load_rules(c->out.rules, &rules));
     if (c->store) {
         FP_CHECK(fp_store_open(&store, c->store, FP_STORE_READ, 0));
@@ -213,6 +253,14 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
                 base = NULL;
             }
         }
+        FP_CHECK(fp_app_load_history(store, rules, run.id, &hist));
+        if (c->record) {
+            bool found = false;
+            FP_CHECK(fp_store_load_verdicts(store, run.id, &record, &found));
+            if (found)
+                FP_FAIL(FP_EINPUT, "detect --record: run %s in %s has its verdicts already (%zu "
+                                   "entities): nothing written", run.id, c->store, record.n);
+        }
     } else {
         fp_run_free(&run);
         FP_CHECK(fp_runfile_read(c->input, c->run, &run));
@@ -220,8 +268,19 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
     detect_out out = c->out;
     out.command = command;
     out.previous = have_prev ? &prev : NULL;
+    out.history = hist;
+    out.record = c->record ? &record : NULL;
     st = fp_app_detect_and_report(&run, rules, base, &out, c->contended ? "--contended" : NULL);
+    if (c->record && (st == FP_OK || st == FP_EFAIL)) {
+        /* the only write of detect: one commit, with the writers' lock */
+        fp_store_close(store);
+        store = NULL;
+        fp_status kept = record_verdicts(c->store, run.id, &record);
+        st = kept == FP_OK ? st : kept;
+    }
 cleanup:
+    fp_run_verdicts_free(&record);
+    fp_history_free(hist);
     fp_baselines_free(base);
     fp_store_close(store);
     fp_rules_free(rules);

@@ -27,7 +27,9 @@ fp_status fp_measure(const fp_config *cfg, const measure_out *out, fp_world *w,
         /* a failed or interrupted run is stored too (marked so: baselines skip
          * it): history, and the health that admit --store reads */
         if ((st == FP_OK || st == FP_EFAIL || st == FP_EINTR) && out->store) {
-            fp_status stored = fp_store_append_file(out->store, &run, cfg->timeout);
+            const fp_run_verdicts *judged = steps->verdicts ? steps->verdicts(arg) : NULL;
+            fp_status stored = fp_store_append_judged_file(out->store, &run, judged,
+                                                           cfg->timeout);
             st = stored == FP_OK ? st : stored;
         }
     }

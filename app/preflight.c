@@ -167,7 +167,8 @@ typedef struct pf_state {
     const tests_cfg *tests;   /* the tests to run: pc's, with the quick set filled in */
     const fp_rules *rules;
     const fp_baselines *base; /* NULL: peer evidence only */
-    const detect_out *out;
+    const detect_out *out;    /* with the history, and where the verdicts' record goes */
+    fp_run_verdicts record;   /* rank 0: the verdicts stored with the run */
     const char *contended;    /* NULL, or why the timings are only roughly comparable */
     double t0;
     hang_out hang;            /* rank 0: the outputs of a timeout */
@@ -203,6 +204,13 @@ static fp_status pf_report(fp_run *run, void *arg)
     return st;
 }
 
+/* What the store keeps with the run: the verdicts' record, when detect made one. */
+static const fp_run_verdicts *pf_verdicts(void *arg)
+{
+    const pf_state *ps = arg;
+    return ps->out->record && ps->record.n ? &ps->record : NULL;
+}
+
 static fp_status preflight_main(const void *config, fp_world *w)
 {
     const preflight_cfg *pc = config;
@@ -213,7 +221,9 @@ static fp_status preflight_main(const void *config, fp_world *w)
     fp_rules *rules = NULL;
     fp_store *store = NULL;
     fp_baselines *base = NULL;
-    static const fp_measure_steps steps = {.measure = pf_measure, .report = pf_report};
+    fp_history *hist = NULL;
+    static const fp_measure_steps steps = {.measure = pf_measure, .report = pf_report,
+                                           .verdicts = pf_verdicts};
     int rank = fp_world_rank(w);
     double t0 = fp_clock();
     detect_out out = pc->out;
@@ -235,16 +245,22 @@ static fp_status preflight_main(const void *config, fp_world *w)
         if (stored && !exists)
             fp_info("preflight: %s does not exist yet: peer evidence only; the run starts it",
                     stored);
-        if (st == FP_OK && exists && !pc->no_baselines) {
+        if (st == FP_OK && exists)
             st = fp_store_open(&store, stored, FP_STORE_READ, 0);
-            if (st == FP_OK)
-                st = fp_store_load_baselines(store, &base);
-        }
+        if (st == FP_OK && exists)
+            st = fp_store_open(&store, stored, FP_STORE_READ, 0);
+        if (st == FP_OK && exists && !pc->no_baselines)
+            st = fp_store_load_baselines(store, &base);
         /* the configuration records of the store's last run, to compare with */
         bool found = false;
         if (st == FP_OK && store)
             st = fp_app_previous_run(store, &now, &prev, &found);
         out.previous = found ? &prev : NULL;
+        /* the verdicts of the runs before this one: repeat offenders */
+        if (st == FP_OK && exists)
+            st = fp_app_load_history(store, rules, NULL, &hist);
+        out.history = hist;
+        out.record = stored ? &ps.record : NULL;
     }
     st = fp_world_agree(w, st);
     if (st != FP_OK)
@@ -283,6 +299,8 @@ cleanup:
     fp_run_free(&ps.hang.ctx);
     fp_run_free(&prev);
     fp_run_free(&now);
+    fp_run_verdicts_free(&ps.record);
+    fp_history_free(hist);
     fp_baselines_free(base);
     fp_store_close(store);
     fp_rules_free(rules);

@@ -35,7 +35,7 @@ declare -A owner=(
   [status]=core [suite]=core [timer]=core [world]=core
   [config]=core
   [kernels]=kernels [collectives]=collectives [burnin]=burnin
-  [store]=fingerprint [jsonl]=fingerprint
+  [store]=fingerprint [jsonl]=fingerprint [history]=fingerprint
   [detect]=detect [whatif]=whatif [trace]=whatif
   [admit]=admit [topology]=admit [hostlist]=admit
   [report]=reports

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Nightly fleet burn-in: burn in every node of a hostfile, append the run to
-# the fingerprint store, rebuild the nightly baselines. Meant for cron (see
+# the fingerprint store, keep the detector's verdicts with it (history: a node
+# that warns night after night is a repeat offender), rebuild the nightly
+# baselines. Meant for cron (see
 # docs/burnin.md for the crontab line); every setting is an environment
 # variable:
 #   FP_HOSTFILE   Open MPI hostfile of the nodes to burn in (required)
@@ -46,12 +48,15 @@ for v in PATH LD_LIBRARY_PATH FLEETPRINT_NVML; do [ -n "${!v:-}" ] && envs+=(-x 
 burnin=("${mpirun[@]}" --hostfile "$FP_HOSTFILE" --map-by "ppr:$ppn:node" "${envs[@]}"
         "${fleetprint[@]}" burnin --duration "$duration" --interval "$interval"
         --store "$store" --tag "$tag" --json "$json" ${FP_EXTRA:-})
+# the night's verdicts, judged against the baselines before it, kept with the run
+record=("${fleetprint[@]}" detect --store "$store" --tag "$tag" --run latest --record -q)
 baseline=("${fleetprint[@]}" baseline build --store "$store" --tag "$tag")
 report=("${fleetprint[@]}" report --store "$store" --tag "$tag" -q --html "$logdir/burnin-$stamp.html")
 [ -n "${FP_PROM:-}" ] && report+=(--prometheus "$FP_PROM")
 
 if [ $dry = 1 ]; then
   printf '%q ' "${burnin[@]}"; echo
+  printf '%q ' "${record[@]}"; echo
   printf '%q ' "${baseline[@]}"; echo
   printf '%q ' "${report[@]}"; echo
   exit 0
@@ -69,6 +74,10 @@ case $rc in
   *) echo "nightly-burnin: burn-in ended with exit $rc; baselines left as they were" >&2
      exit $rc ;;
 esac
+# detect exits 1 when the verdict fails: the verdicts are kept either way
+drc=0
+"${record[@]}" || drc=$?
+[ $drc -le 1 ] || echo "nightly-burnin: keeping the night's verdicts failed (exit $drc)" >&2
 brc=0
 "${baseline[@]}" || brc=$?
 [ $brc = 0 ] || echo "nightly-burnin: baseline build failed (exit $brc)" >&2

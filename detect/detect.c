@@ -36,9 +36,9 @@ const char *fp_verdict_name(fp_verdict v)
 
 const char *fp_evidence_name(fp_evidence e)
 {
-    static const char *const names[] = {"peers",   "drift", "fleet", "value",
-                                        "missing", "links", "gpus",  "late",
-                                        "config",  "reference"};
+    static const char *const names[] = {"peers",   "drift", "fleet",     "value",
+                                        "missing", "links", "gpus",      "late",
+                                        "config",  "reference", "history"};
     return (unsigned)e < FP_EV_COUNT ? names[e] : "?";
 }
 
@@ -216,6 +216,7 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     fp_verdicts *v = NULL;
     late_tally late = {0};
     base_job bj = {0};
+    det_history hist = {0};
     *out = NULL;
     if (run->nsamples == 0 || run->nsamples >= UINT32_MAX / 2)
         FP_FAIL(FP_EINPUT, "run %s has %s samples: nothing to judge", run->id,
@@ -295,9 +296,13 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     FP_CHECK(fp__det_judge_missing(&g, key_first, by_key));
     FP_CHECK(fp__det_demarcate(&g));
     FP_CHECK(fp__det_judge_config(&g));
+    if (opts->history)
+        FP_CHECK(fp__det_judge_history(&g, opts->history, &hist));
     v = calloc(1, sizeof *v);
     FP_CHECK_ALLOC(v);
     FP_CHECK(assemble(&g, v));
+    if (opts->history)
+        FP_CHECK(fp__det_history_finish(&g, opts->history, &hist, v));
     fp_verdicts_apply_breaker(v, g.rules, opts->max_drain);
     *out = v;
     v = NULL;
@@ -311,6 +316,7 @@ cleanup:
     free(ws);
     free(late.count);
     base_free(&bj, &g);
+    fp__det_history_free(&hist);
     fp__det_free(&g);
     return st;
 }
@@ -348,6 +354,8 @@ void fp_verdicts_free(fp_verdicts *v)
     free(v->node_names);
     free(v->fail_nodes);
     free(v->warn_nodes);
+    free(v->offenders);
+    free(v->own);
     free(v);
 }
 

@@ -68,6 +68,7 @@ struct fp_rules {
     double base_noisy;      /* a baseline spread above this: judged on windows only */
     double breaker_max_drain; /* the circuit breaker: share of nodes ... */
     int breaker_max_nodes;    /* ... and count of nodes a run may drain */
+    fp_history_rule history; /* repeat offenders (history.c) */
     int nclasses, nvalues;
     fp_rule_class classes[FP_RULE_CLASSES];
     fp_value_rule values[FP_RULE_CLASSES];
@@ -96,6 +97,14 @@ struct fp_verdicts {
     fp_breaker breaker;
     fp_config_drift *drift;
     size_t ndrift;
+    /* history (history.c): whether it was read, the offenders, and the
+     * verdicts before it (NULL when history changed none) */
+    bool history;
+    int hist_k, hist_n;
+    size_t hist_runs;
+    fp_offender *offenders;
+    size_t noffenders;
+    fp_verdict *own;
 };
 
 /* ---- the engine's state (engine.c, evidence.c, demarcate.c, detect.c) ------------------ */
@@ -263,6 +272,25 @@ fp_status fp__det_judge_config(eng *g);
 fp_status fp__rules_parse_reference(const struct json_t *root, const char *origin, fp_rules *r,
                                     char *err, size_t errlen);
 fp_status fp__det_judge_reference(eng *g, double *buf);
+
+/* history.c: repeat offenders, after demarcation and before assembly; what
+ * it found goes into the assembled verdicts by fp__det_history_finish */
+typedef struct det_offender {
+    uint32_t owner;     /* node index, or nnodes + entity id */
+    fp_verdict own;
+    int bad, judged;
+    double first, last;
+} det_offender;
+typedef struct det_history {
+    det_offender *off;
+    size_t n, cap;
+    fp_verdict *node_own, *ent_own; /* verdicts before history */
+    bool changed;
+} det_history;
+fp_status fp__det_judge_history(eng *g, const fp_history *h, det_history *out);
+fp_status fp__det_history_finish(const eng *g, const fp_history *h, det_history *d,
+                                 fp_verdicts *v);
+void fp__det_history_free(det_history *d);
 
 /* demarcate.c: missing results, demarcation, late ranks */
 fp_status fp__det_judge_missing(eng *g, const uint32_t *key_first, const uint32_t *by_key);

@@ -30,6 +30,7 @@ static const char default_rules[] =
     "                      \"ib_rate.*\"],\n"
     "             \"info\": [\"*\"]},\n"
     "  \"reference\": {\"warn\": 0.15, \"fail\": 0.3},\n"
+    "  \"history\": {\"k\": 3, \"n\": 5, \"runs\": 100, \"tag\": \"\"},\n"
     "  \"classes\": [\n"
     "    {\"name\": \"late-rank\", \"match\": [\"collectives.*.late_rank*\"],\n"
     "     \"mode\": \"late\", \"warn\": 0.3, \"fail\": 0.5},\n"
@@ -301,11 +302,50 @@ static fp_status parse_value_rule(const json_t *c, int i, const char *origin, fp
     return FP_OK;
 }
 
+/* "history": {"k": K, "n": N, "runs": R, "tag": T}: repeat offenders fail or
+ * warn in K of their last N judged runs, read from the newest R stored runs
+ * (0: no history), of tag T ("": any); absent fields keep the defaults. */
+static fp_status parse_history(const json_t *p, const char *origin, fp_history_rule *out,
+                               char *err, size_t errlen)
+{
+    static const char *const known[] = {"k", "n", "runs", "tag", "comment", NULL};
+    double k = 3, n = 5, runs = 100;
+    *out = (fp_history_rule){.k = 3, .n = 5, .runs = 100};
+    if (!p)
+        return FP_OK;
+    if (!json_is_object(p))
+        return bad(err, errlen, origin, "history", "expected an object");
+    fp_status st = check_fields(p, known, "history", origin, err, errlen);
+    if (st != FP_OK)
+        return st;
+    if (!get_number(p, "k", &k, 1, 1e6, NULL) || k != (int)k)
+        return bad(err, errlen, origin, "history.k", "expected an integer >= 1");
+    if (!get_number(p, "n", &n, 1, 1e6, NULL) || n != (int)n || n < k)
+        return bad(err, errlen, origin, "history.n", "expected an integer >= k");
+    if (!get_number(p, "runs", &runs, 0, 1e9, NULL) || runs != (int)runs)
+        return bad(err, errlen, origin, "history.runs",
+                   "expected an integer >= 0 (0: no history)");
+    const json_t *tag = json_object_get(p, "tag");
+    if (tag && (!json_is_string(tag) || strlen(json_string_value(tag)) >= sizeof out->tag))
+        return bad(err, errlen, origin, "history.tag", "expected a string (< 32 bytes)");
+    out->k = (int)k;
+    out->n = (int)n;
+    out->runs = (int)runs;
+    snprintf(out->tag, sizeof out->tag, "%s", tag ? json_string_value(tag) : "");
+    return FP_OK;
+}
+
+fp_history_rule fp_rules_history(const fp_rules *r)
+{
+    return r->history;
+}
+
 static const char *const known_top[] = {"fleetprint_rules", "min_peers",  "persistence",
                                         "scale_floor",      "node_links", "node_gpus",
                                         "missing",          "classes",    "values",
                                         "contended",        "baselines",  "breaker",
                                         "comment",          "config",     "reference",
+                                        "history",
                                         NULL};
 
 static fp_status parse_rules(const json_t *root, const char *origin, fp_rules *r, char *err,
@@ -417,6 +457,10 @@ static fp_status parse_rules(const json_t *root, const char *origin, fp_rules *r
         day1 = fp__rules_parse_reference(root, origin, r, err, errlen);
     if (day1 != FP_OK)
         return day1;
+    fp_status hist = parse_history(json_object_get(root, "history"), origin, &r->history, err,
+                                   errlen);
+    if (hist != FP_OK)
+        return hist;
     const json_t *cls = json_object_get(root, "classes");
     if (!json_is_array(cls) || json_array_size(cls) == 0 ||
         json_array_size(cls) > FP_RULE_CLASSES)

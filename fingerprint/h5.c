@@ -243,3 +243,41 @@ cleanup:
     return st;
 }
 
+void fp__h5_close(hid_t id)
+{
+    if (id < 0)
+        return;
+    switch (H5Iget_type(id)) {
+    case H5I_FILE:
+        H5Fclose(id);
+        break;
+    case H5I_GROUP:
+        H5Gclose(id);
+        break;
+    case H5I_DATASET:
+        H5Dclose(id);
+        break;
+    case H5I_DATATYPE:
+        H5Tclose(id);
+        break;
+    default:
+        H5Idec_ref(id);
+        break;
+    }
+}
+
+hid_t fp__h5_compound(const fp__h5_member *m, size_t n, size_t memsize, bool file)
+{
+    size_t packed = 0;
+    for (size_t i = 0; i < n; i++)
+        packed += m[i].size;
+    hid_t t = H5Tcreate(H5T_COMPOUND, file ? packed : memsize);
+    bool ok = t >= 0;
+    for (size_t i = 0, off = 0; ok && i < n; off += m[i++].size)
+        ok = m[i].type >= 0 && H5Tinsert(t, m[i].name, file ? off : m[i].memoff, m[i].type) >= 0;
+    if (!ok && t >= 0) {
+        H5Tclose(t);
+        t = H5I_INVALID_HID;
+    }
+    return t;
+}

@@ -4,6 +4,7 @@
  * attributes, whole-table reads and chunked writes, string tables. Private to
  * fingerprint/: fp__ prefix, not installed. */
 #include <hdf5.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "fleetprint/status.h"
@@ -33,5 +34,19 @@ fp_status fp__h5_read_table(hid_t loc, const char *name, hid_t memtype, size_t r
 fp_status fp__h5_read_strings(hid_t loc, const char *name, fp__strmap *m);
 /* Write a strmap as a 1-D fixed-string dataset (row = id). */
 fp_status fp__h5_write_strings(hid_t loc, const char *name, const fp__strmap *m);
+/* One member of a compound type: its name, type, offset in the memory
+ * struct and size in the file (packed: members back to back). */
+typedef struct fp__h5_member {
+    const char *name;
+    hid_t type;
+    size_t memoff, size;
+} fp__h5_member;
+/* A compound type of the n members m: the memory layout (native, memsize
+ * bytes) or the file layout (packed). Caller closes; H5I_INVALID_HID on
+ * error. The members' types stay the caller's. */
+hid_t fp__h5_compound(const fp__h5_member *m, size_t n, size_t memsize, bool file);
+/* Close any identifier (file, group, dataset, type, ...) that is not
+ * H5I_INVALID_HID, for cleanup paths: errors are not reported. */
+void fp__h5_close(hid_t id);
 
 #endif

@@ -1,7 +1,7 @@
 #ifndef FLEETPRINT_FINGERPRINT_STORE_HANDLE_H
 #define FLEETPRINT_FINGERPRINT_STORE_HANDLE_H
 /* The store handle and its catalog (store.c), and the steps of store.c that
- * store_runs.c takes: shared by these two files only. Private to
+ * store_runs.c takes: shared by these two files and history.c only. Private to
  * fingerprint/: fp__ prefix, not installed. */
 #include <hdf5.h>
 #include <stdbool.h>
@@ -47,7 +47,8 @@ struct fp_store {
     hid_t bfile;                   /* the baselines file, opened on first use */
 };
 
-/* store.c's steps that store_runs.c uses; each is documented where it is defined. */
+/* store.c's steps that store_runs.c and history.c use; each is documented
+ * where it is defined. */
 void fp__store_cat_row_of(cat_row *r, const fp_run *c, uint64_t nsamples, const char *file);
 fp_status fp__store_finish_change(fp_store *s, fp_status st);
 fp_status fp__store_make_partitioned(fp_store *s);
@@ -58,5 +59,9 @@ fp_status fp__store_cat_push(fp_store *s, const cat_row *r);
 fp_status fp__store_open_part(const fp_store *s, const char *file, const char *what, hid_t *out);
 void fp__store_part_path(const fp_store *s, const char *file, char *buf, size_t len);
 fp_status fp__store_read_context(hid_t g, fp_run *c);
+/* store_runs.c: copy the runs at catalog rows idx[0..n) into one new
+ * partition; their rows then name it (committed by the caller's
+ * fp__store_finish_change). */
+fp_status fp__store_copy_into_part(fp_store *s, const size_t *idx, size_t n);
 
 #endif

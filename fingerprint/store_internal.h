@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "fleetprint/history.h"
 #include "fleetprint/store.h"
 #include "runtab.h"
 
@@ -23,6 +24,21 @@ fp_status fp__store_read_runtab(fp_store *s, const char *id, fp__runtab *t);
 fp_status fp__store_run_readable(fp_store *s, const char *id, bool deep, char *why, size_t len);
 /* Append runtabs in one commit (the engine behind fp_store_append_runs). */
 fp_status fp__store_append_runtabs(fp_store *s, fp__runtab *const *tabs, size_t n);
+/* The same with each run's verdicts (judged NULL, or judged[i] NULL: none),
+ * written beside it in the same partition (fp__store_write_verdicts). */
+fp_status fp__store_append_judged(fp_store *s, fp__runtab *const *tabs,
+                                  const fp_run_verdicts *const *judged, size_t n);
+
+/* ---- verdicts (history.c) ---------------------------------------------------------- */
+
+/* Write v as the verdicts of run id, whose group is in runs (a partition's
+ * /runs being written), with attributes recorded (now) and by (which commit
+ * wrote them: "append", "detect --record"). */
+fp_status fp__store_write_verdicts(hid_t runs, const char *id, const fp_run_verdicts *v,
+                                   const char *by);
+/* FP_OK when stored run id has no verdicts or they can be read; else
+ * FP_EINPUT with the reason in why (store check). */
+fp_status fp__store_verdicts_readable(fp_store *s, const char *id, char *why, size_t len);
 
 /* ---- transactions ------------------------------------------------------------------ */
 

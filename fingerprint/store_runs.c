@@ -202,6 +202,7 @@ fp_status fp__store_run_readable(fp_store *s, const char *id, bool deep, char *w
     if (!deep)
         return FP_OK;
     fp_status st = fp__store_read_runtab(s, id, &t);
+    bool read = st == FP_OK;
     if (st != FP_OK) {
         snprintf(why, len, "its partition %s cannot be read (%s: the error above)", path,
                  fp_strerror(st));
@@ -211,11 +212,14 @@ fp_status fp__store_run_readable(fp_store *s, const char *id, bool deep, char *w
                  t.nrows, (unsigned long long)c->nsamples);
         st = FP_EINPUT;
     }
+    if (read && st == FP_OK)
+        st = fp__store_verdicts_readable(s, id, why, len);
     fp__runtab_free(&t);
     return st;
 }
 
-fp_status fp__store_append_runtabs(fp_store *s, fp__runtab *const *tabs, size_t n)
+fp_status fp__store_append_judged(fp_store *s, fp__runtab *const *tabs,
+                                  const fp_run_verdicts *const *judged, size_t n)
 {
     fp_status st = FP_OK;
     hid_t part = H5I_INVALID_HID, runs = H5I_INVALID_HID;
@@ -241,6 +245,8 @@ fp_status fp__store_append_runtabs(fp_store *s, fp__runtab *const *tabs, size_t 
     for (size_t i = 0; i < n; i++) {
         cat_row r;
         FP_CHECK(write_run(runs, tabs[i]));
+        if (judged && judged[i])
+            FP_CHECK(fp__store_write_verdicts(runs, tabs[i]->ctx.id, judged[i], "append"));
         fp__store_cat_row_of(&r, &tabs[i]->ctx, tabs[i]->nrows, name);
         FP_CHECK(fp__store_cat_push(s, &r));
     }
@@ -254,6 +260,11 @@ cleanup:
     if (part >= 0)
         H5Fclose(part);
     return started ? fp__store_finish_change(s, st) : st;
+}
+
+fp_status fp__store_append_runtabs(fp_store *s, fp__runtab *const *tabs, size_t n)
+{
+    return fp__store_append_judged(s, tabs, NULL, n);
 }
 
 fp_status fp_store_append_runs(fp_store *s, const fp_run *const *runs, size_t n)
@@ -284,20 +295,11 @@ fp_status fp_store_append(fp_store *s, const fp_run *run)
 
 fp_status fp_store_append_file(const char *path, const fp_run *run, double lock_timeout_s)
 {
-    fp_store *s = NULL;
-    fp_status st = fp_store_open(&s, path, FP_STORE_APPEND, lock_timeout_s);
-    if (st == FP_OK)
-        st = fp_store_append(s, run);
-    fp_store_close(s);
-    if (st == FP_OK)
-        fp_info("stored run %s (%zu samples) in %s", run->id, run->nsamples, path);
-    return st;
+    return fp_store_append_judged_file(path, run, NULL, lock_timeout_s);
 }
 
 
-/* Copy the runs at catalog rows idx[0..n) into one new partition; their rows
- * then name it (committed by the caller's finish_change). */
-static fp_status copy_into_part(fp_store *s, const size_t *idx, size_t n)
+fp_status fp__store_copy_into_part(fp_store *s, const size_t *idx, size_t n)
 {
     fp_status st = FP_OK;
     hid_t dst = H5I_INVALID_HID, runs = H5I_INVALID_HID, src = H5I_INVALID_HID;
@@ -371,7 +373,7 @@ fp_status fp_store_remove(fp_store *s, const char *const *ids, size_t n)
                 s->cat[j].file[0] = 0; /* this partition is done */
         }
         if (nkeep)
-            FP_CHECK(copy_into_part(s, keep, nkeep));
+            FP_CHECK(fp__store_copy_into_part(s, keep, nkeep));
     }
     size_t m = 0;
     for (size_t i = 0; i < s->ncat; i++)
@@ -455,7 +457,7 @@ fp_status fp_store_compact(fp_store *s, uint64_t target, fp_compact_summary *sum
             for (size_t i = 0; i < n; i++)
                 whole += strcmp(s->cat[i].file, first) == 0;
             if (same != nb || whole != nb) {
-                FP_CHECK(copy_into_part(s, batch, nb));
+                FP_CHECK(fp__store_copy_into_part(s, batch, nb));
                 out.runs_moved += nb;
             }
             nb = 0;

@@ -390,6 +390,29 @@ static void drift_table(FILE *f, const fp_verdicts *v)
         fprintf(f, "<p>+%zu more (--json lists every reason)</p>\n", n - shown);
 }
 
+/* The repeat offenders (detect's history), one line: "Repeat offenders
+ * (failed or warned in 3 of their last 5 judged runs): node:n5 (3 of 5)". */
+static void repeat_offenders(FILE *f, const fp_verdicts *v)
+{
+    int k, n;
+    size_t count = fp_verdicts_offender_count(v);
+    if (!fp_verdicts_history(v, &k, &n, NULL) || !count)
+        return;
+    fprintf(f, "<p class=\"offenders\">Repeat %s (failed or warned in %d of their last %d "
+               "judged runs): <span class=\"warn\">",
+            fp_plural((long long)count, "offender", "offenders"), k, n);
+    for (size_t i = 0; i < count && i < SUMMARY_NAMES; i++) {
+        const fp_offender *o = fp_verdicts_offender(v, i);
+        char ent[2 * FP_NAME_MAX + 32];
+        fputs(i ? ", " : "", f);
+        esc(f, fp_entity_format(&fp_verdicts_get(v, o->entity)->entity, ent, sizeof ent));
+        fprintf(f, " (%d of %d)", o->bad, o->judged);
+    }
+    if (count > SUMMARY_NAMES)
+        fprintf(f, " +%zu more", count - SUMMARY_NAMES);
+    fputs("</span></p>\n", f);
+}
+
 /* The first screen: the verdict, the node counts, the drain/exclude list and
  * the other failing entities by name, then the blind spots. */
 static void summary(FILE *f, const fp_verdicts *v)
@@ -455,6 +478,7 @@ static void summary(FILE *f, const fp_verdicts *v)
     if (named)
         fputs("</span></p>\n", f);
     blind_spots(f, v);
+    repeat_offenders(f, v);
     fputs("</div>\n", f);
 }
 

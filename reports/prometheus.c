@@ -390,6 +390,45 @@ static void drift_series(FILE *f, const fp_verdicts *v, const char *tag)
     }
 }
 
+/* Repeat offenders, when the run was judged with history:
+ * fleetprint_node_repeat_offender{run_tag, Hostname} 0 or 1 for every judged
+ * node (1: it, one of its devices or an intra-node link of it failed or
+ * warned in k of its last n judged runs), and fleetprint_repeat_offender with
+ * the entity's labels, 1 for each offending entity. */
+static void offenders(FILE *f, const fp_run *run, const fp_verdicts *v, const char *tag)
+{
+    if (!fp_verdicts_history(v, NULL, NULL, NULL))
+        return;
+    fputs("# HELP fleetprint_node_repeat_offender 1 when the node, one of its devices or an "
+          "intra-node link failed or warned in k of its last n judged runs (detect's "
+          "history; docs/detect.md), else 0.\n"
+          "# TYPE fleetprint_node_repeat_offender gauge\n",
+          f);
+    for (size_t i = 0; i < fp_verdicts_node_count(v); i++) {
+        const char *node = fp_verdicts_get(v, i)->entity.node;
+        char labels[256];
+        size_t at = 0;
+        put_label(labels, sizeof labels, &at, "run_tag", tag);
+        put_label(labels, sizeof labels, &at, "Hostname", node);
+        fprintf(f, "fleetprint_node_repeat_offender{%s} %d\n", labels,
+                fp_verdicts_node_offends(v, node));
+    }
+    for (size_t i = 0; i < fp_verdicts_offender_count(v); i++) {
+        const fp_entity *e = &fp_verdicts_get(v, fp_verdicts_offender(v, i)->entity)->entity;
+        char labels[640];
+        size_t at = 0;
+        if (i == 0)
+            fputs("# HELP fleetprint_repeat_offender 1 for each entity (node, device, link) "
+                  "that failed or warned in k of its last n judged runs.\n"
+                  "# TYPE fleetprint_repeat_offender gauge\n",
+                  f);
+        put_label(labels, sizeof labels, &at, "run_tag", tag);
+        put_label(labels, sizeof labels, &at, "kind", fp_entity_kind_name(e->kind));
+        entity_labels(labels, sizeof labels, &at, run, e);
+        fprintf(f, "fleetprint_repeat_offender{%s} 1\n", labels);
+    }
+}
+
 /* ---- the run as a whole ------------------------------------------------------------ */
 
 /* The value of fleetprint_last_success_timestamp_seconds{run_tag="tag"} in
@@ -478,9 +517,10 @@ fp_status fp_report_prometheus(const fp_run *run, const fp_verdicts *v, const ch
         return st;
     run_series(f, run, v, tag, path);
     st = values(f, run, tag);
-    if (v)
+    if (v) {
         verdicts(f, run, v, tag);
-    if (v)
         drift_series(f, v, tag);
+        offenders(f, run, v, tag);
+    }
     return fp_status_worst(st, fp_outfile_close(f, path, st == FP_OK));
 }

@@ -37,6 +37,10 @@ static void print_reason(FILE *out, const fp_reason *r)
         fprintf(out, "    %-5s config %s = %s\n", fp_verdict_name(r->verdict), r->key, r->note);
         return;
     }
+    if (r->evidence == FP_EV_HISTORY) { /* "repeat offender: failed or warned in ..." */
+        fprintf(out, "    %-5s %-7s %s\n", fp_verdict_name(r->verdict), "history", r->note);
+        return;
+    }
     fprintf(out, "    %-5s %-7s %s", fp_verdict_name(r->verdict), fp_evidence_name(r->evidence),
             r->key[0] ? r->key : "-");
     if (r->evidence == FP_EV_MISSING) {
@@ -83,6 +87,27 @@ static void print_blind(FILE *out, const fp_verdicts *v)
                 n - FP_BLIND_SHOWN);
 }
 
+/* "history: 1 repeat offender (3 of its last 5 judged runs failed or warned):
+ * node:n5", when the run was judged with history. */
+static void print_offenders(FILE *out, const fp_verdicts *v)
+{
+    int k, n;
+    size_t runs, count = fp_verdicts_offender_count(v);
+    if (!fp_verdicts_history(v, &k, &n, &runs))
+        return;
+    fprintf(out, "history: %zu repeat %s (failed or warned in %d of their last %d judged runs; "
+                 "%zu judged %s read)",
+            count, fp_plural((long long)count, "offender", "offenders"), k, n, runs,
+            fp_plural((long long)runs, "run", "runs"));
+    for (size_t i = 0; i < count; i++) {
+        char ent[2 * FP_NAME_MAX + 32];
+        const fp_offender *o = fp_verdicts_offender(v, i);
+        fp_entity_format(&fp_verdicts_get(v, o->entity)->entity, ent, sizeof ent);
+        fprintf(out, "%s%s (%d of %d)", i ? ", " : ": ", ent, o->bad, o->judged);
+    }
+    fputc('\n', out);
+}
+
 void fp_verdicts_print(FILE *out, const fp_verdicts *v, const fp_run *run)
 {
     size_t counts[4] = {0}, ecounts[4] = {0};
@@ -107,6 +132,7 @@ void fp_verdicts_print(FILE *out, const fp_verdicts *v, const fp_run *run)
         char line[256];
         fprintf(out, "BREAKER %s\n", fp_breaker_text(b, line, sizeof line));
     }
+    print_offenders(out, v);
     fprintf(out,
             "detect %s: %s -- nodes: %zu pass, %zu warn, %zu fail, %zu unknown; other entities: "
             "%zu pass, %zu warn, %zu fail, %zu unknown\n",
@@ -169,6 +195,31 @@ static json_t *reason_json(const fp_reason *r)
     return j;
 }
 
+/* "history": {"k", "n", "runs"} when the run was judged with history, and
+ * "repeat_offenders": [{"entity", "verdict", "own_verdict", "bad", "judged",
+ * "first", "last"}] (empty without history). */
+static void offenders_json(json_t *root, const fp_verdicts *v)
+{
+    int k, n;
+    size_t runs;
+    if (fp_verdicts_history(v, &k, &n, &runs))
+        json_object_set_new(root, "history",
+                            json_pack("{s:i, s:i, s:I}", "k", k, "n", n, "runs", (json_int_t)runs));
+    json_t *list = json_array();
+    for (size_t i = 0; i < fp_verdicts_offender_count(v); i++) {
+        const fp_offender *o = fp_verdicts_offender(v, i);
+        const fp_entity_verdict *ev = fp_verdicts_get(v, o->entity);
+        char ent[2 * FP_NAME_MAX + 32];
+        fp_entity_format(&ev->entity, ent, sizeof ent);
+        json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:i, s:i, s:f, s:f}", "entity",
+                                              ent, "verdict", fp_verdict_name(ev->verdict),
+                                              "own_verdict", fp_verdict_name(o->own), "bad",
+                                              o->bad, "judged", o->judged, "first", o->first,
+                                              "last", o->last));
+    }
+    json_object_set_new(root, "repeat_offenders", list);
+}
+
 fp_status fp_verdicts_write_json(const fp_verdicts *v, const fp_run *run, const char *path)
 {
     json_t *root = json_object();
@@ -219,6 +270,7 @@ fp_status fp_verdicts_write_json(const fp_verdicts *v, const fp_run *run, const 
                         json_pack("{s:b, s:I, s:I, s:o, s:i}", "tripped", b->tripped, "failing",
                                   (json_int_t)b->failing, "nodes", (json_int_t)b->nodes,
                                   "max_drain", num(b->max_drain), "max_nodes", b->max_nodes));
+    offenders_json(root, v);
     return fp_json_write(root, path);
 }
 

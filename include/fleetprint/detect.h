@@ -17,6 +17,7 @@
 #include "fleetprint/status.h"
 
 typedef struct fp_baselines fp_baselines; /* fleetprint/store.h */
+typedef struct fp_history fp_history;     /* fleetprint/history.h */
 
 /* ---- rules ------------------------------------------------------------------------- */
 
@@ -61,11 +62,12 @@ typedef enum fp_evidence {
     FP_EV_LATE,    /* the rank arrives late at collectives */
     FP_EV_CONFIG,  /* the node's configuration record against its SKU's majority */
     FP_EV_REFERENCE, /* against the reference catalog's figure for the device model */
+    FP_EV_HISTORY, /* a repeat offender: failed or warned in k of its last n judged runs */
     FP_EV_COUNT
 } fp_evidence;
 
 /* "peers", "drift", "fleet", "value", "missing", "links", "gpus", "late",
- * "config", "reference". */
+ * "config", "reference", "history". */
 const char *fp_evidence_name(fp_evidence e);
 
 /* Why an entity is not a plain pass. deviation is the fraction worse than
@@ -178,6 +180,11 @@ typedef struct fp_detect_opts {
     /* The store's previous run (its configuration records), or NULL: the
      * records are compared with the run's majority only. */
     const fp_run *previous;
+    /* The verdicts of the runs judged before this one (fleetprint/history.h:
+     * fp_store_load_history with the rules' fp_rules_history), or NULL: no
+     * history evidence. A repeat offender gets a history reason and is
+     * raised to at least warn (see fp_verdicts_offender). */
+    const fp_history *history;
 } fp_detect_opts;
 
 /* The verdicts of a run that timed out: the nodes of the ranks that never
@@ -273,6 +280,51 @@ size_t fp_verdicts_node_count(const fp_verdicts *v);
  * names a node ("node:n3") and e is that node or one of its devices, ranks
  * or links: what `--explain` shows. */
 bool fp_entity_in(const fp_entity *e, const char *text);
+
+/* ---- history: repeat offenders ----------------------------------------------------------- */
+
+/* The rules' "history" object: an entity that failed or warned in at least k
+ * of its last n judged runs is a repeat offender; history reads at most the
+ * newest runs stored runs (0: history is off), only those tagged tag when
+ * tag is not "" (docs/detect.md). */
+typedef struct fp_history_rule {
+    int k, n, runs;
+    char tag[32];
+} fp_history_rule;
+
+/* The rules' history settings (the defaults: 3 of 5, 100 runs, any tag). */
+fp_history_rule fp_rules_history(const fp_rules *rules);
+
+/* A repeat offender of a judged run. It has a reason of evidence
+ * FP_EV_HISTORY ("repeat offender: failed or warned in 3 of its last 5
+ * judged runs (...)"), and a verdict of at least warn: history raises a pass
+ * (or an unknown) to warn and leaves a warn or fail as it is, so history
+ * alone never fails an entity. Nodes, devices and links are judged so (a
+ * rank's warn is its node's, and rank numbers change from job to job; a
+ * group is no hardware); a device or intra-node link raised to warn raises
+ * its node to warn too, as its own warn would. */
+typedef struct fp_offender {
+    size_t entity;      /* its index for fp_verdicts_get */
+    fp_verdict own;     /* its verdict on this run's own evidence */
+    int bad, judged;    /* failed or warned in bad of its last judged (<= n) runs */
+    double first, last; /* when the oldest and the newest of those runs started */
+} fp_offender;
+
+/* Whether the run was judged with history (fp_detect_opts.history), and then
+ * the rules' k and n and the judged runs the history held. */
+bool fp_verdicts_history(const fp_verdicts *v, int *k, int *n, size_t *runs);
+
+/* The repeat offenders, in entity order. */
+size_t fp_verdicts_offender_count(const fp_verdicts *v);
+const fp_offender *fp_verdicts_offender(const fp_verdicts *v, size_t i);
+
+/* Entity i's verdict on this run's own evidence, history aside (what a
+ * stored record keeps, so history never feeds on itself). */
+fp_verdict fp_verdicts_own(const fp_verdicts *v, size_t i);
+
+/* Whether a node (by name), one of its devices or an intra-node link of it is
+ * a repeat offender of this run. */
+bool fp_verdicts_node_offends(const fp_verdicts *v, const char *node);
 
 /* ---- fleet simulation --------------------------------------------------------------------- */
 

@@ -9,6 +9,7 @@
 #include "fleetprint/admit.h"
 #include "fleetprint/burnin.h"
 #include "fleetprint/detect.h"
+#include "fleetprint/history.h"
 #include "fleetprint/jsonl.h"
 #include "fleetprint/sample.h"
 #include "fleetprint/trace.h"
@@ -146,6 +147,31 @@ fp_status fp_verdicts_write_hostlist(const fp_verdicts *v, const char *path);
  * passes with its reasons in <system-out>; an unknown one is <skipped>.
  * FP_EIO; FP_ENOMEM. */
 fp_status fp_verdicts_write_junit(const fp_verdicts *v, const fp_run *run, const char *path);
+
+/* ---- history (reports/history.c) ------------------------------------------------ */
+
+/* The record the store keeps of v (fleetprint/history.h) appended to *out:
+ * every judged node, and every other entity that does not pass, each with
+ * its verdict on the run's own evidence (fp_verdicts_own), whether history
+ * flagged it, and its first reason in one line. FP_ENOMEM. */
+fp_status fp_verdicts_record(const fp_verdicts *v, fp_run_verdicts *out);
+
+/* What `fleetprint store history ENTITY` lists. */
+typedef struct fp_history_listing {
+    const char *entity, *store;
+    const char *tag;                  /* the runs' tag; NULL: any */
+    const fp_history_entry *entries;  /* the runs that judged it, oldest first */
+    size_t n;
+    int last;                         /* show only the newest last of them (0: all) */
+    bool offender;                    /* a repeat offender now (of the last nrule runs) */
+    fp_offense now;                   /* the counts behind it */
+    int k, nrule;                     /* the rule: k of nrule */
+} fp_history_listing;
+
+/* A header line, one line per run (time UTC, run id, tag, verdict, first
+ * reason; "[repeat offender]" where history flagged it then), and whether
+ * it is a repeat offender now with the counts and the rule. */
+void fp_report_history(FILE *out, const fp_history_listing *l);
 
 /* ---- what-if (reports/whatif_*.c) ------------------------------------------------ */
 

@@ -1,6 +1,7 @@
 #!/bin/bash
 # ci/nightly-burnin.sh: the commands it runs (burn-in appending to the store
-# with the nightly tag, the baseline rebuild, the report), its refusal without
+# with the nightly tag, its verdicts kept with it, the baseline rebuild, the
+# report), its refusal without
 # a readable hostfile, and a real nightly run on this host.
 . "$FP_TESTS/burnin/common.sh"
 script="$FP_SRC/ci/nightly-burnin.sh"
@@ -8,6 +9,7 @@ printf 'n0 slots=8\nn1 slots=8\n' >"$WORK/hosts"
 FP_HOSTFILE="$WORK/hosts" FP_STORE=/data/fleet.h5 FP_DURATION=45m FLEETPRINT=/opt/fp \
   expect_rc 0 bash "$script" --dry-run
 expect_out "^mpirun --hostfile $WORK/hosts --map-by ppr:8:node .* /opt/fp burnin --duration 45m --interval 1m --store /data/fleet.h5 --tag nightly --json "
+expect_out "^/opt/fp detect --store /data/fleet.h5 --tag nightly --run latest --record -q"
 expect_out "^/opt/fp baseline build --store /data/fleet.h5 --tag nightly"
 expect_out "^/opt/fp report --store /data/fleet.h5 --tag nightly -q --html "
 # a launcher with options, as sites set it: split into words, not one name
@@ -29,4 +31,7 @@ expect_rc 0 "$FLEETPRINT" store ls --store "$WORK/fleet.h5"
 expect_out " nightly +complete +1 +4 "
 grep -q '^fleetprint_burnin_gemm_flops{run_tag="nightly",Hostname=' "$WORK/fleetprint.prom" || fail "no burn-in values in the textfile"
 ls "$WORK"/log/burnin-*.html >/dev/null || fail "no HTML page in the log directory"
+# the night's verdicts are kept with the run: its node has a history
+expect_rc 0 "$FLEETPRINT" store history "$(hostname)" --store "$WORK/fleet.h5"
+expect_out "1 judged run,"
 echo "nightly script: commands as documented, and a real nightly run"

@@ -1,8 +1,11 @@
 #!/usr/bin/python3
-"""h5py_check.py STORE EXPORT: read a fleetprint store with h5py by the names
-docs/store.md documents, and check that
+"""h5py_check.py STORE EXPORT [HISTORY ENTITY]: read a fleetprint store with
+h5py by the names docs/store.md documents, and check that
   - every run's samples (rebuilt from /runs/<id>/samples + entities + metrics)
     equal the `store export` JSONL, sample by sample;
+  - every run's verdicts (/runs/<id>/verdicts, where it has them) list each
+    of its nodes with a verdict 0..3, and agree with HISTORY, the output of
+    `store history ENTITY` (at least one run has them when it is given);
   - every baseline row (/baselines/entity, /baselines/sku) equals the exported
     baseline lines, runs included;
   - each per-entity baseline (built with --reject 0) matches numpy's median,
@@ -69,6 +72,40 @@ def main():
                     break
         nsamples += len(rows)
     print(f"h5py read {len(f['runs'])} runs, {nsamples} samples: same as the export")
+
+    # verdicts kept with a run: every node listed; the same as store history
+    listing, entity = {}, None
+    if len(sys.argv) > 4:
+        entity = sys.argv[4]
+        for line in open(sys.argv[3]):
+            w = line.split()
+            if len(w) >= 5 and w[2] in f["runs"]:
+                listing[w[2]] = w[4]
+    names = ["pass", "warn", "fail", "unknown"]
+    judged = 0
+    for rid, g in f["runs"].items():
+        if "verdicts" not in g:
+            continue
+        v = g["verdicts"][:]
+        assert set(v.dtype.names) == {"entity", "verdict", "offender", "reason"}, v.dtype
+        rows = {s(r["entity"]): r for r in v}
+        for n in g["nodes"][:]:
+            if f"node:{s(n)}" not in rows:
+                print(f"run {rid}: node {s(n)} has no verdict")
+                bad += 1
+        for r in v:
+            if not (0 <= int(r["verdict"]) <= 3 and int(r["offender"]) in (0, 1)):
+                print(f"run {rid}: verdict row {s(r['entity'])} is malformed")
+                bad += 1
+        if entity and entity in rows and listing.get(rid) != names[int(rows[entity]["verdict"])]:
+            print(f"run {rid}: {entity} h5py {names[int(rows[entity]['verdict'])]} "
+                  f"store history {listing.get(rid)}")
+            bad += 1
+        judged += 1
+    if entity and not judged:
+        print("no run has verdicts")
+        bad += 1
+    print(f"h5py read the verdicts of {judged} runs: every node listed, as store history says")
 
     b = f["baselines"]
     keys = [s(k) for k in b["keys"]["key"]]
