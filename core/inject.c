@@ -18,7 +18,7 @@ typedef struct {
     const char *required;
 } keyset;
 static const keyset kind_keys[FP_INJ_KIND_COUNT] = {
-    [FP_INJ_SLOW] = {"rank factor after", "rank factor"},
+    [FP_INJ_SLOW] = {"rank factor after until", "rank factor"},
     [FP_INJ_LINK] = {"ranks factor", "ranks factor"},
     [FP_INJ_HANG] = {"rank after", "rank after"},
     [FP_INJ_CRASH] = {"rank after", "rank"},
@@ -106,6 +106,8 @@ static fp_status parse_one(const char *spec, fp_injection *out, char *err, size_
             }
         } else if (strcmp(key, "factor") == 0) {
             ok = fp_parse_double(val, &in.factor) && in.factor >= 1 && in.factor <= 1000;
+        } else if (strcmp(key, "until") == 0) {
+            ok = fp_parse_seconds(val, &in.until) && in.until > 0;
         } else {
             ok = fp_parse_seconds(val, &in.after);
         }
@@ -121,6 +123,8 @@ static fp_status parse_one(const char *spec, fp_injection *out, char *err, size_
             SPEC_ERR("missing %.*s=", (int)n, p);
         p += n + (p[n] == ' ');
     }
+    if (in.until > 0 && in.until <= in.after)
+        SPEC_ERR("until=%gs is not later than after=%gs", in.until, in.after);
     *out = in;
     return FP_OK;
 }
@@ -155,7 +159,8 @@ double fp_inject_slow(const fp_inject_set *s, int rank, double now)
 {
     double f = 1;
     for (int i = 0; i < s->n; i++)
-        if (s->item[i].kind == FP_INJ_SLOW && s->item[i].rank == rank && now >= s->item[i].after)
+        if (s->item[i].kind == FP_INJ_SLOW && s->item[i].rank == rank && now >= s->item[i].after &&
+            (s->item[i].until <= 0 || now < s->item[i].until))
             f *= s->item[i].factor;
     return f;
 }
@@ -238,5 +243,7 @@ void fp_inject_describe(const fp_inject_set *s, char *buf, size_t len)
         if (n < len && (in->after > 0 || word_in("after", 5, req)))
             n += (size_t)snprintf(buf + n, len - n, ",%s=%gs",
                                   in->kind == FP_INJ_BITFLIP ? "at" : "after", in->after);
+        if (n < len && in->until > 0)
+            n += (size_t)snprintf(buf + n, len - n, ",until=%gs", in->until);
     }
 }
