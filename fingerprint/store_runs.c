@@ -626,8 +626,10 @@ fp_status fp_store_load_run(fp_store *s, const char *which, const char *tag, fp_
     if (strcmp(which, "latest") == 0) {
         FP_CHECK(fp_store_list(s, &rows, &n));
         const fp_run_summary *best = NULL;
+        /* a re-test is part of the run it confirms (docs/store.md), never the latest */
         for (size_t i = 0; i < n; i++)
-            if (!tag || !tag[0] || strcmp(rows[i].tag, tag) == 0)
+            if ((!tag || !tag[0] || strcmp(rows[i].tag, tag) == 0) &&
+                strcmp(rows[i].status, FP_RUN_RETEST) != 0)
                 best = &rows[i];
         if (!best)
             FP_FAIL(FP_EINPUT, "%s holds no run%s%s", s->path, tag && tag[0] ? " tagged " : "",
