@@ -326,6 +326,9 @@ void fp_verdicts_free(fp_verdicts *v)
     free(v->ents);
     free(v->reasons);
     free(v->blind);
+    if (v->confirm)
+        free((void *)v->confirm->items);
+    free(v->confirm);
     free(v->node_names);
     free(v->fail_nodes);
     free(v->warn_nodes);

@@ -80,6 +80,7 @@ struct fp_verdicts {
     size_t nnodes;
     fp_blind_spot *blind;
     size_t nblind;
+    fp_confirm_info *confirm; /* NULL, or the confirm pass behind them (confirm.c) */
 };
 
 /* ---- the engine's state (engine.c, evidence.c, demarcate.c, detect.c) ------------------ */
