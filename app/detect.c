@@ -54,8 +54,14 @@ fp_status fp_app_detect_and_report(const fp_run *run, const fp_rules *rules,
                         .contended_note = contended, .explain = o->explain};
     double t0 = fp_clock();
     fp_status st = fp_detect(run, &d, &v);
-    if (st != FP_OK)
+    if (st == FP_OK && o->retest_args)
+        st = fp_app_write_retest_args(run, v, rules, o->retest_args);
+    if (st == FP_OK && o->confirm) /* only what fails again fails */
+        st = fp_app_confirm_apply(&d, o->confirm, &v);
+    if (st != FP_OK) {
+        fp_verdicts_free(v);
         return st;
+    }
     double secs = fp_clock() - t0;
     if (!o->quiet)
         fp_verdicts_print(stdout, v, run);
@@ -88,6 +94,12 @@ static const fp_opt detect_opts[] = {
     {"contended", 0, FP_OPT_FLAG, offsetof(detect_cfg, contended), NULL,
      "the run's ranks shared CPU cores: use the rules' contended thresholds (default: as the "
      "run recorded, which preflight does)"},
+    {"retest-args", 0, FP_OPT_STRING, offsetof(detect_cfg, out.retest_args), NULL,
+     "write the options of `fleetprint run` that re-test what failed to FILE (empty when "
+     "nothing did; see docs/confirm.md)"},
+    {"confirm", 0, FP_OPT_STRING, offsetof(detect_cfg, confirm), "auto",
+     "auto: a run stored with its re-test is judged with it (only what failed again fails); "
+     "off: the run alone"},
     {"classify", 0, FP_OPT_FLAG, offsetof(detect_cfg, classify), NULL,
      "read metric keys (suite.test.metric@size), one a line, from stdin and print the rule "
      "that judges each"},
@@ -104,9 +116,13 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
     fp_rules *rules = NULL;
     fp_store *store = NULL;
     fp_baselines *base = NULL;
-    fp_run run;
+    fp_run run, retest;
     fp_run_init(&run);
     run.id[0] = 0;
+    memset(&retest, 0, sizeof retest);
+    detect_confirm dc;
+    memset(&dc, 0, sizeof dc);
+    bool retested = false;
     if (c->print_rules) {
         fputs(fp_rules_default_text(), stdout);
         goto cleanup;
@@ -124,11 +140,16 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
     }
     if (!c->store == !c->input)
         FP_FAIL(FP_EUSAGE, "detect needs one of --store FILE or --input FILE");
+    bool confirm = !c->confirm || strcmp(c->confirm, "auto") == 0;
+    if (c->confirm && !confirm && strcmp(c->confirm, "off") != 0)
+        FP_FAIL(FP_EUSAGE, "--confirm '%s': expected auto or off", c->confirm);
     FP_CHECK(fp_app_load_rules(c->out.rules, &rules));
     if (c->store) {
         FP_CHECK(fp_store_open(&store, c->store, FP_STORE_READ, 0));
         fp_run_free(&run);
         FP_CHECK(fp_store_load_run(store, c->run, c->tag, &run));
+        if (confirm && strcmp(run.status, FP_RUN_RETEST) != 0)
+            FP_CHECK(fp_app_find_retest(store, &run, &retest, &retested));
         if (!c->no_baselines) {
             FP_CHECK(fp_store_load_baselines(store, &base));
             if (fp_baselines_entity_count(base) + fp_baselines_sku_count(base) == 0) {
@@ -144,8 +165,32 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
     }
     detect_out out = c->out;
     out.command = command;
+    if (retested) { /* stored with its re-test: judged as the preflight was (docs/confirm.md) */
+        fp_info("%s: run %s was re-tested by run %s: only what failed again fails", command,
+                run.id, retest.id);
+        dc.retest = &retest;
+        dc.info.ran = true;
+        snprintf(dc.info.run_id, sizeof dc.info.run_id, "%s", retest.id);
+        size_t len = 0;
+        for (size_t i = 0; i < retest.nsamples; i++) { /* its tests, in order */
+            const char *t = retest.samples[i].test, *have = dc.info.tests;
+            bool seen = false;
+            for (const char *p = have; *p && !seen;) {
+                size_t m = strcspn(p, ",");
+                seen = m == strlen(t) && strncmp(p, t, m) == 0;
+                p += m + (p[m] == ',');
+            }
+            if (!seen && len + strlen(t) + 2 < sizeof dc.info.tests)
+                len += (size_t)snprintf(dc.info.tests + len, sizeof dc.info.tests - len, "%s%s",
+                                        len ? "," : "", t);
+        }
+        dc.info.first_seconds = run.duration;
+        dc.info.seconds = retest.duration;
+        out.confirm = &dc;
+    }
     st = fp_app_detect_and_report(&run, rules, base, &out, c->contended ? "--contended" : NULL);
 cleanup:
+    fp_run_free(&retest);
     fp_baselines_free(base);
     fp_store_close(store);
     fp_rules_free(rules);

@@ -5,6 +5,25 @@
 
 #include <string.h>
 
+#include "fleetprint/log.h"
+#include "fleetprint/store.h"
+
+/* Append run and more (its re-test) to the store at path in one commit. */
+static fp_status store_with(const char *path, const fp_run *run, const fp_run *more,
+                            double lock_timeout)
+{
+    fp_store *s = NULL;
+    const fp_run *both[2] = {run, more};
+    fp_status st = fp_store_open(&s, path, FP_STORE_APPEND, lock_timeout);
+    if (st == FP_OK)
+        st = fp_store_append_runs(s, both, 2);
+    fp_store_close(s);
+    if (st == FP_OK)
+        fp_info("stored run %s (%zu samples) and its re-test %s (%zu samples) in %s", run->id,
+                run->nsamples, more->id, more->nsamples, path);
+    return st;
+}
+
 fp_status fp_measure(const fp_config *cfg, const measure_out *out, fp_world *w,
                      const fp_measure_steps *steps, void *arg)
 {
@@ -22,12 +41,16 @@ fp_status fp_measure(const fp_config *cfg, const measure_out *out, fp_world *w,
         st = steps->collect(&ctx, arg);
     if (st == FP_OK)
         st = fp_ctx_gather(&ctx, out->tag, &run);
+    if (st == FP_OK && steps->confirm)
+        st = steps->confirm(&ctx, &run, arg);
     if (st == FP_OK && ctx.rank == 0) {
         st = steps->report(&run, arg);
         /* a failed or interrupted run is stored too (marked so: baselines skip
          * it): history, and the health that admit --store reads */
         if ((st == FP_OK || st == FP_EFAIL || st == FP_EINTR) && out->store) {
-            fp_status stored = fp_store_append_file(out->store, &run, cfg->timeout);
+            const fp_run *more = steps->also_store ? steps->also_store(arg) : NULL;
+            fp_status stored = more ? store_with(out->store, &run, more, cfg->timeout)
+                                    : fp_store_append_file(out->store, &run, cfg->timeout);
             st = stored == FP_OK ? st : stored;
         }
     }

@@ -25,6 +25,7 @@ typedef struct preflight_cfg {
     detect_out out;
     const char *run_json;
     bool no_baselines;
+    const char *confirm; /* auto: re-test what failed before acting; off */
 } preflight_cfg;
 
 /* The quick default set, in registry order; tests not in this build are
@@ -57,6 +58,9 @@ static const fp_opt preflight_opts[] = {
      "HDF5 store: compare with its baselines, then append the run to it"},
     {"no-baselines", 0, FP_OPT_FLAG, offsetof(preflight_cfg, no_baselines), NULL,
      "peer evidence only, even with a store"},
+    {"confirm", 0, FP_OPT_STRING, offsetof(preflight_cfg, confirm), "auto",
+     "auto: before writing the drain list, re-test what failed (within a quarter of the "
+     "first pass's time); only what fails again fails. off: act on one measurement"},
     FP_DETECT_OUT_OPTS(preflight_cfg, out),
     {"run-json", 0, FP_OPT_STRING, offsetof(preflight_cfg, run_json), NULL,
      "also write the run's samples as JSON to FILE"},
@@ -160,6 +164,17 @@ static bool registered(const char *name)
     return false;
 }
 
+/* The first pass's time of each test, on rank 0 (the re-test's budget). */
+typedef struct test_time {
+    const char *name;
+    double seconds; /* from its barrier to its end */
+    double end;     /* when it ended, on the run's clock (fp_world_now, as --inject's times) */
+} test_time;
+
+#define PF_TESTS 32
+/* The most a re-test may cost, as a share of the first pass's time. */
+#define PF_CONFIRM_SHARE 0.25
+
 typedef struct pf_state {
     const preflight_cfg *pc;
     const tests_cfg *tests;   /* the tests to run: pc's, with the quick set filled in */
@@ -169,7 +184,52 @@ typedef struct pf_state {
     const char *contended;    /* NULL, or why the timings are only roughly comparable */
     double t0;
     hang_out hang;            /* rank 0: the outputs of a timeout */
+    bool confirm;             /* --confirm auto */
+    test_time timed[PF_TESTS];
+    int ntimed;
+    double first_seconds;     /* the first pass's tests, rank 0 */
+    fp_run retest;            /* rank 0: the re-test run, when one ran (have_retest) */
+    bool have_retest;
+    detect_confirm dc;        /* rank 0: the confirm pass the report judges with */
+    bool dc_set;
 } pf_state;
+
+static bool wanted(const tests_cfg *tc, const char *name)
+{
+    for (int i = 0; i < tc->tests.n; i++)
+        if (strcmp(tc->tests.item[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* The tests one at a time, in registry order (as fp_run_selected runs them),
+ * each timed for the re-test's budget. */
+static fp_status run_timed(fp_ctx *ctx, pf_state *ps)
+{
+    fp_status st = FP_OK;
+    double t0 = fp_clock();
+    for (int k = 0; fp_tests[k] && st == FP_OK; k++) {
+        if (!wanted(ps->tests, fp_tests[k]->name) || ps->ntimed >= PF_TESTS)
+            continue;
+        tests_cfg one = *ps->tests;
+        one.tests.n = 1;
+        one.tests.item[0] = fp_tests[k]->name;
+        double t = fp_clock();
+        st = fp_run_selected(ctx, &one);
+        ps->timed[ps->ntimed++] = (test_time){fp_tests[k]->name, fp_clock() - t,
+                                              fp_world_now(ctx->world)};
+    }
+    ps->first_seconds = fp_clock() - t0;
+    if (st == FP_OK && ctx->rank == 0) {
+        char line[512];
+        size_t n = 0;
+        for (int i = 0; i < ps->ntimed && n < sizeof line; i++)
+            n += (size_t)snprintf(line + n, sizeof line - n, "%s%s %.2f s (to %.2f)", i ? ", " : "",
+                                  ps->timed[i].name, ps->timed[i].seconds, ps->timed[i].end);
+        fp_info("preflight: first pass %.2f s: %s on the run's clock", ps->first_seconds, line);
+    }
+    return st;
+}
 
 static fp_status pf_measure(fp_ctx *ctx, void *arg)
 {
@@ -181,7 +241,302 @@ static fp_status pf_measure(fp_ctx *ctx, void *arg)
             return st;
         fp_world_on_timeout(ctx->world, hang_write, &ps->hang);
     }
-    return fp_run_selected(ctx, ps->tests);
+    return run_timed(ctx, ps);
+}
+
+/* ---- the confirm pass: re-test what failed before acting (docs/confirm.md) ------------- */
+
+/* What rank 0 tells every rank to re-test. */
+typedef struct retest_msg {
+    int status;    /* rank 0's: anything but FP_OK stops every rank with it */
+    int run;       /* 1: re-test; 0: act on the first pass (the note says why) */
+    int iters, warmup, passes;
+    int one_size;  /* 1: the collectives at the smallest message size only */
+    int ntests;
+    char tests[FP_CONFIRM_TESTS][24];
+    int pairs_len; /* bytes of the --pairs list broadcast next (0: none) */
+} retest_msg;
+
+static double first_time(const pf_state *ps, const char *name)
+{
+    for (int i = 0; i < ps->ntimed; i++)
+        if (strcmp(ps->timed[i].name, name) == 0)
+            return ps->timed[i].seconds;
+    return 0;
+}
+
+static bool is_collective(const char *name)
+{
+    for (int k = 0; fp_tests[k]; k++)
+        if (strcmp(fp_tests[k]->name, name) == 0)
+            return strcmp(fp_tests[k]->suite, "collectives") == 0 && strcmp(name, "links") != 0;
+    return false;
+}
+
+/* How the re-test's time scales from the first pass's. */
+typedef struct cost_model {
+    int rounds1, rounds2; /* the link sweep's inter-node rounds per pass: first, re-test */
+    int sizes1;           /* message sizes of the collectives in the first pass */
+    double target;        /* what the plan may cost */
+} cost_model;
+
+/* The re-test's time as the first pass's scaled: a test's time grows with
+ * its calls per size (warm-up, timed and one checked call), a collective's
+ * with its sizes too, the link sweep's with its rounds and passes. *links:
+ * the link sweep's part. */
+static double retest_cost(const pf_state *ps, const retest_msg *m, const cost_model *cm,
+                          double *links)
+{
+    const fp_sweep *sw = &ps->tests->sweep;
+    double per1 = sw->iters + sw->warmup + 1, per2 = m->iters + m->warmup + 1, c = 0;
+    *links = 0;
+    for (int t = 0; t < m->ntests; t++) {
+        double d = first_time(ps, m->tests[t]) * per2 / per1;
+        if (strcmp(m->tests[t], "links") == 0)
+            c += *links = d * cm->rounds2 * m->passes / ((double)cm->rounds1 * FP_LINK_PASSES);
+        else
+            c += is_collective(m->tests[t]) && m->one_size ? d / cm->sizes1 : d;
+    }
+    return c;
+}
+
+/* The link sweep's rounds per pass in run (its "rounds" record), at least 1. */
+static int first_rounds(const fp_run *run)
+{
+    for (size_t i = 0; i < run->nsamples; i++)
+        if (strcmp(run->samples[i].test, "links") == 0 &&
+            strcmp(run->samples[i].metric, "rounds") == 0 && run->samples[i].value >= 1)
+            return (int)run->samples[i].value;
+    return 1;
+}
+
+/* Settings whose estimate stays within cm->target: at most 3 iterations, 1
+ * warm-up and 3 link passes, then (whichever saves more) fewer link passes,
+ * the collectives at one message size, fewer iterations, and last the
+ * costliest tests left out (named in note). */
+static void fit_budget(const pf_state *ps, retest_msg *m, const cost_model *cm, char *note,
+                       size_t len)
+{
+    const fp_sweep *sw = &ps->tests->sweep;
+    m->iters = sw->iters < 3 ? sw->iters : 3;
+    m->warmup = sw->warmup < 1 ? sw->warmup : 1;
+    m->passes = 3;
+    m->one_size = 0;
+    bool colls = false;
+    for (int t = 0; t < m->ntests; t++)
+        colls |= is_collective(m->tests[t]);
+    double links, cost;
+    size_t n = 0;
+    while (m->ntests > 0 && (cost = retest_cost(ps, m, cm, &links)) > cm->target) {
+        if (links > cost / 2 && m->passes > 1) {
+            m->passes--;
+        } else if (colls && !m->one_size && cm->sizes1 > 1) {
+            m->one_size = 1;
+        } else if (m->iters > 2) {
+            m->iters--;
+        } else if (m->passes > 1) {
+            m->passes--;
+        } else { /* the costliest test keeps its first-pass verdict */
+            int worst = 0;
+            for (int t = 1; t < m->ntests; t++)
+                if (first_time(ps, m->tests[t]) > first_time(ps, m->tests[worst]))
+                    worst = t;
+            if (n < len)
+                n += (size_t)snprintf(note + n, len - n, "%s%s", n ? ", " : "over budget: ",
+                                      m->tests[worst]);
+            memmove(m->tests[worst], m->tests[worst + 1],
+                    (size_t)(m->ntests - worst - 1) * sizeof m->tests[0]);
+            m->ntests--;
+        }
+    }
+    if (n && n < len)
+        snprintf(note + n, len - n, " not re-tested");
+}
+
+/* Rank 0: judge the first pass and decide the re-test (m, and *pairs, the
+ * link sweep's list), or why there is none (the confirm info's note). */
+static fp_status plan_retest(pf_state *ps, const fp_run *run, retest_msg *m, char **pairs)
+{
+    fp_status st = FP_OK;
+    fp_confirm_info *info = &ps->dc.info;
+    fp_verdicts *v = NULL;
+    fp_confirm_plan plan;
+    memset(&plan, 0, sizeof plan);
+    ps->dc_set = true;
+    info->first_seconds = ps->first_seconds;
+    if (!ps->confirm) {
+        snprintf(info->note, sizeof info->note, "--confirm off: failures act on one measurement");
+        goto cleanup;
+    }
+    fp_detect_opts d = {.rules = ps->rules, .baselines = ps->base,
+                        .contended = ps->contended != NULL, .contended_note = ps->contended};
+    FP_CHECK(fp_detect(run, &d, &v));
+    if (fp_verdicts_overall(v) != FP_FAIL) {
+        snprintf(info->note, sizeof info->note, "nothing failed");
+        goto cleanup;
+    }
+    FP_CHECK(fp_confirm_plan_make(v, run, ps->rules, &plan));
+    int npairs = 0, rounds2 = 0;
+    bool links = false;
+    for (int t = 0; t < plan.ntests; t++) {
+        if (strcmp(plan.tests[t], "links") == 0 && !links) {
+            links = true;
+            FP_CHECK(fp_app_confirm_pairs(&plan, run, pairs, &npairs, &rounds2));
+            if (*pairs)
+                continue;
+            snprintf(info->note, sizeof info->note, "links: no link to measure again");
+        }
+        if (strcmp(plan.tests[t], "links") != 0 || *pairs)
+            snprintf(m->tests[m->ntests++], sizeof m->tests[0], "%s", plan.tests[t]);
+    }
+    if (*pairs) /* in registry order, links is last: the list goes with it */
+        snprintf(m->tests[m->ntests++], sizeof m->tests[0], "links");
+    if (m->ntests == 0) {
+        snprintf(info->note, sizeof info->note, "%s",
+                 plan.nhung ? "a hang is not re-tested (the watchdog named it)"
+                            : "nothing failed that a re-test can judge");
+        goto cleanup;
+    }
+    if (plan.note[0])
+        fp_info("confirm: %s", plan.note);
+    /* a quarter of the first pass, planned at half of that: the estimate is a
+     * scaling of the first pass's times, and the gather, the verdicts and a
+     * busy machine's noise come on top */
+    info->budget_seconds = PF_CONFIRM_SHARE * ps->first_seconds;
+    const fp_sweep *sw = &ps->tests->sweep;
+    uint64_t sizes[64];
+    char err[160];
+    cost_model cm = {.rounds1 = first_rounds(run), .rounds2 = rounds2 > 0 ? rounds2 : 1,
+                     .sizes1 = 1, .target = 0.5 * info->budget_seconds};
+    if (fp_coll_sizes(sw->min_bytes, sw->max_bytes, sw->step_factor, sizes, 64, &cm.sizes1, err,
+                      sizeof err) != FP_OK || cm.sizes1 < 1)
+        cm.sizes1 = 1;
+    fit_budget(ps, m, &cm, info->note, sizeof info->note);
+    if (m->ntests == 0)
+        goto cleanup; /* the note says that nothing fits */
+    m->run = 1;
+    m->pairs_len = *pairs && strcmp(m->tests[m->ntests - 1], "links") == 0 ? (int)strlen(*pairs)
+                                                                          : 0;
+    size_t n = 0;
+    for (int t = 0; t < m->ntests; t++)
+        n += (size_t)snprintf(info->tests + n, n < sizeof info->tests ? sizeof info->tests - n : 0,
+                              "%s%s", t ? "," : "", m->tests[t]);
+    info->iters = m->iters;
+    info->warmup = m->warmup;
+    info->link_passes = m->pairs_len ? m->passes : 0;
+    info->npairs = m->pairs_len ? npairs : 0;
+    fp_info("confirm: %d failing %s: re-testing %s (%d iterations, %d warm-up%s%s) within "
+            "%.2f s",
+            plan.nsuspects, fp_plural(plan.nsuspects, "entity", "entities"), info->tests,
+            m->iters, m->warmup, m->one_size ? ", collectives at the smallest size" : "",
+            m->pairs_len ? ", the link sweep on its suspects" : "", info->budget_seconds);
+cleanup:
+    fp_confirm_plan_free(&plan);
+    fp_verdicts_free(v);
+    return st;
+}
+
+/* Every rank after the gather: rank 0 decides, every rank re-tests, rank 0
+ * gathers the re-test as a run of its own (status retest, confirms the
+ * first), which the report judges the run with and the store keeps beside it. */
+static fp_status pf_confirm(fp_ctx *ctx, fp_run *run, void *arg)
+{
+    pf_state *ps = arg;
+    fp_status st = FP_OK;
+    fp_world *w = ctx->world;
+    retest_msg m;
+    char *pairs = NULL;
+    fp_run local, *first_local = ctx->local;
+    memset(&m, 0, sizeof m);
+    fp_run_init(&local);
+    double t0 = fp_clock();
+    if (ctx->rank == 0) {
+        m.status = plan_retest(ps, run, &m, &pairs);
+        if (m.status != FP_OK)
+            m.run = 0;
+    }
+    FP_CHECK(fp_world_bcast(w, &m, (int)sizeof m, "confirm: the re-test's plan"));
+    st = (fp_status)m.status;
+    if (st != FP_OK || !m.run)
+        goto cleanup;
+    if (m.pairs_len > 0) {
+        if (ctx->rank != 0) {
+            pairs = calloc((size_t)m.pairs_len + 1, 1);
+            FP_CHECK_ALLOC(pairs);
+        }
+        FP_CHECK(fp_world_bcast(w, pairs, m.pairs_len + 1, "confirm: the re-test's link pairs"));
+    }
+    /* the link sweep apart: it keeps the first pass's message size, and the
+     * collectives may not */
+    tests_cfg rc = *ps->tests, lc;
+    rc.tests.n = 0;
+    for (int t = 0; t < m.ntests; t++)
+        if (strcmp(m.tests[t], "links") != 0)
+            rc.tests.item[rc.tests.n++] = m.tests[t];
+    rc.sweep.iters = m.iters;
+    rc.sweep.warmup = m.warmup;
+    lc = rc;
+    if (m.one_size)
+        rc.sweep.max_bytes = rc.sweep.min_bytes;
+    lc.tests.n = m.pairs_len > 0;
+    lc.tests.item[0] = "links";
+    lc.coll.link_passes = m.passes;
+    lc.coll.pairs = pairs;
+    double start = fp_world_now(w);
+    ctx->local = &local;
+    if (rc.tests.n)
+        st = fp_run_selected(ctx, &rc);
+    if (st == FP_OK && lc.tests.n)
+        st = fp_run_selected(ctx, &lc);
+    ctx->local = first_local;
+    if (st == FP_ETIMEOUT)
+        goto cleanup;
+    st = fp_world_agree(w, st);
+    if (ctx->rank == 0)
+        fp_run_init(&ps->retest);
+    ctx->local = &local;
+    if (st == FP_OK)
+        st = fp_ctx_gather(ctx, ps->pc->run.tag, &ps->retest);
+    ctx->local = first_local;
+    bool failed = st != FP_OK && st != FP_ETIMEOUT;
+    if (failed) { /* the first pass's verdicts still stand */
+        if (ctx->rank == 0)
+            snprintf(ps->dc.info.note, sizeof ps->dc.info.note,
+                     "the re-test could not run (%s, logged above): acting on the first pass",
+                     fp_status_name(st));
+        st = FP_OK;
+    }
+    if (st != FP_OK || failed || ctx->rank != 0)
+        goto cleanup;
+    /* its own run, on its own clock, naming the run it confirms */
+    fp_run *r = &ps->retest;
+    ps->have_retest = true;
+    snprintf(r->status, sizeof r->status, "%s", FP_RUN_RETEST);
+    snprintf(r->confirms, sizeof r->confirms, "%s", run->id);
+    snprintf(r->contended, sizeof r->contended, "%s", ps->contended ? ps->contended : "");
+    r->time = run->time + start;
+    r->duration = fp_world_now(w) - start;
+    for (size_t i = 0; i < r->nsamples; i++)
+        r->samples[i].t_start -= start;
+    ps->dc.retest = r;
+    ps->dc.info.ran = true;
+    snprintf(ps->dc.info.run_id, sizeof ps->dc.info.run_id, "%s", r->id);
+    ps->dc.info.seconds = fp_clock() - t0;
+    fp_info("confirm: re-test %s: %zu samples in %.2f s, %.0f%% of the first pass's %.2f s",
+            r->id, r->nsamples, ps->dc.info.seconds,
+            100 * ps->dc.info.seconds / (ps->first_seconds > 0 ? ps->first_seconds : 1),
+            ps->first_seconds);
+cleanup:
+    ctx->local = first_local;
+    fp_run_free(&local);
+    free(pairs);
+    return st;
+}
+
+static const fp_run *pf_also_store(void *arg)
+{
+    const pf_state *ps = arg;
+    return ps->have_retest ? &ps->retest : NULL;
 }
 
 static fp_status pf_report(fp_run *run, void *arg)
@@ -195,8 +550,11 @@ static fp_status pf_report(fp_run *run, void *arg)
     snprintf(run->contended, sizeof run->contended, "%s", ps->contended ? ps->contended : "");
     if (ps->pc->run_json)
         st = fp_report_json(run, ps->pc->run_json);
+    detect_out out = *ps->out;
+    if (ps->dc_set) /* judged with its confirm pass */
+        out.confirm = &ps->dc;
     if (st == FP_OK)
-        st = fp_app_detect_and_report(run, ps->rules, ps->base, ps->out, ps->contended);
+        st = fp_app_detect_and_report(run, ps->rules, ps->base, &out, ps->contended);
     return st;
 }
 
@@ -210,7 +568,9 @@ static fp_status preflight_main(const void *config, fp_world *w)
     fp_rules *rules = NULL;
     fp_store *store = NULL;
     fp_baselines *base = NULL;
-    static const fp_measure_steps steps = {.measure = pf_measure, .report = pf_report};
+    static const fp_measure_steps steps = {
+        .measure = pf_measure, .confirm = pf_confirm, .also_store = pf_also_store,
+        .report = pf_report};
     int rank = fp_world_rank(w);
     double t0 = fp_clock();
     detect_out out = pc->out;
@@ -218,10 +578,16 @@ static fp_status preflight_main(const void *config, fp_world *w)
     out.command = "preflight";
     pf_state ps = {.pc = pc, .tests = &tc, .out = &out, .t0 = t0};
     fp_run_init(&ps.hang.ctx);
+    ps.confirm = !pc->confirm || strcmp(pc->confirm, "auto") == 0;
+    if (pc->confirm && !ps.confirm && strcmp(pc->confirm, "off") != 0) {
+        if (rank == 0)
+            fp_error("--confirm '%s': expected auto or off", pc->confirm);
+        st = FP_EUSAGE;
+    }
 
     /* inputs first, so a bad rules file or store fails before any test runs */
     fp_world_configure(w, rt->timeout, rt->verbose, rt->quiet);
-    if (rank == 0) {
+    if (rank == 0 && st == FP_OK) {
         st = fp_app_load_rules(out.rules, &rules);
         bool exists = stored && access(stored, F_OK) == 0;
         if (stored && !exists)
@@ -268,6 +634,7 @@ static fp_status preflight_main(const void *config, fp_world *w)
 cleanup:
     fp_world_on_timeout(w, NULL, NULL);
     fp_run_free(&ps.hang.ctx);
+    fp_run_free(&ps.retest);
     fp_baselines_free(base);
     fp_store_close(store);
     fp_rules_free(rules);
