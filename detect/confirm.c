@@ -384,21 +384,13 @@ static const char *judged_name_buf(size_t i, const void *arg)
     return ((const judged_names *)arg)->name[i];
 }
 
-/* Whether ev has a failing reason of a value rule (a wrong result). */
-static bool value_fail(const fp_verdicts *v, const fp_entity_verdict *ev)
+/* Whether ev has a failing reason of evidence kind e (FP_EV_VALUE: a wrong
+ * result; FP_EV_LINKS: slow with its link partners). */
+static bool fails_by(const fp_verdicts *v, const fp_entity_verdict *ev, fp_evidence e)
 {
     for (size_t k = 0; k < ev->nreasons; k++)
         if (v->reasons[ev->first_reason + k].verdict == FP_FAIL &&
-            v->reasons[ev->first_reason + k].evidence == FP_EV_VALUE)
-            return true;
-    return false;
-}
-
-static bool has_links_fail(const fp_verdicts *v, const fp_entity_verdict *ev)
-{
-    for (size_t k = 0; k < ev->nreasons; k++)
-        if (v->reasons[ev->first_reason + k].verdict == FP_FAIL &&
-            v->reasons[ev->first_reason + k].evidence == FP_EV_LINKS)
+            v->reasons[ev->first_reason + k].evidence == e)
             return true;
     return false;
 }
@@ -424,7 +416,7 @@ static fp_status collect(const fp_verdicts *first, const fp_verdicts *retest, ju
      * wrong result */
     for (size_t i = 0; i < first->nents; i++) {
         const fp_entity_verdict *ev = &first->ents[i];
-        if (ev->verdict != FP_FAIL || !value_fail(first, ev))
+        if (ev->verdict != FP_FAIL || !fails_by(first, ev, FP_EV_VALUE))
             continue;
         int a = ev->entity.kind == FP_ENT_GROUP ? -1 : ix_find(&nodes, ev->entity.node);
         if (a >= 0)
@@ -437,12 +429,13 @@ static fp_status collect(const fp_verdicts *first, const fp_verdicts *retest, ju
         int a = ix_find(&nodes, ev->entity.node), b = -1;
         bool whole = ev->entity.kind != FP_ENT_LINK && ev->entity.kind != FP_ENT_GROUP;
         j[m++] = (judged){.slot = i, .retest = -1, .suspect = true,
-                          .certain = value_fail(first, ev) || (whole && a >= 0 && certain[a])};
+                          .certain = fails_by(first, ev, FP_EV_VALUE) ||
+                                     (whole && a >= 0 && certain[a])};
         if (ev->entity.kind == FP_ENT_LINK)
             b = ix_find(&nodes, ev->entity.peer);
         if (ev->entity.kind == FP_ENT_LINK && a >= 0 && b >= 0 && a != b)
             cand[a] = cand[b] = true;
-        if (ev->entity.kind == FP_ENT_NODE && a >= 0 && has_links_fail(first, ev))
+        if (ev->entity.kind == FP_ENT_NODE && a >= 0 && fails_by(first, ev, FP_EV_LINKS))
             cand[a] = true;
     }
     for (size_t i = 0; i < first->nnodes; i++)
@@ -496,7 +489,7 @@ static void judge(const fp_verdicts *first, const fp_verdicts *retest,
         const fp_entity_verdict *rv = x->retest >= 0 ? &retest->ents[x->retest] : NULL;
         if (x->candidate) {
             x->retested = rv != NULL;
-            x->outcome = rv && rv->verdict == FP_FAIL && has_links_fail(retest, rv)
+            x->outcome = rv && rv->verdict == FP_FAIL && fails_by(retest, rv, FP_EV_LINKS)
                              ? FP_CONFIRM_FOUND
                              : FP_CONFIRM_NOT_REPRODUCED;
             continue;

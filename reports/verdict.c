@@ -133,7 +133,7 @@ static void print_confirm(FILE *out, const fp_verdicts *v)
     print_confirm_items(out, c, FP_CONFIRM_NOT_REPRODUCED, "did not reproduce on re-test: ",
                         "they warn; a wrong result fails regardless");
     print_confirm_items(out, c, FP_CONFIRM_FOUND, "found on re-test: ",
-                        "an end of a failing link, slow with nodes that passed too: the node fails");
+                        "an end of a failing link, slow with nodes that passed too: it fails");
     print_confirm_items(out, c, FP_CONFIRM_NOT_RETESTED, "not re-tested: ", "their fail stands");
 }
 
