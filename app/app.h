@@ -115,10 +115,10 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command);
  * pairs, then in each round the nodes that passed and are idle paired among
  * themselves (reference links), as "A~B,C~D,..." in round order, and "A"
  * for a node whose inner links failed. *list is new (the caller frees it;
- * NULL with *npairs 0 when the plan has no link to measure); *rounds the
- * sweep's inter-node rounds per pass. FP_ENOMEM. */
+ * NULL when the plan has no link to measure), *lp the inter-node plan the
+ * sweep will run (the caller frees it with fp_link_plan_free). FP_ENOMEM. */
 fp_status fp_app_confirm_pairs(const fp_confirm_plan *p, const fp_run *run, char **list,
-                               int *npairs, int *rounds);
+                               fp_link_plan *lp);
 
 /* Judge c's re-test as d judges (with the re-test's own record of shared
  * cores) and replace *v, the verdicts of run, by the confirmed ones

@@ -14,22 +14,21 @@
 #include "fleetprint/outfile.h"
 
 fp_status fp_app_confirm_pairs(const fp_confirm_plan *p, const fp_run *run, char **list,
-                               int *npairs, int *rounds)
+                               fp_link_plan *lp)
 {
     fp_status st = FP_OK;
-    fp_link_plan lp = {0};
     char err[160];
     size_t len = 0;
     FILE *mem = NULL;
     *list = NULL;
-    *npairs = *rounds = 0;
+    memset(lp, 0, sizeof *lp);
     int ninside = 0;
     for (int i = 0; i < run->nnodes; i++)
         ninside += p->inside[i];
     if (p->npairs == 0 && ninside == 0)
         return FP_OK;
     if (p->npairs > 0) {
-        st = fp_link_plan_pairs((const int (*)[2])p->pairs, p->npairs, run->nnodes, p->spare, &lp,
+        st = fp_link_plan_pairs((const int (*)[2])p->pairs, p->npairs, run->nnodes, p->spare, lp,
                                 err, sizeof err);
         if (st == FP_EUSAGE) /* the plan names its own nodes: not the user's doing */
             FP_FAIL(FP_EINTERNAL, "confirm: %s", err);
@@ -37,26 +36,25 @@ fp_status fp_app_confirm_pairs(const fp_confirm_plan *p, const fp_run *run, char
     }
     mem = open_memstream(list, &len);
     FP_CHECK_ALLOC(mem);
-    for (int i = 0; i < lp.npairs; i++)
-        fprintf(mem, "%s%s~%s", i ? "," : "", run->nodes[lp.pair[i][0]], run->nodes[lp.pair[i][1]]);
-    for (int i = 0, k = lp.npairs; i < run->nnodes; i++)
+    for (int i = 0; i < lp->npairs; i++)
+        fprintf(mem, "%s%s~%s", i ? "," : "", run->nodes[lp->pair[i][0]],
+                run->nodes[lp->pair[i][1]]);
+    for (int i = 0, k = lp->npairs; i < run->nnodes; i++)
         if (p->inside[i])
             fprintf(mem, "%s%s", k++ ? "," : "", run->nodes[i]);
     if (fclose(mem) != 0) {
         mem = NULL;
-        FP_FAIL(FP_ENOMEM, "confirm: no memory for the list of %d node pairs", lp.npairs);
+        FP_FAIL(FP_ENOMEM, "confirm: no memory for the list of %d node pairs", lp->npairs);
     }
     mem = NULL;
-    *npairs = lp.npairs;
-    *rounds = lp.nrounds;
 cleanup:
     if (mem)
         fclose(mem);
     if (st != FP_OK) {
         free(*list);
         *list = NULL;
+        fp_link_plan_free(lp);
     }
-    fp_link_plan_free(&lp);
     return st;
 }
 
@@ -133,7 +131,7 @@ fp_status fp_app_write_retest_args(const fp_run *run, const fp_verdicts *v, cons
     fp_confirm_plan plan = {0};
     char *pairs = NULL;
     FILE *f = NULL;
-    int npairs = 0, rounds = 0;
+    fp_link_plan lp = {0};
     bool needed = fp_verdicts_overall(v) == FP_FAIL;
     if (needed)
         FP_CHECK(fp_confirm_plan_make(v, run, rules, &plan));
@@ -166,7 +164,7 @@ fp_status fp_app_write_retest_args(const fp_run *run, const fp_verdicts *v, cons
     for (int t = 0; t < plan.ntests; t++)
         links |= strcmp(plan.tests[t], "links") == 0;
     if (links)
-        FP_CHECK(fp_app_confirm_pairs(&plan, run, &pairs, &npairs, &rounds));
+        FP_CHECK(fp_app_confirm_pairs(&plan, run, &pairs, &lp));
     f = fp_outfile_open(path, &st);
     if (!f)
         goto cleanup;
@@ -182,6 +180,7 @@ fp_status fp_app_write_retest_args(const fp_run *run, const fp_verdicts *v, cons
                 run->duration, path);
 cleanup:
     free(pairs);
+    fp_link_plan_free(&lp);
     fp_confirm_plan_free(&plan);
     return st;
 }

@@ -12,6 +12,7 @@
 #include "fleetprint/hostlist.h"
 #include "fleetprint/log.h"
 #include "fleetprint/report.h"
+#include "fleetprint/stats.h"
 #include "fleetprint/store.h"
 #include "fleetprint/suite.h"
 #include "fleetprint/timer.h"
@@ -191,6 +192,7 @@ typedef struct pf_state {
     fp_run retest;            /* rank 0: the re-test run, when one ran (have_retest) */
     bool have_retest;
     detect_confirm dc;        /* rank 0: the confirm pass the report judges with */
+    double t_confirm;         /* when the confirm pass began, on the run's clock */
     bool dc_set;
 } pf_state;
 
@@ -250,8 +252,10 @@ static fp_status pf_measure(fp_ctx *ctx, void *arg)
 typedef struct retest_msg {
     int status;    /* rank 0's: anything but FP_OK stops every rank with it */
     int run;       /* 1: re-test; 0: act on the first pass (the note says why) */
-    int iters, warmup, passes;
+    int iters, warmup;           /* of every test but the link sweep */
     int one_size;  /* 1: the collectives at the smallest message size only */
+    int link_iters, link_warmup, passes; /* the link sweep's */
+    double link_deadline; /* no link pass may end after it (the run's clock) */
     int ntests;
     char tests[FP_CONFIRM_TESTS][24];
     int pairs_len; /* bytes of the --pairs list broadcast next (0: none) */
@@ -275,9 +279,11 @@ static bool is_collective(const char *name)
 
 /* How the re-test's time scales from the first pass's. */
 typedef struct cost_model {
-    int rounds1, rounds2; /* the link sweep's inter-node rounds per pass: first, re-test */
-    int sizes1;           /* message sizes of the collectives in the first pass */
-    double target;        /* what the plan may cost */
+    /* the link sweep's rounds in units of a typical round (link_units): the
+     * first pass's, all passes; the re-test's, one pass */
+    double units1, units2;
+    int sizes1;    /* message sizes of the collectives in the first pass */
+    double target; /* what the plan may cost */
 } cost_model;
 
 /* The re-test's time as the first pass's scaled: a test's time grows with
@@ -288,39 +294,99 @@ static double retest_cost(const pf_state *ps, const retest_msg *m, const cost_mo
                           double *links)
 {
     const fp_sweep *sw = &ps->tests->sweep;
-    double per1 = sw->iters + sw->warmup + 1, per2 = m->iters + m->warmup + 1, c = 0;
+    double per1 = sw->iters + sw->warmup + 1, c = 0;
     *links = 0;
     for (int t = 0; t < m->ntests; t++) {
-        double d = first_time(ps, m->tests[t]) * per2 / per1;
-        if (strcmp(m->tests[t], "links") == 0)
-            c += *links = d * cm->rounds2 * m->passes / ((double)cm->rounds1 * FP_LINK_PASSES);
+        double d = first_time(ps, m->tests[t]) / per1;
+        if (strcmp(m->tests[t], "links") == 0) /* its deadline stops it after 2 passes */
+            *links = d * (m->link_iters + m->link_warmup + 1) * cm->units2 *
+                     (m->passes < 2 ? m->passes : 2) / cm->units1;
         else
-            c += is_collective(m->tests[t]) && m->one_size ? d / cm->sizes1 : d;
+            c += d * (m->iters + m->warmup + 1) / (is_collective(m->tests[t]) && m->one_size
+                                                       ? cm->sizes1 : 1);
     }
-    return c;
+    return c + *links;
 }
 
-/* The link sweep's rounds per pass in run (its "rounds" record), at least 1. */
-static int first_rounds(const fp_run *run)
+/* A round of the link sweep lasts as long as its slowest exchange, so a
+ * round with a slow link costs that link's slowdown: the sweep's time in
+ * units of a typical round, from the first pass's links (a link's time is
+ * the median bandwidth over its own, at least 1). The first pass's, over all
+ * its passes: its rounds, plus each slow link's extra in one round a pass;
+ * the re-test's plan lp, one pass: the slowest of each round. */
+static fp_status link_units(const fp_run *run, const fp_link_plan *lp, cost_model *cm)
 {
-    for (size_t i = 0; i < run->nsamples; i++)
-        if (strcmp(run->samples[i].test, "links") == 0 &&
-            strcmp(run->samples[i].metric, "rounds") == 0 && run->samples[i].value >= 1)
-            return (int)run->samples[i].value;
-    return 1;
+    fp_status st = FP_OK;
+    size_t n = 0, cap = 64;
+    int rounds1 = 1;
+    double *bw = malloc(cap * sizeof *bw);
+    const fp_entity **who = malloc(cap * sizeof *who);
+    FP_CHECK_ALLOC(bw);
+    FP_CHECK_ALLOC(who);
+    for (size_t i = 0; i < run->nsamples; i++) {
+        const fp_sample *s = &run->samples[i];
+        if (strcmp(s->test, "links") != 0 || s->iter != -1)
+            continue;
+        if (strcmp(s->metric, "rounds") == 0 && s->value >= 1)
+            rounds1 = (int)s->value;
+        if (strcmp(s->metric, "bw_inter") != 0 || !(s->value > 0))
+            continue;
+        if (n == cap) {
+            cap *= 2;
+            double *b2 = realloc(bw, cap * sizeof *bw);
+            FP_CHECK_ALLOC(b2);
+            bw = b2;
+            const fp_entity **w2 = realloc(who, cap * sizeof *who);
+            FP_CHECK_ALLOC(w2);
+            who = w2;
+        }
+        bw[n] = s->value;
+        who[n++] = &s->entity;
+    }
+    double *sorted = malloc((n + 1) * sizeof *sorted);
+    FP_CHECK_ALLOC(sorted);
+    memcpy(sorted, bw, n * sizeof *bw);
+    double med = n ? fp_median(sorted, n) : 1;
+    free(sorted);
+    double extra = 0;
+    for (size_t i = 0; i < n; i++)
+        extra += med / bw[i] > 1.5 ? med / bw[i] - 1 : 0;
+    cm->units1 = FP_LINK_PASSES * (rounds1 + extra);
+    cm->units2 = 0;
+    for (int r = 0, i = 0; r < lp->nrounds; r++) {
+        double slowest = 1;
+        for (; i < lp->npairs && lp->round[i] == r; i++) {
+            const char *a = run->nodes[lp->pair[i][0]], *b = run->nodes[lp->pair[i][1]];
+            for (size_t k = 0; k < n; k++)
+                if ((strcmp(who[k]->node, a) == 0 && strcmp(who[k]->peer, b) == 0) ||
+                    (strcmp(who[k]->node, b) == 0 && strcmp(who[k]->peer, a) == 0))
+                    slowest = med / bw[k] > slowest ? med / bw[k] : slowest;
+        }
+        cm->units2 += slowest;
+    }
+cleanup:
+    free(bw);
+    free(who);
+    return st;
 }
 
-/* Settings whose estimate stays within cm->target: at most 3 iterations, 1
- * warm-up and 3 link passes, then (whichever saves more) fewer link passes,
- * the collectives at one message size, fewer iterations, and last the
- * costliest tests left out (named in note). */
+/* Settings whose estimate stays within cm->target. The tests at most 3
+ * iterations and 1 warm-up; the link sweep, whose figure is a median over
+ * its exchanges and needs as many to stand out again, its first-pass
+ * iterations over as many passes as its deadline allows, at least 2 (its
+ * estimate). Then, on whichever part costs more: fewer link iterations (at
+ * least 3) and passes; the collectives at one message size, fewer
+ * iterations (at least 2); last, the costliest tests are left out (named in
+ * note). */
 static void fit_budget(const pf_state *ps, retest_msg *m, const cost_model *cm, char *note,
                        size_t len)
 {
     const fp_sweep *sw = &ps->tests->sweep;
     m->iters = sw->iters < 3 ? sw->iters : 3;
     m->warmup = sw->warmup < 1 ? sw->warmup : 1;
-    m->passes = 3;
+    m->link_iters = sw->iters;
+    m->link_warmup = sw->warmup;
+    m->passes = FP_LINK_PASSES;
     m->one_size = 0;
     bool colls = false;
     for (int t = 0; t < m->ntests; t++)
@@ -328,14 +394,18 @@ static void fit_budget(const pf_state *ps, retest_msg *m, const cost_model *cm, 
     double links, cost;
     size_t n = 0;
     while (m->ntests > 0 && (cost = retest_cost(ps, m, cm, &links)) > cm->target) {
-        if (links > cost / 2 && m->passes > 1) {
-            m->passes--;
-        } else if (colls && !m->one_size && cm->sizes1 > 1) {
-            m->one_size = 1;
-        } else if (m->iters > 2) {
-            m->iters--;
-        } else if (m->passes > 1) {
-            m->passes--;
+        bool link_cut = m->link_iters > 3 || m->passes > 1;
+        bool rest_cut = (colls && !m->one_size && cm->sizes1 > 1) || m->iters > 2;
+        if (link_cut && (links > cost - links || !rest_cut)) {
+            if (m->link_iters > 3)
+                m->link_iters--;
+            else
+                m->passes = 1;
+        } else if (rest_cut) {
+            if (colls && !m->one_size && cm->sizes1 > 1)
+                m->one_size = 1;
+            else
+                m->iters--;
         } else { /* the costliest test keeps its first-pass verdict */
             int worst = 0;
             for (int t = 1; t < m->ntests; t++)
@@ -361,7 +431,9 @@ static fp_status plan_retest(pf_state *ps, const fp_run *run, retest_msg *m, cha
     fp_confirm_info *info = &ps->dc.info;
     fp_verdicts *v = NULL;
     fp_confirm_plan plan;
+    fp_link_plan lp;
     memset(&plan, 0, sizeof plan);
+    memset(&lp, 0, sizeof lp);
     ps->dc_set = true;
     info->first_seconds = ps->first_seconds;
     if (!ps->confirm) {
@@ -376,12 +448,11 @@ static fp_status plan_retest(pf_state *ps, const fp_run *run, retest_msg *m, cha
         goto cleanup;
     }
     FP_CHECK(fp_confirm_plan_make(v, run, ps->rules, &plan));
-    int npairs = 0, rounds2 = 0;
     bool links = false;
     for (int t = 0; t < plan.ntests; t++) {
         if (strcmp(plan.tests[t], "links") == 0 && !links) {
             links = true;
-            FP_CHECK(fp_app_confirm_pairs(&plan, run, pairs, &npairs, &rounds2));
+            FP_CHECK(fp_app_confirm_pairs(&plan, run, pairs, &lp));
             if (*pairs)
                 continue;
             snprintf(info->note, sizeof info->note, "links: no link to measure again");
@@ -399,15 +470,21 @@ static fp_status plan_retest(pf_state *ps, const fp_run *run, retest_msg *m, cha
     }
     if (plan.note[0])
         fp_info("confirm: %s", plan.note);
-    /* a quarter of the first pass, planned at half of that: the estimate is a
-     * scaling of the first pass's times, and the gather, the verdicts and a
-     * busy machine's noise come on top */
+    if (*pairs)
+        fp_debug("confirm: the link sweep's pairs: %s", *pairs);
+    /* a quarter of the first pass, planned at 60% of that: the estimate
+     * scales the first pass's times of the tests alone, while the re-test's
+     * time counts its plan, broadcast, gather and verdicts too, and a busy
+     * machine's noise; the link sweep, last, also stops between passes at
+     * 85% of it (link_deadline) */
     info->budget_seconds = PF_CONFIRM_SHARE * ps->first_seconds;
     const fp_sweep *sw = &ps->tests->sweep;
     uint64_t sizes[64];
     char err[160];
-    cost_model cm = {.rounds1 = first_rounds(run), .rounds2 = rounds2 > 0 ? rounds2 : 1,
-                     .sizes1 = 1, .target = 0.5 * info->budget_seconds};
+    cost_model cm = {.units1 = 1, .units2 = 1, .sizes1 = 1,
+                     .target = 0.6 * info->budget_seconds};
+    if (*pairs)
+        FP_CHECK(link_units(run, &lp, &cm));
     if (fp_coll_sizes(sw->min_bytes, sw->max_bytes, sw->step_factor, sizes, 64, &cm.sizes1, err,
                       sizeof err) != FP_OK || cm.sizes1 < 1)
         cm.sizes1 = 1;
@@ -415,6 +492,7 @@ static fp_status plan_retest(pf_state *ps, const fp_run *run, retest_msg *m, cha
     if (m->ntests == 0)
         goto cleanup; /* the note says that nothing fits */
     m->run = 1;
+    m->link_deadline = ps->t_confirm + 0.85 * info->budget_seconds;
     m->pairs_len = *pairs && strcmp(m->tests[m->ntests - 1], "links") == 0 ? (int)strlen(*pairs)
                                                                           : 0;
     size_t n = 0;
@@ -424,13 +502,15 @@ static fp_status plan_retest(pf_state *ps, const fp_run *run, retest_msg *m, cha
     info->iters = m->iters;
     info->warmup = m->warmup;
     info->link_passes = m->pairs_len ? m->passes : 0;
-    info->npairs = m->pairs_len ? npairs : 0;
-    fp_info("confirm: %d failing %s: re-testing %s (%d iterations, %d warm-up%s%s) within "
-            "%.2f s",
+    info->link_iters = m->pairs_len ? m->link_iters : 0;
+    info->npairs = m->pairs_len ? lp.npairs : 0;
+    fp_info("confirm: %d failing %s: re-testing %s (%d iterations, %d warm-up%s; links: %d "
+            "pairs, %d passes of %d iterations) within %.2f s",
             plan.nsuspects, fp_plural(plan.nsuspects, "entity", "entities"), info->tests,
             m->iters, m->warmup, m->one_size ? ", collectives at the smallest size" : "",
-            m->pairs_len ? ", the link sweep on its suspects" : "", info->budget_seconds);
+            info->npairs, info->link_passes, info->link_iters, info->budget_seconds);
 cleanup:
+    fp_link_plan_free(&lp);
     fp_confirm_plan_free(&plan);
     fp_verdicts_free(v);
     return st;
@@ -450,6 +530,7 @@ static fp_status pf_confirm(fp_ctx *ctx, fp_run *run, void *arg)
     memset(&m, 0, sizeof m);
     fp_run_init(&local);
     double t0 = fp_clock();
+    ps->t_confirm = fp_world_now(w);
     if (ctx->rank == 0) {
         m.status = plan_retest(ps, run, &m, &pairs);
         if (m.status != FP_OK)
@@ -478,9 +559,12 @@ static fp_status pf_confirm(fp_ctx *ctx, fp_run *run, void *arg)
     lc = rc;
     if (m.one_size)
         rc.sweep.max_bytes = rc.sweep.min_bytes;
+    lc.sweep.iters = m.link_iters;
+    lc.sweep.warmup = m.link_warmup;
     lc.tests.n = m.pairs_len > 0;
     lc.tests.item[0] = "links";
     lc.coll.link_passes = m.passes;
+    lc.coll.link_deadline = m.link_deadline;
     lc.coll.pairs = pairs;
     double start = fp_world_now(w);
     ctx->local = &local;
@@ -516,8 +600,22 @@ static fp_status pf_confirm(fp_ctx *ctx, fp_run *run, void *arg)
     snprintf(r->contended, sizeof r->contended, "%s", ps->contended ? ps->contended : "");
     r->time = run->time + start;
     r->duration = fp_world_now(w) - start;
-    for (size_t i = 0; i < r->nsamples; i++)
-        r->samples[i].t_start -= start;
+    /* the link sweep's passes as run (its deadline may stop it early): the
+     * windows of a link measured once a pass, the first listed */
+    int windows = 0;
+    char first_link[2 * FP_NAME_MAX + 8] = "";
+    if (pairs)
+        snprintf(first_link, sizeof first_link, "link:%.*s", (int)strcspn(pairs, ","), pairs);
+    for (size_t i = 0; i < r->nsamples; i++) {
+        fp_sample *sm = &r->samples[i];
+        char ent[2 * FP_NAME_MAX + 32];
+        sm->t_start -= start;
+        if (strcmp(sm->metric, "bw_inter") == 0 && sm->iter >= windows &&
+            strcmp(fp_entity_format(&sm->entity, ent, sizeof ent), first_link) == 0)
+            windows = sm->iter + 1;
+    }
+    if (m.link_iters > 0 && windows > 0)
+        ps->dc.info.link_passes = windows / m.link_iters;
     ps->dc.retest = r;
     ps->dc.info.ran = true;
     snprintf(ps->dc.info.run_id, sizeof ps->dc.info.run_id, "%s", r->id);

@@ -206,69 +206,49 @@ cleanup:
 
 /* ---- a list of pairs ------------------------------------------------------------------- */
 
-/* Whether endpoint a already has partner b among its deg[a] partners. */
-static bool partnered(const int *partner, const int *deg, int stride, int a, int b)
-{
-    for (int i = 0; i < deg[a]; i++)
-        if (partner[(size_t)a * (size_t)stride + (size_t)i] == b)
-            return true;
-    return false;
-}
-
 /* Pair up the spare endpoints each round of p leaves idle (see
- * fp_link_plan_pairs): idle ones in endpoint order, rotated by the round so
- * that rounds pair them differently, each with the next idle one it has no
- * pair with yet (among the next few). */
+ * fp_link_plan_pairs): the same pairs in every round where both are idle
+ * (spare endpoints matched in order: the 1st with the 2nd, the 3rd with the
+ * 4th, ...), then those whose mate is busy among themselves. A reference
+ * link is so measured in most rounds of a pass: its figure, a median over
+ * them, is not that of the one round a slow link shares with it (on shared
+ * cores a slow pair leaves the others more of the machine). */
 static fp_status add_spare_pairs(fp_link_plan *p, const bool *spare)
 {
-    enum { LOOK = 8 }; /* candidates tried per endpoint */
     fp_status st = FP_OK;
-    int n = p->n, rounds = p->nrounds, listed = p->npairs;
-    int *deg = calloc((size_t)n + 1, sizeof *deg);
-    int *partner = calloc((size_t)n * (size_t)(rounds + 1) + 1, sizeof *partner);
+    int n = p->n, rounds = p->nrounds, listed = p->npairs, nspare = 0;
     bool *busy = calloc((size_t)n + 1, sizeof *busy);
-    int *idle = malloc(((size_t)n + 1) * sizeof *idle);
-    FP_CHECK_ALLOC(deg);
-    FP_CHECK_ALLOC(partner);
+    int *order = malloc(((size_t)n + 1) * sizeof *order);
     FP_CHECK_ALLOC(busy);
-    FP_CHECK_ALLOC(idle);
-    for (int i = 0; i < listed; i++)
-        for (int e = 0; e < 2; e++) {
-            int a = p->pair[i][e], b = p->pair[i][1 - e];
-            partner[(size_t)a * (size_t)(rounds + 1) + (size_t)deg[a]++] = b;
-        }
+    FP_CHECK_ALLOC(order);
+    for (int e = 0; e < n; e++)
+        if (spare[e])
+            order[nspare++] = e;
     for (int r = 0; r < rounds; r++) {
         memset(busy, 0, (size_t)n * sizeof *busy);
         for (int i = 0; i < listed; i++)
             if (p->round[i] == r)
                 busy[p->pair[i][0]] = busy[p->pair[i][1]] = true;
-        int m = 0;
-        for (int k = 0; k < n; k++) {
-            int e = (k + r) % n;
-            if (spare[e] && !busy[e])
-                idle[m++] = e;
-        }
-        for (int i = 0; i < m; i++) {
-            int a = idle[i];
-            if (busy[a])
+        for (int k = 0; k + 1 < nspare; k += 2)
+            if (!busy[order[k]] && !busy[order[k + 1]]) {
+                busy[order[k]] = busy[order[k + 1]] = true;
+                add_pair(p, order[k], order[k + 1], r);
+            }
+        for (int k = 0, waiting = -1; k < nspare; k++) {
+            if (busy[order[k]])
                 continue;
-            for (int j = i + 1; j < m && j <= i + LOOK; j++) {
-                int b = idle[j];
-                if (busy[b] || partnered(partner, deg, rounds + 1, a, b))
-                    continue;
-                busy[a] = busy[b] = true;
-                partner[(size_t)a * (size_t)(rounds + 1) + (size_t)deg[a]++] = b;
-                partner[(size_t)b * (size_t)(rounds + 1) + (size_t)deg[b]++] = a;
-                add_pair(p, a, b, r);
-                break;
+            if (waiting < 0) {
+                waiting = order[k];
+            } else {
+                busy[waiting] = busy[order[k]] = true;
+                add_pair(p, waiting, order[k], r);
+                waiting = -1;
             }
         }
     }
 cleanup:
-    free(deg);
-    free(partner);
     free(busy);
-    free(idle);
+    free(order);
     return st;
 }
 
@@ -373,10 +353,10 @@ fp_status fp_link_pairs_parse(const char *list, const char *const *names, int nn
             st = FP_EUSAGE; /* err says why; the caller logs it */
             goto cleanup;
         }
-        bool repeat = pair ? a == b || has_pair((const int (*)[2])out, n, a, b) : inside[a];
-        if (repeat) {
+        /* a pair given again is measured again, in a later round */
+        if (pair ? a == b : inside[a]) {
             snprintf(err, len, "--pairs: '%.*s' %s", (int)(m < 80 ? m : 80), p,
-                     pair && a == b ? "pairs a node with itself" : "is given twice");
+                     pair ? "pairs a node with itself" : "is given twice");
             st = FP_EUSAGE; /* err says why; the caller logs it */
             goto cleanup;
         }
@@ -413,6 +393,8 @@ static const fp_metric m_wrong = {"wrong", "count", FP_BETTER_LOWER};
 typedef struct my_link {
     int partner;
     bool intra;
+    int per_pass;      /* rounds of a pass it is measured in (a list may repeat a pair) */
+    int in_pass;       /* of the pass being planned */
     int nbw, nlat;
     double *bw;        /* GB/s, both directions together */
     double *lat;       /* s */
@@ -495,6 +477,8 @@ static fp_status plan_pass(links_state *s, int pass, int *sched)
             s->link_of[partner] = s->nlinks;
             s->link[s->nlinks++] = (my_link){.partner = partner, .intra = in};
         }
+        my_link *l = &s->link[s->link_of[partner]];
+        l->per_pass = ++l->in_pass > l->per_pass ? l->in_pass : l->per_pass;
         sched[round] = s->link_of[partner];
     }
 cleanup:
@@ -549,17 +533,20 @@ static fp_status plan_links(links_state *s, int *total_pairs)
         s->sched[i] = -1;
     for (int r = 0; r < ctx->nranks; r++)
         s->link_of[r] = -1;
-    for (int pass = 0; pass < s->passes; pass++)
+    for (int pass = 0; pass < s->passes; pass++) {
+        for (int i = 0; i < s->nlinks; i++)
+            s->link[i].in_pass = 0;
         FP_CHECK(plan_pass(s, pass, s->sched + (size_t)pass * (size_t)s->maxrounds));
+    }
     *total_pairs = s->inter_pairs0;
     for (int node = 0; node < fp_world_nnodes(w); node++) {
         int sz = s->list && !s->inside[node] ? 0 : fp_world_node_size(w, node);
         *total_pairs += sz * (sz - 1) / 2;
     }
-    int per = s->passes * s->cfg->sweep.iters;
     for (int i = 0; i < s->nlinks; i++) {
-        s->link[i].bw = calloc((size_t)per, sizeof(double));
-        s->link[i].lat = calloc((size_t)s->passes * LAT_ITERS, sizeof(double));
+        size_t times = (size_t)s->passes * (size_t)s->link[i].per_pass;
+        s->link[i].bw = calloc(times * (size_t)s->cfg->sweep.iters + 1, sizeof(double));
+        s->link[i].lat = calloc(times * LAT_ITERS, sizeof(double));
         FP_CHECK_ALLOC(s->link[i].bw);
         FP_CHECK_ALLOC(s->link[i].lat);
     }
@@ -786,6 +773,7 @@ static fp_status links_run(fp_ctx *ctx, const fp_test *t)
             total_pairs == 1 ? "" : "s", s.rounds[0], s.rounds[0] == 1 ? "" : "s", s.passes,
             s.passes == 1 ? "" : "es", (unsigned long long)sw->max_bytes);
     for (int pass = 0; pass < s.passes; pass++) {
+        double t0 = fp_world_now(ctx->world);
         for (int round = 0; round < s.rounds[pass]; round++) {
             FP_CHECK(fp_ctx_barrier(ctx, "links round"));
             int k = s.sched[(size_t)pass * (size_t)s.maxrounds + (size_t)round];
@@ -793,6 +781,19 @@ static fp_status links_run(fp_ctx *ctx, const fp_test *t)
             if (l)
                 FP_CHECK(exchange(&s, l));
             FP_CHECK(end_round(&s, l));
+        }
+        if (s.cfg->link_deadline > 0 && pass + 1 < s.passes) {
+            /* another pass only when one more as long as this one ends in time:
+             * rank 0's clock decides for every rank */
+            double now = fp_world_now(ctx->world);
+            int go = now + (now - t0) <= s.cfg->link_deadline;
+            FP_CHECK(fp_world_bcast(ctx->world, &go, (int)sizeof go, "links: another pass"));
+            if (!go) {
+                if (ctx->rank == 0)
+                    fp_info("links: %d of %d passes: the next would end past the deadline",
+                            pass + 1, s.passes);
+                break;
+            }
         }
     }
     FP_CHECK(fp_ctx_barrier(ctx, "links end"));

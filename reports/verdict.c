@@ -119,8 +119,9 @@ static void print_confirm(FILE *out, const fp_verdicts *v)
             fprintf(out, " (%d iteration%s, %d warm-up%s", c->iters, c->iters == 1 ? "" : "s",
                     c->warmup, c->warmup == 1 ? "" : "s");
         if (c->iters > 0 && c->link_passes > 0)
-            fprintf(out, ", %d link pass%s, %d node pair%s", c->link_passes,
-                    c->link_passes == 1 ? "" : "es", c->npairs, c->npairs == 1 ? "" : "s");
+            fprintf(out, "; links: %d node pair%s, %d pass%s of %d iterations", c->npairs,
+                    c->npairs == 1 ? "" : "s", c->link_passes, c->link_passes == 1 ? "" : "es",
+                    c->link_iters);
         fprintf(out, "%s in %.2f s", c->iters > 0 ? ")" : "", c->seconds);
         if (c->first_seconds > 0)
             fprintf(out, ", %.0f%% of the first pass's %.2f s", 100 * c->seconds / c->first_seconds,
@@ -242,6 +243,7 @@ static json_t *confirm_json(const fp_confirm_info *c)
         json_object_set_new(j, "iters", json_integer(c->iters));
         json_object_set_new(j, "warmup", json_integer(c->warmup));
         json_object_set_new(j, "link_passes", json_integer(c->link_passes));
+        json_object_set_new(j, "link_iters", json_integer(c->link_iters));
         json_object_set_new(j, "pairs", json_integer(c->npairs));
     }
     json_object_set_new(j, "seconds", num(c->ran ? c->seconds : 0));

@@ -238,7 +238,8 @@ typedef struct fp_confirm_info {
     char run_id[48];        /* the re-test run (stored with the run it confirms) */
     char tests[192];        /* the tests it ran, comma-separated */
     int npairs;             /* node pairs of its link sweep (reference links included) */
-    int iters, warmup, link_passes; /* its settings; 0: not known (a stored re-test) */
+    int iters, warmup;      /* its settings (0: not known, a stored re-test) */
+    int link_passes, link_iters; /* its link sweep's (0: none, or not known) */
     double first_seconds;   /* the first pass: measuring, from the first test to the verdict */
     double seconds;         /* the re-test: planning, measuring and judging */
     double budget_seconds;  /* the most it was planned to take (0: none) */
