@@ -180,7 +180,8 @@ cleanup:
 
 /* Pair node e with k nodes that may serve (spare, not yet its partner):
  * the least used first, then the nearest after e (in run order, cyclic). */
-static fp_status add_partners(fp_confirm_plan *p, int e, int k, int nn, int *used, int *cap)
+static fp_status add_partners(fp_confirm_plan *p, int e, int k, int nn, const bool *warned,
+                              int *used, int *cap)
 {
     fp_status st = FP_OK;
     int got = 0;
@@ -194,7 +195,9 @@ static fp_status add_partners(fp_confirm_plan *p, int e, int k, int nn, int *use
             for (int i = 0; i < p->npairs && !paired; i++)
                 paired = (p->pairs[i][0] == e && p->pairs[i][1] == c) ||
                          (p->pairs[i][0] == c && p->pairs[i][1] == e);
-            if (!paired && (best < 0 || used[c] < used[best]))
+            /* a node that passed before one that warned, then the least used */
+            if (!paired && (best < 0 || warned[c] < warned[best] ||
+                            (warned[c] == warned[best] && used[c] < used[best])))
                 best = c;
         }
         if (best < 0)
@@ -241,7 +244,7 @@ fp_status fp_confirm_plan_make(const fp_verdicts *v, const fp_run *run, const fp
     int nn = run->nnodes, cap = 0;
     name_ix nodes = {0};
     bool late = false;
-    bool *end = NULL, *slow = NULL;
+    bool *end = NULL, *slow = NULL, *warned = NULL;
     int *used = NULL;
     memset(plan, 0, sizeof *plan);
     plan->spare = calloc((size_t)nn + 1, sizeof *plan->spare);
@@ -249,6 +252,8 @@ fp_status fp_confirm_plan_make(const fp_verdicts *v, const fp_run *run, const fp
     end = calloc((size_t)nn + 1, sizeof *end);
     slow = calloc((size_t)nn + 1, sizeof *slow);
     used = calloc((size_t)nn + 1, sizeof *used);
+    warned = calloc((size_t)nn + 1, sizeof *warned);
+    FP_CHECK_ALLOC(warned);
     FP_CHECK_ALLOC(plan->spare);
     FP_CHECK_ALLOC(plan->inside);
     FP_CHECK_ALLOC(end);
@@ -301,18 +306,22 @@ fp_status fp_confirm_plan_make(const fp_verdicts *v, const fp_run *run, const fp
         int n = i < (size_t)nn && strcmp(v->node_names[i], run->nodes[i]) == 0
                     ? (int)i
                     : ix_find(&nodes, v->node_names[i]);
-        if (n >= 0)
-            plan->spare[n] = v->ents[i].verdict == FP_PASS && !end[n] && !slow[n];
+        if (n >= 0) { /* passed the gate: pass, or only warned */
+            plan->spare[n] = (v->ents[i].verdict == FP_PASS || v->ents[i].verdict == FP_WARN) &&
+                             !end[n] && !slow[n];
+            warned[n] = v->ents[i].verdict == FP_WARN;
+        }
     }
     int k = rules->node_link_min > 2 ? rules->node_link_min : 2;
     for (int n = 0; n < nn; n++)
         if (end[n] || slow[n])
-            FP_CHECK(add_partners(plan, n, slow[n] ? k + 1 : k, nn, used, &cap));
+            FP_CHECK(add_partners(plan, n, slow[n] ? k + 1 : k, nn, warned, used, &cap));
 cleanup:
     ix_free(&nodes);
     free(end);
     free(slow);
     free(used);
+    free(warned);
     if (st != FP_OK)
         fp_confirm_plan_free(plan);
     return st;

@@ -131,8 +131,11 @@ static void print_confirm(FILE *out, const fp_verdicts *v)
         fprintf(out, "%s%s\n", c->note[0] ? "; " : "", c->note);
     }
     print_confirm_items(out, c, FP_CONFIRM_REPRODUCED, "reproduced on re-test: ", "they fail");
+    bool certain = false;
+    for (size_t i = 0; i < c->nitems; i++)
+        certain |= c->items[i].outcome == FP_CONFIRM_NOT_REPRODUCED && c->items[i].certain;
     print_confirm_items(out, c, FP_CONFIRM_NOT_REPRODUCED, "did not reproduce on re-test: ",
-                        "they warn; a wrong result fails regardless");
+                        certain ? "they warn, but a wrong result fails regardless" : "they warn");
     print_confirm_items(out, c, FP_CONFIRM_FOUND, "found on re-test: ",
                         "an end of a failing link, slow with nodes that passed too: it fails");
     print_confirm_items(out, c, FP_CONFIRM_NOT_RETESTED, "not re-tested: ", "their fail stands");

@@ -197,7 +197,8 @@ typedef struct fp_confirm_plan {
      * node slow with its link partners paired with nodes that passed. */
     int npairs;
     int (*pairs)[2];
-    bool *spare;  /* per node: it passed, so it may serve in reference links */
+    bool *spare;  /* per node: it passed the gate (pass or warn), so it may partner
+                     a suspect (passing ones first) and serve in reference links */
     bool *inside; /* per node: a link inside it failed (measure its inner links) */
     char note[160]; /* what it could not plan ("no node passed to pair n3 with") */
 } fp_confirm_plan;
@@ -205,8 +206,9 @@ typedef struct fp_confirm_plan {
 /* The plan of a re-test of run from its verdicts v (rules as judged): the
  * tests of every failing reason (a late rank: every collective with late-rank
  * records; the "hung" rule: none) and the link pairs above, each end of a
- * failing link with max(2, node_links.min_links) partners that passed, a node
- * slow with its partners with one more. ntests 0: nothing to re-test.
+ * failing link with max(2, node_links.min_links) partners that passed (or,
+ * when too few did, only warned), a node slow with its partners with one
+ * more. ntests 0: nothing to re-test.
  * Deterministic. *plan is initialised here; free with fp_confirm_plan_free.
  * FP_ENOMEM. */
 fp_status fp_confirm_plan_make(const fp_verdicts *v, const fp_run *run, const fp_rules *rules,
