@@ -219,6 +219,18 @@ void fp_inject_point(const fp_inject_set *s, int rank, double now)
     }
 }
 
+/* The shortest %g of x that reads back as x: a described spec must parse
+ * back to the same times (until= after after=, however close). */
+static const char *exact(double x, char *buf, size_t len)
+{
+    for (int p = 6; p <= 17; p++) {
+        snprintf(buf, len, "%.*g", p, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    return buf;
+}
+
 void fp_inject_describe(const fp_inject_set *s, char *buf, size_t len)
 {
     size_t n = 0;
@@ -240,10 +252,12 @@ void fp_inject_describe(const fp_inject_set *s, char *buf, size_t len)
         if (n < len && (in->factor != 1 || word_in("factor", 6, req)))
             n += (size_t)snprintf(buf + n, len - n, ",factor=%g", in->factor);
         /* the key the spec was written with: bitflip takes at=, the rest after= */
+        char t[32];
         if (n < len && (in->after > 0 || word_in("after", 5, req)))
-            n += (size_t)snprintf(buf + n, len - n, ",%s=%gs",
-                                  in->kind == FP_INJ_BITFLIP ? "at" : "after", in->after);
+            n += (size_t)snprintf(buf + n, len - n, ",%s=%ss",
+                                  in->kind == FP_INJ_BITFLIP ? "at" : "after",
+                                  exact(in->after, t, sizeof t));
         if (n < len && in->until > 0)
-            n += (size_t)snprintf(buf + n, len - n, ",until=%gs", in->until);
+            n += (size_t)snprintf(buf + n, len - n, ",until=%ss", exact(in->until, t, sizeof t));
     }
 }
