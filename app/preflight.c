@@ -298,9 +298,8 @@ static double retest_cost(const pf_state *ps, const retest_msg *m, const cost_mo
     *links = 0;
     for (int t = 0; t < m->ntests; t++) {
         double d = first_time(ps, m->tests[t]) / per1;
-        if (strcmp(m->tests[t], "links") == 0) /* its deadline stops it after 2 passes */
-            *links = d * (m->link_iters + m->link_warmup + 1) * cm->units2 *
-                     (m->passes < 2 ? m->passes : 2) / cm->units1;
+        if (strcmp(m->tests[t], "links") == 0) /* one pass: its deadline decides the rest */
+            *links = d * (m->link_iters + m->link_warmup + 1) * cm->units2 / cm->units1;
         else
             c += d * (m->iters + m->warmup + 1) / (is_collective(m->tests[t]) && m->one_size
                                                        ? cm->sizes1 : 1);
@@ -373,11 +372,11 @@ cleanup:
 /* Settings whose estimate stays within cm->target. The tests at most 3
  * iterations and 1 warm-up; the link sweep, whose figure is a median over
  * its exchanges and needs as many to stand out again, its first-pass
- * iterations over as many passes as its deadline allows, at least 2 (its
- * estimate). Then, on whichever part costs more: fewer link iterations (at
- * least 3) and passes; the collectives at one message size, fewer
- * iterations (at least 2); last, the costliest tests are left out (named in
- * note). */
+ * iterations over as many passes as its deadline allows (it runs last; the
+ * estimate counts its first pass). Then, on whichever part costs more:
+ * fewer link iterations (at least 3); the collectives at one message size,
+ * fewer iterations (at least 2); last, the costliest tests are left out
+ * (named in note). */
 static void fit_budget(const pf_state *ps, retest_msg *m, const cost_model *cm, char *note,
                        size_t len)
 {
@@ -394,13 +393,10 @@ static void fit_budget(const pf_state *ps, retest_msg *m, const cost_model *cm, 
     double links, cost;
     size_t n = 0;
     while (m->ntests > 0 && (cost = retest_cost(ps, m, cm, &links)) > cm->target) {
-        bool link_cut = m->link_iters > 3 || m->passes > 1;
+        bool link_cut = links > 0 && m->link_iters > 3;
         bool rest_cut = (colls && !m->one_size && cm->sizes1 > 1) || m->iters > 2;
         if (link_cut && (links > cost - links || !rest_cut)) {
-            if (m->link_iters > 3)
-                m->link_iters--;
-            else
-                m->passes = 1;
+            m->link_iters--;
         } else if (rest_cut) {
             if (colls && !m->one_size && cm->sizes1 > 1)
                 m->one_size = 1;
