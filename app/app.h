@@ -15,6 +15,15 @@
 
 /* ---- detect, report and preflight: verdicts and their outputs ------------------ */
 
+/* A re-test of the run detect judges (preflight's confirm pass, or the one
+ * stored with the run): its run, judged with the same rules and baselines,
+ * and what the caller knows of it (info's items are filled by the
+ * combination, fp_verdicts_confirm). */
+typedef struct detect_confirm {
+    const fp_run *retest; /* NULL: none ran (info.note says why) */
+    fp_confirm_info info;
+} detect_confirm;
+
 typedef struct detect_out {
     const char *rules;
     const char *json;
@@ -31,6 +40,8 @@ typedef struct detect_out {
     const char *command; /* the run_tag of a run without a tag (not an option) */
     const fp_history *history; /* judge with this history (not an option; NULL: none) */
     fp_run_verdicts *record;   /* append the verdicts' record here (not an option; NULL: no) */
+    const detect_confirm *confirm; /* NULL: the run is judged alone (not an option) */
+    const char *retest_args;       /* write the run options of a re-test here (detect) */
 } detect_out;
 
 typedef struct detect_cfg {
@@ -45,6 +56,7 @@ typedef struct detect_cfg {
     bool classify;
     bool contended;
     bool record; /* keep the verdicts with the stored run (--record) */
+    const char *confirm; /* auto (NULL too) or off: judge a stored run with its re-test */
 } detect_cfg;
 
 /* Option rows of the verdict outputs (fields of a detect_out member): the
@@ -126,6 +138,37 @@ fp_status fp_app_load_history(fp_store *store, const fp_rules *rules, const char
  * the Prometheus output. */
 fp_status fp_app_detect_as(const detect_cfg *c, const char *command);
 
+/* ---- confirmation before acting (app/confirm.c, docs/confirm.md) ---------------- */
+
+/* The --pairs list of a re-test's link sweep for plan p of run: its node
+ * pairs, then in each round the nodes that passed and are idle paired among
+ * themselves (reference links), as "A~B,C~D,..." in round order, and "A"
+ * for a node whose inner links failed. *list is new (the caller frees it;
+ * NULL when the plan has no link to measure), *lp the inter-node plan the
+ * sweep will run (the caller frees it with fp_link_plan_free). FP_ENOMEM. */
+fp_status fp_app_confirm_pairs(const fp_confirm_plan *p, const fp_run *run, char **list,
+                               fp_link_plan *lp);
+
+/* Judge c's re-test as d judges (with the re-test's own record of shared
+ * cores) and replace *v, the verdicts of run, by the confirmed ones
+ * (fp_verdicts_confirm). Without a re-test (c->retest NULL) *v only gets
+ * c's info. On error *v is left as it was. */
+fp_status fp_app_confirm_apply(const fp_detect_opts *d, const detect_confirm *c,
+                               fp_verdicts **v);
+
+/* The re-test stored with run (status FP_RUN_RETEST, confirms run's id): the
+ * newest into *retest (initialised here; the caller frees it) and *found
+ * true, else *found false. */
+fp_status fp_app_find_retest(fp_store *store, const fp_run *run, fp_run *retest, bool *found);
+
+/* Write the options of `fleetprint run` that re-test what failed in run (v:
+ * its verdicts): "--test NAME ... [--pairs LIST] --iters N", one line, or an
+ * empty file when nothing failed that a re-test can judge. N keeps the
+ * re-test within a quarter of the run's time by the run's own timings (the
+ * span of each test's samples over its windows), at least 2. FP_EIO. */
+fp_status fp_app_write_retest_args(const fp_run *run, const fp_verdicts *v, const fp_rules *rules,
+                                   const char *path);
+
 /* ---- the measuring commands: run, preflight, burnin ----------------------------- */
 
 /* Where a measuring command's run goes: the app's settings, not the runtime's. */
@@ -182,6 +225,14 @@ typedef struct fp_measure_steps {
     /* NULL, or every rank once all measured without error: a collective
      * step before the gather (counting wrong results, gathering verdicts). */
     fp_status (*collect)(fp_ctx *ctx, void *arg);
+    /* NULL, or every rank after the gather (run is filled on rank 0 only), in
+     * the open context: a second measurement that rank 0 decides from the run
+     * (preflight's re-test of what failed). Returns the status every rank
+     * agrees on (a timeout at once, as measure). */
+    fp_status (*confirm)(fp_ctx *ctx, fp_run *run, void *arg);
+    /* NULL, or rank 0 when the run is stored: another run to append in the
+     * same commit (the re-test), or NULL. */
+    const fp_run *(*also_store)(void *arg);
     /* Rank 0, with the gathered run: set its status, print and write it.
      * Returns FP_OK, FP_EFAIL (something failed), FP_EINTR or an error. */
     fp_status (*report)(fp_run *run, void *arg);
@@ -195,10 +246,11 @@ typedef struct fp_measure_steps {
 
 /* Open the test context of cfg on every rank, run steps->measure, agree on
  * the status, steps->collect, gather the run to rank 0 tagged out->tag,
- * steps->report there and append the run to out->store (with
- * steps->verdicts) when the report passed, failed or was interrupted; every
- * rank returns the worst status. A timeout is returned at once without
- * agreeing (the ranks that hang cannot). */
+ * steps->confirm, steps->report there and append the run (with
+ * steps->verdicts, and steps->also_store's run, in one commit) to out->store
+ * when the report passed, failed or was interrupted; every rank returns the
+ * worst status. A timeout is returned at once without agreeing (the ranks
+ * that hang cannot). */
 fp_status fp_measure(const fp_config *cfg, const measure_out *out, fp_world *w,
                      const fp_measure_steps *steps, void *arg);
 

@@ -66,9 +66,15 @@ fp_status fp_app_detect_and_report(const fp_run *run, const fp_rules *rules,
                         .history = o->history};
     double t0 = fp_clock();
     st = fp_detect(run, &d, &v);
+    if (st == FP_OK && o->retest_args)
+        st = fp_app_write_retest_args(run, v, rules, o->retest_args);
+    if (st == FP_OK && o->confirm) /* only what fails again fails */
+        st = fp_app_confirm_apply(&d, o->confirm, &v);
     fp_references_free(refs);
-    if (st != FP_OK)
+    if (st != FP_OK) {
+        fp_verdicts_free(v);
         return st;
+    }
     double secs = fp_clock() - t0;
     if (!o->quiet)
         fp_verdicts_print(stdout, v, run);
@@ -145,6 +151,12 @@ static const fp_opt detect_opts[] = {
     {"contended", 0, FP_OPT_FLAG, offsetof(detect_cfg, contended), NULL,
      "the run's ranks shared CPU cores: use the rules' contended thresholds (default: as the "
      "run recorded, which preflight does)"},
+    {"retest-args", 0, FP_OPT_STRING, offsetof(detect_cfg, out.retest_args), NULL,
+     "write the options of `fleetprint run` that re-test what failed to FILE (empty when "
+     "nothing did; see docs/confirm.md)"},
+    {"confirm", 0, FP_OPT_STRING, offsetof(detect_cfg, confirm), "auto",
+     "auto: a run stored with its re-test is judged with it (only what failed again fails); "
+     "off: the run alone"},
     {"classify", 0, FP_OPT_FLAG, offsetof(detect_cfg, classify), NULL,
      "read metric keys (suite.test.metric@size), one a line, from stdin and print the rule "
      "that judges each"},
@@ -205,13 +217,17 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
     fp_rules *rules = NULL;
     fp_store *store = NULL;
     fp_baselines *base = NULL;
-    fp_run run, prev;
+    fp_run run, prev, retest;
     bool have_prev = false;
     fp_history *hist = NULL;
     fp_run_verdicts record = {0};
     fp_run_init(&run);
     fp_run_init(&prev);
     run.id[0] = 0;
+    memset(&retest, 0, sizeof retest);
+    detect_confirm dc;
+    memset(&dc, 0, sizeof dc);
+    bool retested = false;
     if (c->print_rules) {
         fputs(fp_rules_default_text(), stdout);
         goto cleanup;
@@ -237,6 +253,9 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
     if (c->record && !c->store)
         FP_FAIL(FP_EUSAGE, "detect --record keeps the verdicts in the store: it needs --store "
                            "FILE");
+    bool confirm = !c->confirm || strcmp(c->confirm, "auto") == 0;
+    if (c->confirm && !confirm && strcmp(c->confirm, "off") != 0)
+        FP_FAIL(FP_EUSAGE, "--confirm '%s': expected auto or off", c->confirm);
     FP_CHECK(fp_app_load_rules(c->out.rules, &rules));
     if (c->store) {
         FP_CHECK(fp_store_open(&store, c->store, FP_STORE_READ, 0));
@@ -244,6 +263,8 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
         FP_CHECK(fp_store_load_run(store, c->run, c->tag, &run));
         fp_run_free(&prev);
         FP_CHECK(fp_app_previous_run(store, &run, &prev, &have_prev));
+        if (confirm && strcmp(run.status, FP_RUN_RETEST) != 0)
+            FP_CHECK(fp_app_find_retest(store, &run, &retest, &retested));
         if (!c->no_baselines) {
             FP_CHECK(fp_store_load_baselines(store, &base));
             if (fp_baselines_entity_count(base) + fp_baselines_sku_count(base) == 0) {
@@ -270,6 +291,29 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
     out.previous = have_prev ? &prev : NULL;
     out.history = hist;
     out.record = c->record ? &record : NULL;
+    if (retested) { /* stored with its re-test: judged as the preflight was (docs/confirm.md) */
+        fp_info("%s: run %s was re-tested by run %s: only what failed again fails", command,
+                run.id, retest.id);
+        dc.retest = &retest;
+        dc.info.ran = true;
+        snprintf(dc.info.run_id, sizeof dc.info.run_id, "%s", retest.id);
+        size_t len = 0;
+        for (size_t i = 0; i < retest.nsamples; i++) { /* its tests, in order */
+            const char *t = retest.samples[i].test, *have = dc.info.tests;
+            bool seen = false;
+            for (const char *p = have; *p && !seen;) {
+                size_t m = strcspn(p, ",");
+                seen = m == strlen(t) && strncmp(p, t, m) == 0;
+                p += m + (p[m] == ',');
+            }
+            if (!seen && len + strlen(t) + 2 < sizeof dc.info.tests)
+                len += (size_t)snprintf(dc.info.tests + len, sizeof dc.info.tests - len, "%s%s",
+                                        len ? "," : "", t);
+        }
+        dc.info.first_seconds = run.duration;
+        dc.info.seconds = retest.duration;
+        out.confirm = &dc;
+    }
     st = fp_app_detect_and_report(&run, rules, base, &out, c->contended ? "--contended" : NULL);
     if (c->record && (st == FP_OK || st == FP_EFAIL)) {
         /* the only write of detect: one commit, with the writers' lock */
@@ -281,6 +325,7 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
 cleanup:
     fp_run_verdicts_free(&record);
     fp_history_free(hist);
+    fp_run_free(&retest);
     fp_baselines_free(base);
     fp_store_close(store);
     fp_rules_free(rules);

@@ -5,6 +5,29 @@
 
 #include <string.h>
 
+#include "fleetprint/log.h"
+#include "fleetprint/history.h"
+#include "fleetprint/store.h"
+
+/* Append run (with its verdicts, judged: NULL for none) and more (its
+ * re-test: NULL for none) to the store at path in one commit. */
+static fp_status store_run(const char *path, const fp_run *run, const fp_run_verdicts *judged,
+                           const fp_run *more, double lock_timeout)
+{
+    fp_store *s = NULL;
+    const fp_run *runs[2] = {run, more};
+    const fp_run_verdicts *v[2] = {judged, NULL};
+    fp_status st = fp_store_open(&s, path, FP_STORE_APPEND, lock_timeout);
+    if (st == FP_OK)
+        st = fp_store_append_judged_runs(s, runs, v, more ? 2 : 1);
+    fp_store_close(s);
+    if (st == FP_OK)
+        fp_info("stored run %s (%zu samples%s)%s%s in %s", run->id, run->nsamples,
+                judged ? ", its verdicts" : "", more ? " and its re-test " : "",
+                more ? more->id : "", path);
+    return st;
+}
+
 fp_status fp_measure(const fp_config *cfg, const measure_out *out, fp_world *w,
                      const fp_measure_steps *steps, void *arg)
 {
@@ -22,14 +45,16 @@ fp_status fp_measure(const fp_config *cfg, const measure_out *out, fp_world *w,
         st = steps->collect(&ctx, arg);
     if (st == FP_OK)
         st = fp_ctx_gather(&ctx, out->tag, &run);
+    if (st == FP_OK && steps->confirm)
+        st = steps->confirm(&ctx, &run, arg);
     if (st == FP_OK && ctx.rank == 0) {
         st = steps->report(&run, arg);
         /* a failed or interrupted run is stored too (marked so: baselines skip
          * it): history, and the health that admit --store reads */
         if ((st == FP_OK || st == FP_EFAIL || st == FP_EINTR) && out->store) {
+            const fp_run *more = steps->also_store ? steps->also_store(arg) : NULL;
             const fp_run_verdicts *judged = steps->verdicts ? steps->verdicts(arg) : NULL;
-            fp_status stored = fp_store_append_judged_file(out->store, &run, judged,
-                                                           cfg->timeout);
+            fp_status stored = store_run(out->store, &run, judged, more, cfg->timeout);
             st = stored == FP_OK ? st : stored;
         }
     }

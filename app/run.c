@@ -14,6 +14,7 @@
 typedef struct run_cfg {
     tests_cfg tests;
     measure_out out;
+    const char *confirms; /* this run re-tests the run of this id (ci/gpu-regression.sh) */
 } run_cfg;
 
 typedef struct run_state {
@@ -56,6 +57,10 @@ static fp_status run_report(fp_run *run, void *arg)
     fp_status st = FP_OK;
     if (rs->wrong > 0)
         snprintf(run->status, sizeof run->status, "failed");
+    if (rs->cfg->confirms) { /* part of the run it re-tests: judged with it, never a baseline */
+        snprintf(run->status, sizeof run->status, "%s", FP_RUN_RETEST);
+        snprintf(run->confirms, sizeof run->confirms, "%s", rs->cfg->confirms);
+    }
     if (!rs->cfg->tests.base.quiet)
         fp_report_console(stdout, run);
     if (out->json)
@@ -89,6 +94,9 @@ static const fp_opt run_opts[] = {
     FP_OPTS_ARRAY_SIZE(run_cfg, tests.kernels),
     FP_OPTS_PAIRS(run_cfg, tests.coll),
     FP_OPTS_RUN_CONTROL(run_cfg, tests.base, out),
+    {"confirms", 0, FP_OPT_STRING, offsetof(run_cfg, confirms), NULL,
+     "this run re-tests the stored run ID: stored with status retest, and detect --store "
+     "judges ID with it (docs/confirm.md)"},
     FP_OPTS_GEMM(run_cfg, tests.kernels),
     FP_OPTS_FUSED(run_cfg, tests.kernels),
     {0},
@@ -96,7 +104,14 @@ static const fp_opt run_opts[] = {
 
 static fp_status run_check(const void *config, bool speak)
 {
-    return fp_selection_check(&((const run_cfg *)config)->tests, speak);
+    const run_cfg *c = config;
+    const char *id = c->confirms;
+    if (id && (!id[0] || strlen(id) >= sizeof(((fp_run *)0)->confirms) || strpbrk(id, " /\t\n"))) {
+        if (speak)
+            fp_error("--confirms '%s': not a run id", id);
+        return FP_EUSAGE;
+    }
+    return fp_selection_check(&c->tests, speak);
 }
 
 const fp_command fp_cmd_run = {

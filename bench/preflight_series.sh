@@ -5,27 +5,47 @@
 #   SLOW  with --inject slow:rank=5,factor=1.5      -> want: each drains exactly n5
 #   LINK  with --inject link:ranks=2-6,factor=4     -> want: each names link:n2~n6
 #                                                      and drains nothing
+#   UNTIL with --inject slow:rank=5,factor=1.5,until=T, the slow rank during
+#         the first pass only                       -> want: each drains nothing and
+#                                                      says "did not reproduce"
 # and print the counts. The store keeps every run (injected ones are never
 # baseline material), as a real fleet's would.
 #
-#   bench/preflight_series.sh [--count] [BASE CLEAN SLOW LINK]   (default 3 10 5 5)
+#   bench/preflight_series.sh [--count] [BASE CLEAN SLOW LINK UNTIL]   (default 3 20 5 5 5)
 #
-# FLEETPRINT names the binary (default build/fleetprint). Exit 0 when every
-# count is as wanted, 1 otherwise (--count: always 0 unless it cannot run).
-# tests/e2e/preflight_series.sh runs a short series of it as a CTest.
+# T, on the run's clock as --inject reads it, lies halfway through the link
+# sweep (the first pass's last test: the slow rank has failed the
+# collectives by then) of the run before, as its "first pass" line says. On
+# a busy machine the next run's sweep may start after T (the fault missed the
+# collectives: nothing failed, so nothing to confirm) or end before it (the
+# fault lasted into the re-test, which then rightly reproduced it): such a run
+# tests nothing about the confirm pass, is counted apart and measured again
+# (at most UNTIL more times), with T from the run itself.
+#
+# PREFLIGHT_OPTS adds options to every preflight ("--confirm off": the
+# series as before the confirm pass). FLEETPRINT names the binary (default
+# build/fleetprint). Exit 0 when every count is as wanted, 1 otherwise
+# (--count: always 0 unless it cannot run). tests/e2e/preflight_confirm.sh
+# checks the confirm pass's cases once each as a CTest.
 set -eu
 count_only=0
 if [ "${1:-}" = "--count" ]; then count_only=1; shift; fi
-BASE=${1:-3} CLEAN=${2:-10} SLOW=${3:-5} LINK=${4:-5}
+BASE=${1:-3} CLEAN=${2:-20} SLOW=${3:-5} LINK=${4:-5} UNTIL=${5:-5}
 HERE=$(cd "$(dirname "$0")" && pwd)
 F=${FLEETPRINT:-$HERE/../build/fleetprint}
 read -ra mpiexec <<<"${MPIEXEC:-mpirun}"  # a launcher with its options
+read -ra extra <<<"${PREFLIGHT_OPTS:-}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 pf() { "${mpiexec[@]}" -np 8 --oversubscribe "$HERE/../tests/fpnode" "$F" preflight --store "$W/s.h5" \
-  --drain-file "$W/drain.txt" --json "$W/v.json" "$@" >"$W/out" 2>&1; }
-keep() { cp "$W/out" "$W/last-$1.txt"; }
+  --drain-file "$W/drain.txt" --json "$W/v.json" "${extra[@]}" "$@" >"$W/out" 2>&1; }
+# the confirm pass's line, when there is one
+confirm_line() { grep -E '^confirm: (re-test of|no re-test)' "$W/out" | head -1 || true; }
+# on the run's clock: where the collectives end, where the link sweep ends
+times_of() {
+  sed -nE 's/.*alltoall [0-9.]+ s \(to ([0-9.]+)\).*links [0-9.]+ s \(to ([0-9.]+)\).*/\1 \2/p' "$W/out"
+}
 
 # a baseline preflight is stored whatever its (peers-only) verdict: only
 # injected or incomplete runs are no baseline material
@@ -36,28 +56,32 @@ for i in $(seq "$BASE"); do
 done
 "$F" baseline build --store "$W/s.h5" >"$W/out" 2>&1 || { cat "$W/out" >&2; exit 4; }
 
-clean_fail=0
+clean_fail=0 clean_first=0
 for i in $(seq "$CLEAN"); do
   rc=0; pf || rc=$?
-  echo "clean run $i: exit $rc"
+  # a first pass that failed and was not confirmed: a false alarm the re-test caught
+  first=$(grep -c '^confirm: re-test of' "$W/out" || true)
+  [ "$first" -gt 0 ] && clean_first=$((clean_first + 1))
+  echo "clean run $i: exit $rc; $(confirm_line)"
   if [ "$rc" != 0 ]; then clean_fail=$((clean_fail + 1)); grep -E "^(FAIL|warn)|^ +fail" "$W/out" | head -8; fi
 done
 
 slow_ok=0
 for i in $(seq "$SLOW"); do
   rc=0; pf --inject slow:rank=5,factor=1.5 || rc=$?
-  echo "slow run $i: exit $rc, drain '$(cat "$W/drain.txt")'"
+  echo "slow run $i: exit $rc, drain '$(cat "$W/drain.txt")'; $(confirm_line)"
   if [ "$rc" = 1 ] && [ "$(cat "$W/drain.txt")" = "n5" ]; then slow_ok=$((slow_ok + 1))
-  else grep -E "^(FAIL|warn)|^ +fail" "$W/out" | head -8; fi
+  else grep -E "^(FAIL|warn)|^ +fail|^confirm" "$W/out" | head -8; fi
+  read -r coll_end links_end <<<"$(times_of)" || true
 done
 
 link_ok=0
 for i in $(seq "$LINK"); do
   rc=0; pf --inject link:ranks=2-6,factor=4 || rc=$?
-  echo "link run $i: exit $rc, drain '$(cat "$W/drain.txt")', $(grep -c "FAIL link:n2~n6" "$W/out") FAIL link:n2~n6"
+  echo "link run $i: exit $rc, drain '$(cat "$W/drain.txt")', $(grep -c "FAIL link:n2~n6" "$W/out") FAIL link:n2~n6; $(confirm_line)"
   if [ "$rc" = 1 ] && [ ! -s "$W/drain.txt" ] && grep -q "FAIL link:n2~n6" "$W/out"; then link_ok=$((link_ok + 1))
   else
-    grep -E "^(FAIL|warn)|^ +fail" "$W/out" | head -8
+    grep -E "^(FAIL|warn)|^ +fail|^confirm" "$W/out" | head -8
     # the link's evidence chain, judged as the preflight judged it
     contended=(); grep -q "ranks share CPU cores" "$W/out" && contended=(--contended)
     "$F" detect --store "$W/s.h5" --run latest "${contended[@]}" --explain link:n2~n6 2>/dev/null |
@@ -65,8 +89,30 @@ for i in $(seq "$LINK"); do
   fi
 done
 
-echo "clean: $clean_fail of $CLEAN failed (want 0)"
+until_ok=0 until_runs=0 until_off=0
+T=""
+[ -n "${coll_end:-}" ] && T=$(awk -v a="$coll_end" -v b="$links_end" 'BEGIN { printf "%.2f", (a + b) / 2 }')
+for i in $(seq $((2 * UNTIL))); do
+  [ "$until_runs" -lt "$UNTIL" ] || break
+  [ -n "$T" ] || { echo "until: no first pass line to take T from"; break; }
+  rc=0; pf --inject "slow:rank=5,factor=1.5,until=${T}s" || rc=$?
+  coll_end="" links_end=""
+  read -r coll_end links_end <<<"$(times_of)" || true
+  # valid: the slowdown covered the first pass's collectives and ended before the re-test
+  valid=$(awk -v t="$T" -v a="${coll_end:-0}" -v b="${links_end:-0}" 'BEGIN { print (t > a && t < b) }')
+  said=$(grep -c "did not reproduce on re-test" "$W/out" || true)
+  echo "until=${T}s run $i: exit $rc, drain '$(cat "$W/drain.txt")', collectives to ${coll_end:-?} s, sweep to ${links_end:-?} s$([ "$valid" = 1 ] || echo ": T outside the sweep, not counted"); $(confirm_line)"
+  T=$(awk -v a="${coll_end:-0}" -v b="${links_end:-0}" 'BEGIN { printf "%.2f", (a + b) / 2 }')
+  if [ "$valid" != 1 ]; then until_off=$((until_off + 1)); continue; fi
+  until_runs=$((until_runs + 1))
+  if [ "$rc" = 0 ] && [ ! -s "$W/drain.txt" ] && [ "$said" -gt 0 ]; then until_ok=$((until_ok + 1))
+  else grep -E "^(FAIL|warn)|^ +fail|^confirm" "$W/out" | head -8; fi
+done
+
+echo "clean: $clean_fail of $CLEAN failed (want 0); $clean_first of them had a first pass that failed"
 echo "slow rank 5: $slow_ok of $SLOW drained exactly n5 (want $SLOW)"
 echo "slow link 2-6: $link_ok of $LINK named link:n2~n6 and drained nothing (want $LINK)"
+echo "slow rank 5 until T: $until_ok of $until_runs drained nothing and said 'did not reproduce' (want $UNTIL of $UNTIL; $until_off runs with T outside the sweep not counted)"
 [ "$count_only" = 1 ] && exit 0
-[ "$clean_fail" = 0 ] && [ "$slow_ok" = "$SLOW" ] && [ "$link_ok" = "$LINK" ]
+[ "$clean_fail" = 0 ] && [ "$slow_ok" = "$SLOW" ] && [ "$link_ok" = "$LINK" ] &&
+  [ "$until_ok" = "$UNTIL" ] && [ "$until_runs" = "$UNTIL" ]

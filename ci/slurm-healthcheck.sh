@@ -35,6 +35,12 @@
 #   FP_HC_OUT      where each node keeps its last verdicts.json, healthcheck.html and
 #                  healthcheck.log (default /var/log/fleetprint/healthcheck/<node>)
 #
+# Before it drains, the check re-tests (preflight's confirm pass,
+# docs/confirm.md): what failed runs once more, and only what fails again
+# drains the node; a failure that did not reproduce passes, and the log says
+# so ("did not reproduce on re-test: not drained"). FP_HC_OPTS="--confirm off"
+# drains on one measurement.
+#
 # Exit: 0 the node passes (or warns), or the check could not run here (a
 # missing binary, a bad option: said in the log; a misconfigured check never
 # drains a fleet); 1 the node fails or hangs (drained with the reason).
@@ -52,6 +58,16 @@ out=${FP_HC_OUT:-/var/log/fleetprint/healthcheck}/$node
 timeout=${FP_HC_TIMEOUT:-60s}
 read -r -a opts <<<"${FP_HC_OPTS:---test membw --test gemm}"
 say() { echo "fleetprint-healthcheck $node $(date -u +%FT%TZ) [$mode]: $*" >>"$out/healthcheck.log"; }
+# confirmed LIST: whether this node is in the confirm pass's LIST (reproduced,
+# not_reproduced) of the verdicts JSON
+confirmed() {
+  awk -v want="\"$1\": [" -v me="\"node:$node\"" '
+    /"confirm": \{/ { c = 1 }
+    c && index($0, want) { l = ($0 !~ /\]/); next }
+    l && /\]/ { l = 0 }
+    l && index($0, me) { found = 1 }
+    END { exit !found }' "$out/verdicts.json" 2>/dev/null
+}
 
 mkdir -p "$out" 2>/dev/null || { logger -t fleetprint-healthcheck "cannot create $out" 2>/dev/null; exit 0; }
 if ! command -v "${fp[0]:-}" >/dev/null; then
@@ -79,11 +95,18 @@ rm -f "$out/drain.txt" "$out/verdicts.json"
 rc=$?
 # mpirun reports the rank's exit code; a killed check (timeout's 124/137) hung
 case $rc in
-  0) say "pass"; exit 0 ;;
+  0)
+    if confirmed not_reproduced; then
+      say "pass: it failed, but did not reproduce on re-test: not drained"
+    else
+      say "pass"
+    fi
+    exit 0 ;;
   1 | 4 | 124 | 137)
     what=fail
     [ "$rc" = 1 ] || what=hung
     grep -q '"rule": "hung"' "$out/verdicts.json" 2>/dev/null && what=hung
+    [ "$what" = fail ] && confirmed reproduced && what="fail, reproduced on re-test"
     reason="fleetprint healthcheck: $what (see $out/healthcheck.html)"
     if scontrol update NodeName="$node" State=DRAIN Reason="$reason" >>"$out/healthcheck.log" 2>&1; then
       say "$what: drained ($reason)"

@@ -14,7 +14,7 @@
 #include "fleetprint/stats.h"
 
 enum {
-    PASSES = 7,      /* passes over all rounds: a link's samples span the whole sweep */
+    PASSES = FP_LINK_PASSES, /* passes over all rounds: a link's samples span the whole sweep */
     LAT_ITERS = 10,  /* small exchanges per link and pass, for latency */
     LAT_ELEMS = 2,   /* floats in a latency exchange */
     RANDOM_SEED = 20240601,
@@ -204,6 +204,181 @@ cleanup:
     return st;
 }
 
+/* ---- a list of pairs ------------------------------------------------------------------- */
+
+/* Pair up the spare endpoints each round of p leaves idle (see
+ * fp_link_plan_pairs): the same pairs in every round where both are idle
+ * (spare endpoints matched in order: the 1st with the 2nd, the 3rd with the
+ * 4th, ...), then those whose mate is busy among themselves. A reference
+ * link is so measured in most rounds of a pass: its figure, a median over
+ * them, is not that of the one round a slow link shares with it (on shared
+ * cores a slow pair leaves the others more of the machine). */
+static fp_status add_spare_pairs(fp_link_plan *p, const bool *spare)
+{
+    fp_status st = FP_OK;
+    int n = p->n, rounds = p->nrounds, listed = p->npairs, nspare = 0;
+    bool *busy = calloc((size_t)n + 1, sizeof *busy);
+    int *order = malloc(((size_t)n + 1) * sizeof *order);
+    FP_CHECK_ALLOC(busy);
+    FP_CHECK_ALLOC(order);
+    for (int e = 0; e < n; e++)
+        if (spare[e])
+            order[nspare++] = e;
+    for (int r = 0; r < rounds; r++) {
+        memset(busy, 0, (size_t)n * sizeof *busy);
+        for (int i = 0; i < listed; i++)
+            if (p->round[i] == r)
+                busy[p->pair[i][0]] = busy[p->pair[i][1]] = true;
+        for (int k = 0; k + 1 < nspare; k += 2)
+            if (!busy[order[k]] && !busy[order[k + 1]]) {
+                busy[order[k]] = busy[order[k + 1]] = true;
+                add_pair(p, order[k], order[k + 1], r);
+            }
+        for (int k = 0, waiting = -1; k < nspare; k++) {
+            if (busy[order[k]])
+                continue;
+            if (waiting < 0) {
+                waiting = order[k];
+            } else {
+                busy[waiting] = busy[order[k]] = true;
+                add_pair(p, waiting, order[k], r);
+                waiting = -1;
+            }
+        }
+    }
+cleanup:
+    free(busy);
+    free(order);
+    return st;
+}
+
+/* Put p's pairs in round order again after spare pairs were appended (a
+ * stable counting sort: within a round, listed pairs stay first). */
+static fp_status sort_by_round(fp_link_plan *p)
+{
+    fp_status st = FP_OK;
+    int n = p->npairs, *count = calloc((size_t)p->nrounds + 2, sizeof *count);
+    int (*pair)[2] = malloc(((size_t)n + 1) * sizeof *pair);
+    int *round = malloc(((size_t)n + 1) * sizeof *round);
+    FP_CHECK_ALLOC(count);
+    FP_CHECK_ALLOC(pair);
+    FP_CHECK_ALLOC(round);
+    for (int i = 0; i < n; i++)
+        count[p->round[i] + 1]++;
+    for (int r = 0; r < p->nrounds; r++)
+        count[r + 1] += count[r];
+    for (int i = 0; i < n; i++) {
+        int at = count[p->round[i]]++;
+        memcpy(pair[at], p->pair[i], sizeof pair[at]);
+        round[at] = p->round[i];
+    }
+    memcpy(p->pair, pair, (size_t)n * sizeof *pair);
+    memcpy(p->round, round, (size_t)n * sizeof *round);
+cleanup:
+    free(count);
+    free(pair);
+    free(round);
+    return st;
+}
+
+fp_status fp_link_plan_pairs(const int (*pairs)[2], int np, int n, const bool *spare,
+                             fp_link_plan *plan, char *err, size_t len)
+{
+    fp_status st = FP_OK;
+    memset(plan, 0, sizeof *plan);
+    for (int i = 0; i < np; i++) {
+        int a = pairs[i][0], b = pairs[i][1];
+        if (a < 0 || b < 0 || a >= n || b >= n || a == b) {
+            snprintf(err, len, "--pairs: pair %d~%d is not two of the %d endpoints", a, b, n);
+            return FP_EUSAGE;
+        }
+    }
+    /* each round pairs an endpoint once: at most n / 2 spare pairs a round,
+     * and no more rounds than listed pairs */
+    long long cap = (long long)np + (spare ? (long long)np * (n / 2) : 0);
+    FP_CHECK(plan_alloc(plan, n, (int)(cap > 0 ? cap : 1)));
+    FP_CHECK(pack(plan, pairs, np));
+    if (spare && np > 0) {
+        FP_CHECK(add_spare_pairs(plan, spare));
+        FP_CHECK(sort_by_round(plan));
+    }
+cleanup:
+    if (st != FP_OK)
+        fp_link_plan_free(plan);
+    return st;
+}
+
+bool fp_link_pairs_is_list(const char *mode)
+{
+    return strcmp(mode, "all") != 0 && strcmp(mode, "ring") != 0 && !strchr(mode, '=');
+}
+
+/* The index of node name[0..len) among names, or -1. */
+static int node_named(const char *const *names, int nn, const char *name, size_t len)
+{
+    for (int i = 0; i < nn; i++)
+        if (strlen(names[i]) == len && strncmp(names[i], name, len) == 0)
+            return i;
+    return -1;
+}
+
+fp_status fp_link_pairs_parse(const char *list, const char *const *names, int nn,
+                              int (**pairs)[2], int *np, bool *inside, char *err, size_t len)
+{
+    fp_status st = FP_OK;
+    size_t cap = 1;
+    for (const char *c = list; *c; c++)
+        cap += *c == ',';
+    int (*out)[2] = calloc(cap, sizeof *out);
+    int n = 0;
+    *pairs = NULL;
+    *np = 0;
+    FP_CHECK_ALLOC(out);
+    memset(inside, 0, (size_t)nn * sizeof *inside);
+    for (const char *p = list;; p++) {
+        size_t m = strcspn(p, ","), tl = strcspn(p, "~");
+        if (m == 0) {
+            snprintf(err, len, "--pairs '%.60s': an empty entry", list);
+            st = FP_EUSAGE; /* err says why; the caller logs it */
+            goto cleanup;
+        }
+        bool pair = tl < m;
+        int a = node_named(names, nn, p, pair ? tl : m);
+        int b = pair ? node_named(names, nn, p + tl + 1, m - tl - 1) : -1;
+        if (a < 0 || (pair && b < 0)) {
+            const char *bad = a < 0 ? p : p + tl + 1;
+            size_t bl = a < 0 ? (pair ? tl : m) : m - tl - 1;
+            snprintf(err, len, "--pairs: no node '%.*s' in this run (entries: A~B, a pair of "
+                     "nodes, or A, the links inside node A)", (int)(bl < 64 ? bl : 64), bad);
+            st = FP_EUSAGE; /* err says why; the caller logs it */
+            goto cleanup;
+        }
+        /* a pair given again is measured again, in a later round */
+        if (pair ? a == b : inside[a]) {
+            snprintf(err, len, "--pairs: '%.*s' %s", (int)(m < 80 ? m : 80), p,
+                     pair ? "pairs a node with itself" : "is given twice");
+            st = FP_EUSAGE; /* err says why; the caller logs it */
+            goto cleanup;
+        }
+        if (pair) {
+            out[n][0] = a;
+            out[n][1] = b;
+            n++;
+        } else {
+            inside[a] = true;
+        }
+        p += m;
+        if (!*p)
+            break;
+    }
+    *pairs = out;
+    *np = n;
+    out = NULL;
+cleanup:
+    free(out);
+    return st;
+}
+
 /* ---- the sweep ------------------------------------------------------------------------ */
 
 static const fp_metric m_bw_inter = {"bw_inter", "GB/s", FP_BETTER_HIGHER};
@@ -218,6 +393,8 @@ static const fp_metric m_wrong = {"wrong", "count", FP_BETTER_LOWER};
 typedef struct my_link {
     int partner;
     bool intra;
+    int per_pass;      /* rounds of a pass it is measured in (a list may repeat a pair) */
+    int in_pass;       /* of the pass being planned */
     int nbw, nlat;
     double *bw;        /* GB/s, both directions together */
     double *lat;       /* s */
@@ -227,6 +404,7 @@ typedef struct links_state {
     fp_ctx *ctx;
     const fp_coll_config *cfg;
     const fp_test *t;
+    int passes;         /* passes over all rounds (the config's, at most PASSES) */
     int rounds[PASSES]; /* rounds of each pass: inter-node, then intra-node */
     int maxrounds;
     int *sched;         /* [pass][round]: index into link, or -1 */
@@ -234,6 +412,11 @@ typedef struct links_state {
     int nlinks;
     my_link *link;      /* this rank's links */
     int inter_rounds0, inter_pairs0; /* pass 0, recorded as samples */
+    bool list;          /* --pairs names node pairs: only those, and the inner links
+                           of the nodes it names alone (inside) */
+    int (*listed)[2];
+    int nlisted;
+    bool *inside;       /* per node (list only): measure its inner links */
     void *send, *recv, *stage;
     bool on_device;
     size_t count;       /* floats per direction */
@@ -251,10 +434,15 @@ static fp_status plan_pass(links_state *s, int pass, int *sched)
     int nn = fp_world_nnodes(w), me = ctx->rank, mynode = fp_world_node_of(w, me);
     int maxlocal = 1, *local_to_rank = NULL;
     for (int i = 0; i < nn; i++)
-        maxlocal = fp_world_node_size(w, i) > maxlocal ? fp_world_node_size(w, i) : maxlocal;
+        if (!s->list || s->inside[i])
+            maxlocal = fp_world_node_size(w, i) > maxlocal ? fp_world_node_size(w, i) : maxlocal;
     fp_link_plan inter = {0}, intra = {0};
     char err[160];
-    st = fp_link_plan_make(s->cfg->pairs, nn, pass, &inter, err, sizeof err);
+    if (s->list)
+        st = fp_link_plan_pairs((const int (*)[2])s->listed, s->nlisted, nn, NULL, &inter, err,
+                                sizeof err);
+    else
+        st = fp_link_plan_make(s->cfg->pairs, nn, pass, &inter, err, sizeof err);
     if (st == FP_EUSAGE && me == 0)
         fp_error("%s", err);
     if (st == FP_OK)
@@ -270,10 +458,10 @@ static fp_status plan_pass(links_state *s, int pass, int *sched)
         goto cleanup;
     local_to_rank = calloc((size_t)maxlocal, sizeof *local_to_rank);
     FP_CHECK_ALLOC(local_to_rank);
-    for (int r = 0, k = 0; r < ctx->nranks; r++)
+    for (int r = 0, k = 0; r < ctx->nranks && k < maxlocal; r++)
         if (fp_world_node_of(w, r) == mynode)
             local_to_rank[k++] = r;
-    int mysize = fp_world_node_size(w, mynode);
+    int mysize = s->list && !s->inside[mynode] ? 0 : fp_world_node_size(w, mynode);
     for (int i = 0; i < inter.npairs + intra.npairs; i++) {
         bool in = i >= inter.npairs;
         const int *pr = in ? intra.pair[i - inter.npairs] : inter.pair[i];
@@ -289,6 +477,8 @@ static fp_status plan_pass(links_state *s, int pass, int *sched)
             s->link_of[partner] = s->nlinks;
             s->link[s->nlinks++] = (my_link){.partner = partner, .intra = in};
         }
+        my_link *l = &s->link[s->link_of[partner]];
+        l->per_pass = ++l->in_pass > l->per_pass ? l->in_pass : l->per_pass;
         sched[round] = s->link_of[partner];
     }
 cleanup:
@@ -298,37 +488,65 @@ cleanup:
     return st;
 }
 
+/* A --pairs list: its node pairs and the nodes whose inner links it names. */
+static fp_status parse_list(links_state *s)
+{
+    fp_status st = FP_OK;
+    fp_world *w = s->ctx->world;
+    int nn = fp_world_nnodes(w);
+    const char **names = malloc((size_t)nn * sizeof *names + 1);
+    char err[200];
+    s->inside = calloc((size_t)nn + 1, sizeof *s->inside);
+    FP_CHECK_ALLOC(names);
+    FP_CHECK_ALLOC(s->inside);
+    for (int i = 0; i < nn; i++)
+        names[i] = fp_world_node_name(w, i);
+    st = fp_link_pairs_parse(s->cfg->pairs, names, nn, &s->listed, &s->nlisted, s->inside, err,
+                             sizeof err);
+    if (st == FP_EUSAGE && s->ctx->rank == 0)
+        fp_error("%s", err);
+cleanup:
+    free(names);
+    return st;
+}
+
 /* Plan every pass (all ranks compute the same plans) and size the records. */
 static fp_status plan_links(links_state *s, int *total_pairs)
 {
     fp_status st = FP_OK;
     fp_ctx *ctx = s->ctx;
     fp_world *w = ctx->world;
-    for (int pass = 0; pass < PASSES; pass++) {
+    s->list = fp_link_pairs_is_list(s->cfg->pairs);
+    if (s->list)
+        FP_CHECK(parse_list(s));
+    for (int pass = 0; pass < s->passes; pass++) {
         FP_CHECK(plan_pass(s, pass, NULL));
         s->maxrounds = s->rounds[pass] > s->maxrounds ? s->rounds[pass] : s->maxrounds;
     }
-    s->sched = malloc((size_t)PASSES * (size_t)s->maxrounds * sizeof *s->sched + 1);
+    s->sched = malloc((size_t)s->passes * (size_t)s->maxrounds * sizeof *s->sched + 1);
     s->link_of = malloc((size_t)ctx->nranks * sizeof *s->link_of);
     s->link = calloc((size_t)ctx->nranks, sizeof *s->link);
     FP_CHECK_ALLOC(s->sched);
     FP_CHECK_ALLOC(s->link_of);
     FP_CHECK_ALLOC(s->link);
-    for (int i = 0; i < PASSES * s->maxrounds; i++)
+    for (int i = 0; i < s->passes * s->maxrounds; i++)
         s->sched[i] = -1;
     for (int r = 0; r < ctx->nranks; r++)
         s->link_of[r] = -1;
-    for (int pass = 0; pass < PASSES; pass++)
+    for (int pass = 0; pass < s->passes; pass++) {
+        for (int i = 0; i < s->nlinks; i++)
+            s->link[i].in_pass = 0;
         FP_CHECK(plan_pass(s, pass, s->sched + (size_t)pass * (size_t)s->maxrounds));
+    }
     *total_pairs = s->inter_pairs0;
     for (int node = 0; node < fp_world_nnodes(w); node++) {
-        int sz = fp_world_node_size(w, node);
+        int sz = s->list && !s->inside[node] ? 0 : fp_world_node_size(w, node);
         *total_pairs += sz * (sz - 1) / 2;
     }
-    int per = PASSES * s->cfg->sweep.iters;
     for (int i = 0; i < s->nlinks; i++) {
-        s->link[i].bw = calloc((size_t)per, sizeof(double));
-        s->link[i].lat = calloc((size_t)PASSES * LAT_ITERS, sizeof(double));
+        size_t times = (size_t)s->passes * (size_t)s->link[i].per_pass;
+        s->link[i].bw = calloc(times * (size_t)s->cfg->sweep.iters + 1, sizeof(double));
+        s->link[i].lat = calloc(times * LAT_ITERS, sizeof(double));
         FP_CHECK_ALLOC(s->link[i].bw);
         FP_CHECK_ALLOC(s->link[i].lat);
     }
@@ -535,6 +753,7 @@ static fp_status links_run(fp_ctx *ctx, const fp_test *t)
     fp_status st = FP_OK;
     links_state s = {.ctx = ctx, .cfg = FP_SUITE_CFG(fp_coll_config, ctx), .t = t};
     const fp_sweep *sw = &s.cfg->sweep;
+    s.passes = s.cfg->link_passes > 0 && s.cfg->link_passes < PASSES ? s.cfg->link_passes : PASSES;
     int total_pairs = 0;
     s.count = (size_t)(sw->max_bytes / sizeof(float));
     st = plan_links(&s, &total_pairs);
@@ -550,10 +769,11 @@ static fp_status links_run(fp_ctx *ctx, const fp_test *t)
             fp_warn("links: one node with one rank: no link to measure");
         goto cleanup;
     }
-    fp_info("links: %d link%s in %d round%s (%d passes), %llu bytes each way", total_pairs,
-            total_pairs == 1 ? "" : "s", s.rounds[0], s.rounds[0] == 1 ? "" : "s", PASSES,
-            (unsigned long long)sw->max_bytes);
-    for (int pass = 0; pass < PASSES; pass++) {
+    fp_info("links: %d link%s in %d round%s (%d pass%s), %llu bytes each way", total_pairs,
+            total_pairs == 1 ? "" : "s", s.rounds[0], s.rounds[0] == 1 ? "" : "s", s.passes,
+            s.passes == 1 ? "" : "es", (unsigned long long)sw->max_bytes);
+    for (int pass = 0; pass < s.passes; pass++) {
+        double t0 = fp_world_now(ctx->world);
         for (int round = 0; round < s.rounds[pass]; round++) {
             FP_CHECK(fp_ctx_barrier(ctx, "links round"));
             int k = s.sched[(size_t)pass * (size_t)s.maxrounds + (size_t)round];
@@ -561,6 +781,19 @@ static fp_status links_run(fp_ctx *ctx, const fp_test *t)
             if (l)
                 FP_CHECK(exchange(&s, l));
             FP_CHECK(end_round(&s, l));
+        }
+        if (s.cfg->link_deadline > 0 && pass + 1 < s.passes) {
+            /* another pass only when one more as long as this one ends in time:
+             * rank 0's clock decides for every rank */
+            double now = fp_world_now(ctx->world);
+            int go = now + (now - t0) <= s.cfg->link_deadline;
+            FP_CHECK(fp_world_bcast(ctx->world, &go, (int)sizeof go, "links: another pass"));
+            if (!go) {
+                if (ctx->rank == 0)
+                    fp_info("links: %d of %d passes: the next would end past the deadline",
+                            pass + 1, s.passes);
+                break;
+            }
         }
     }
     FP_CHECK(fp_ctx_barrier(ctx, "links end"));
@@ -577,6 +810,8 @@ cleanup:
     free(s.link);
     free(s.sched);
     free(s.link_of);
+    free(s.listed);
+    free(s.inside);
     if (s.on_device) {
         if (s.send)
             ctx->dev_ops->free(ctx->dev, s.send);

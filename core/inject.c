@@ -20,7 +20,7 @@ typedef struct {
     const char *required;
 } keyset;
 static const keyset kind_keys[FP_INJ_KIND_COUNT] = {
-    [FP_INJ_SLOW] = {"rank factor after", "rank factor"},
+    [FP_INJ_SLOW] = {"rank factor after until", "rank factor"},
     [FP_INJ_LINK] = {"ranks factor", "ranks factor"},
     [FP_INJ_HANG] = {"rank after", "rank after"},
     [FP_INJ_CRASH] = {"rank after", "rank"},
@@ -134,6 +134,8 @@ static fp_status parse_one(const char *spec, fp_injection *out, char *err, size_
             }
         } else if (strcmp(key, "factor") == 0) {
             ok = fp_parse_double(val, &in.factor) && in.factor >= 1 && in.factor <= 1000;
+        } else if (strcmp(key, "until") == 0) {
+            ok = fp_parse_seconds(val, &in.until) && in.until > 0;
         } else {
             ok = fp_parse_seconds(val, &in.after);
         }
@@ -151,6 +153,8 @@ static fp_status parse_one(const char *spec, fp_injection *out, char *err, size_
     }
     if (kind == FP_INJ_CONFIG && !in.field[0])
         SPEC_ERR("missing the field to set (config:rank=R,FIELD=VALUE)");
+    if (in.until > 0 && in.until <= in.after)
+        SPEC_ERR("until=%gs is not later than after=%gs", in.until, in.after);
     *out = in;
     return FP_OK;
 }
@@ -185,7 +189,8 @@ double fp_inject_slow(const fp_inject_set *s, int rank, double now)
 {
     double f = 1;
     for (int i = 0; i < s->n; i++)
-        if (s->item[i].kind == FP_INJ_SLOW && s->item[i].rank == rank && now >= s->item[i].after)
+        if (s->item[i].kind == FP_INJ_SLOW && s->item[i].rank == rank && now >= s->item[i].after &&
+            (s->item[i].until <= 0 || now < s->item[i].until))
             f *= s->item[i].factor;
     return f;
 }
@@ -244,6 +249,18 @@ void fp_inject_point(const fp_inject_set *s, int rank, double now)
     }
 }
 
+/* The shortest %g of x that reads back as x: a described spec must parse
+ * back to the same times (until= after after=, however close). */
+static const char *exact(double x, char *buf, size_t len)
+{
+    for (int p = 6; p <= 17; p++) {
+        snprintf(buf, len, "%.*g", p, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    return buf;
+}
+
 void fp_inject_describe(const fp_inject_set *s, char *buf, size_t len)
 {
     size_t n = 0;
@@ -267,8 +284,12 @@ void fp_inject_describe(const fp_inject_set *s, char *buf, size_t len)
         if (n < len && (in->factor != 1 || word_in("factor", 6, req)))
             n += (size_t)snprintf(buf + n, len - n, ",factor=%g", in->factor);
         /* the key the spec was written with: bitflip takes at=, the rest after= */
+        char t[32];
         if (n < len && (in->after > 0 || word_in("after", 5, req)))
-            n += (size_t)snprintf(buf + n, len - n, ",%s=%gs",
-                                  in->kind == FP_INJ_BITFLIP ? "at" : "after", in->after);
+            n += (size_t)snprintf(buf + n, len - n, ",%s=%ss",
+                                  in->kind == FP_INJ_BITFLIP ? "at" : "after",
+                                  exact(in->after, t, sizeof t));
+        if (n < len && in->until > 0)
+            n += (size_t)snprintf(buf + n, len - n, ",until=%ss", exact(in->until, t, sizeof t));
     }
 }

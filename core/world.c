@@ -490,6 +490,14 @@ fp_status fp_world_allgather(fp_world *w, const void *mine, void *all, int bytes
     return fp_world_wait(w, &req, 1, what);
 }
 
+fp_status fp_world_bcast(fp_world *w, void *buf, int bytes, const char *what)
+{
+    MPI_Request req;
+    if (MPI_Ibcast(buf, bytes, MPI_BYTE, 0, w->comm, &req) != MPI_SUCCESS)
+        return FP_EMPI;
+    return fp_world_wait(w, &req, 1, what);
+}
+
 /* ---- start-up -------------------------------------------------------------------- */
 
 /* This rank's node name and where it came from. A name that does not fit

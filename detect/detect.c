@@ -351,6 +351,9 @@ void fp_verdicts_free(fp_verdicts *v)
     free(v->reasons);
     free(v->blind);
     free(v->drift);
+    if (v->confirm)
+        free((void *)v->confirm->items);
+    free(v->confirm);
     free(v->node_names);
     free(v->fail_nodes);
     free(v->warn_nodes);
@@ -419,15 +422,52 @@ fp_status fp_verdicts_status(const fp_verdicts *v)
 
 /* ---- the circuit breaker ------------------------------------------------------------------ */
 
+/* Trip b when the failing nodes are more than its share and count allow. */
+static void breaker_judge(fp_breaker *b, size_t failing)
+{
+    b->failing = failing;
+    b->tripped = (double)failing > b->max_drain * (double)b->nodes &&
+                 failing > (size_t)b->max_nodes;
+}
+
+fp_status fp__det_keep_extras(fp_verdicts *v, const fp_verdicts *from)
+{
+    fp_status st = FP_OK;
+    if (from->ndrift) {
+        v->drift = malloc(from->ndrift * sizeof *v->drift);
+        FP_CHECK_ALLOC(v->drift);
+        memcpy(v->drift, from->drift, from->ndrift * sizeof *v->drift);
+        v->ndrift = from->ndrift;
+    }
+    v->history = from->history;
+    v->hist_k = from->hist_k;
+    v->hist_n = from->hist_n;
+    v->hist_runs = from->hist_runs;
+    if (from->noffenders) {
+        v->offenders = malloc(from->noffenders * sizeof *v->offenders);
+        FP_CHECK_ALLOC(v->offenders);
+        memcpy(v->offenders, from->offenders, from->noffenders * sizeof *v->offenders);
+        v->noffenders = from->noffenders;
+    }
+    if (from->own) {
+        v->own = malloc((v->nents + 1) * sizeof *v->own);
+        FP_CHECK_ALLOC(v->own);
+        memcpy(v->own, from->own, v->nents * sizeof *v->own);
+    }
+    /* the same limits, judged on the failing nodes left */
+    v->breaker = from->breaker;
+    breaker_judge(&v->breaker, v->nfail_nodes);
+cleanup:
+    return st;
+}
+
 void fp_verdicts_apply_breaker(fp_verdicts *v, const fp_rules *rules, double max_drain)
 {
     fp_breaker *b = &v->breaker;
-    b->failing = v->nfail_nodes;
     b->nodes = v->nnodes;
     b->max_drain = max_drain > 0 ? max_drain : rules->breaker_max_drain;
     b->max_nodes = rules->breaker_max_nodes;
-    b->tripped = (double)b->failing > b->max_drain * (double)b->nodes &&
-                 b->failing > (size_t)b->max_nodes;
+    breaker_judge(b, v->nfail_nodes);
 }
 
 const fp_breaker *fp_verdicts_breaker(const fp_verdicts *v)

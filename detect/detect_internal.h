@@ -105,6 +105,7 @@ struct fp_verdicts {
     fp_offender *offenders;
     size_t noffenders;
     fp_verdict *own;
+    fp_confirm_info *confirm; /* NULL, or the confirm pass behind them (confirm.c) */
 };
 
 /* ---- the engine's state (engine.c, evidence.c, demarcate.c, detect.c) ------------------ */
@@ -272,6 +273,11 @@ fp_status fp__det_judge_config(eng *g);
 fp_status fp__rules_parse_reference(const struct json_t *root, const char *origin, fp_rules *r,
                                     char *err, size_t errlen);
 fp_status fp__det_judge_reference(eng *g, double *buf);
+
+/* detect.c: give v (made from from's entities, in the same order: the confirm
+ * pass) from's configuration drift, history and breaker limits, the breaker
+ * judged again on v's failing nodes. FP_ENOMEM. */
+fp_status fp__det_keep_extras(fp_verdicts *v, const fp_verdicts *from);
 
 /* history.c: repeat offenders, after demarcation and before assembly; what
  * it found goes into the assembled verdicts by fp__det_history_finish */

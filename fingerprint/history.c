@@ -168,14 +168,7 @@ cleanup:
 
 fp_status fp_store_append_judged(fp_store *s, const fp_run *run, const fp_run_verdicts *v)
 {
-    fp__runtab tab;
-    fp__runtab *tabs[1] = {&tab};
-    const fp_run_verdicts *judged[1] = {v};
-    fp_status st = fp__runtab_from_run(&tab, run);
-    if (st == FP_OK)
-        st = fp__store_append_judged(s, tabs, judged, 1);
-    fp__runtab_free(&tab);
-    return st;
+    return fp_store_append_judged_runs(s, &run, &v, 1);
 }
 
 fp_status fp_store_append_judged_file(const char *path, const fp_run *run,

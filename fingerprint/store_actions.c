@@ -130,8 +130,8 @@ static fp_status show_run(const fp_store_action *c, fp_store *s, const char *whi
     if (strcmp(which, "latest") == 0) {
         FP_CHECK(fp_store_list(s, &rows, &n));
         id[0] = 0;
-        for (size_t i = 0; i < n; i++)
-            if (tag_ok(c, rows[i].tag))
+        for (size_t i = 0; i < n; i++) /* a re-test is never the latest (fp_store_load_run) */
+            if (tag_ok(c, rows[i].tag) && strcmp(rows[i].status, FP_RUN_RETEST) != 0)
                 snprintf(id, sizeof id, "%s", rows[i].id);
         if (!id[0])
             FP_FAIL(FP_EINPUT, "%s holds no run%s%s", fp_store_path(s),
@@ -319,7 +319,7 @@ static fp_status do_export(const fp_store_action *c, fp_store *s)
     } else if (strcmp(which, "latest") == 0) {
         const char *id = NULL;
         for (size_t i = 0; i < n; i++)
-            if (tag_ok(c, rows[i].tag))
+            if (tag_ok(c, rows[i].tag) && strcmp(rows[i].status, FP_RUN_RETEST) != 0)
                 id = rows[i].id;
         if (!id)
             FP_FAIL(FP_EINPUT, "%s holds no run%s%s", fp_store_path(s),

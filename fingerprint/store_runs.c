@@ -269,6 +269,12 @@ fp_status fp__store_append_runtabs(fp_store *s, fp__runtab *const *tabs, size_t 
 
 fp_status fp_store_append_runs(fp_store *s, const fp_run *const *runs, size_t n)
 {
+    return fp_store_append_judged_runs(s, runs, NULL, n);
+}
+
+fp_status fp_store_append_judged_runs(fp_store *s, const fp_run *const *runs,
+                                      const fp_run_verdicts *const *v, size_t n)
+{
     fp_status st = FP_OK;
     fp__runtab *tabs = calloc(n ? n : 1, sizeof *tabs);
     fp__runtab **ptrs = calloc(n ? n : 1, sizeof *ptrs);
@@ -279,7 +285,7 @@ fp_status fp_store_append_runs(fp_store *s, const fp_run *const *runs, size_t n)
         ptrs[built] = &tabs[built];
         FP_CHECK(fp__runtab_from_run(&tabs[built], runs[built]));
     }
-    FP_CHECK(fp__store_append_runtabs(s, ptrs, n));
+    FP_CHECK(fp__store_append_judged(s, ptrs, v, n));
 cleanup:
     for (size_t i = 0; tabs && i < n; i++)
         fp__runtab_free(&tabs[i]);
@@ -667,8 +673,10 @@ fp_status fp_store_load_run(fp_store *s, const char *which, const char *tag, fp_
     if (strcmp(which, "latest") == 0) {
         FP_CHECK(fp_store_list(s, &rows, &n));
         const fp_run_summary *best = NULL;
+        /* a re-test is part of the run it confirms (docs/store.md), never the latest */
         for (size_t i = 0; i < n; i++)
-            if (!tag || !tag[0] || strcmp(rows[i].tag, tag) == 0)
+            if ((!tag || !tag[0] || strcmp(rows[i].tag, tag) == 0) &&
+                strcmp(rows[i].status, FP_RUN_RETEST) != 0)
                 best = &rows[i];
         if (!best)
             FP_FAIL(FP_EINPUT, "%s holds no run%s%s", s->path, tag && tag[0] ? " tagged " : "",

@@ -413,8 +413,54 @@ static void repeat_offenders(FILE *f, const fp_verdicts *v)
     fputs("</span></p>\n", f);
 }
 
+/* The confirm pass on the first screen: what was measured again, what it
+ * cost, what reproduced and what did not (docs/confirm.md). */
+static void confirm_line(FILE *f, const fp_verdicts *v)
+{
+    const fp_confirm_info *c = fp_verdicts_confirm_info(v);
+    if (!c)
+        return;
+    fputs("<p class=\"confirm\">Re-test before acting: ", f);
+    if (!c->ran) {
+        fputs("none (", f);
+        esc(f, c->note[0] ? c->note : "none ran");
+        fputs(")", f);
+    } else {
+        esc(f, c->tests);
+        fprintf(f, " again in %.2f s", c->seconds);
+        if (c->first_seconds > 0)
+            fprintf(f, " (%.0f%% of the first pass's %.2f s)", 100 * c->seconds / c->first_seconds,
+                    c->first_seconds);
+    }
+    static const struct {
+        fp_confirm_outcome o;
+        const char *what;
+    } parts[] = {{FP_CONFIRM_REPRODUCED, "reproduced"},
+                 {FP_CONFIRM_NOT_REPRODUCED, "did not reproduce on re-test (warns)"},
+                 {FP_CONFIRM_FOUND, "found on re-test (slow with nodes that passed)"},
+                 {FP_CONFIRM_NOT_RETESTED, "not re-tested (fail stands)"}};
+    for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) {
+        size_t n = 0;
+        for (size_t i = 0; i < c->nitems; i++) {
+            if (c->items[i].outcome != parts[k].o)
+                continue;
+            char ent[2 * FP_NAME_MAX + 32];
+            if (n < SUMMARY_NAMES) {
+                fprintf(f, "%s", n ? ", " : "; ");
+                if (!n)
+                    fprintf(f, "%s: ", parts[k].what);
+                esc(f, fp_entity_format(&c->items[i].entity, ent, sizeof ent));
+            }
+            n++;
+        }
+        if (n > SUMMARY_NAMES)
+            fprintf(f, " +%zu more", n - SUMMARY_NAMES);
+    }
+    fputs("</p>\n", f);
+}
+
 /* The first screen: the verdict, the node counts, the drain/exclude list and
- * the other failing entities by name, then the blind spots. */
+ * the other failing entities by name, then the confirm pass and the blind spots. */
 static void summary(FILE *f, const fp_verdicts *v)
 {
     fp_verdict all = fp_verdicts_overall(v);
@@ -477,6 +523,7 @@ static void summary(FILE *f, const fp_verdicts *v)
         fprintf(f, " +%zu more", named - SUMMARY_NAMES);
     if (named)
         fputs("</span></p>\n", f);
+    confirm_line(f, v);
     blind_spots(f, v);
     repeat_offenders(f, v);
     fputs("</div>\n", f);

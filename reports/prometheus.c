@@ -455,6 +455,46 @@ static int verdict_value(fp_verdict v)
     return v == FP_PASS ? 0 : v == FP_WARN ? 1 : v == FP_FAIL ? 2 : -1;
 }
 
+/* The confirm pass (docs/confirm.md): whether it ran, what it measured again,
+ * what reproduced and what it cost; labels: the run's. */
+static void confirm_series(FILE *f, const fp_confirm_info *c, const char *labels)
+{
+    size_t count[FP_CONFIRM_FOUND + 1] = {0};
+    for (size_t i = 0; i < c->nitems; i++)
+        count[c->items[i].outcome]++;
+    fprintf(f,
+            "# HELP fleetprint_confirm_ran Whether the run's failures were measured again "
+            "before acting (1), or not (0: nothing failed, --confirm off, no budget).\n"
+            "# TYPE fleetprint_confirm_ran gauge\n"
+            "fleetprint_confirm_ran{%s} %d\n"
+            "# HELP fleetprint_confirm_retested Failing entities the re-test measured again.\n"
+            "# TYPE fleetprint_confirm_retested gauge\n"
+            "fleetprint_confirm_retested{%s} %zu\n"
+            "# HELP fleetprint_confirm_reproduced Failing entities that failed again on re-test "
+            "(acted on).\n"
+            "# TYPE fleetprint_confirm_reproduced gauge\n"
+            "fleetprint_confirm_reproduced{%s} %zu\n"
+            "# HELP fleetprint_confirm_not_reproduced Failing entities that did not fail again "
+            "on re-test (they warn, not acted on).\n"
+            "# TYPE fleetprint_confirm_not_reproduced gauge\n"
+            "fleetprint_confirm_not_reproduced{%s} %zu\n"
+            "# HELP fleetprint_confirm_found Nodes that passed but were slow with nodes that "
+            "passed on re-test (an end of a failing link: the node's fault).\n"
+            "# TYPE fleetprint_confirm_found gauge\n"
+            "fleetprint_confirm_found{%s} %zu\n"
+            "# HELP fleetprint_confirm_seconds How long the re-test took.\n"
+            "# TYPE fleetprint_confirm_seconds gauge\n"
+            "fleetprint_confirm_seconds{%s} %.3f\n"
+            "# HELP fleetprint_confirm_first_pass_seconds How long the first pass took, to "
+            "which the re-test's budget is relative.\n"
+            "# TYPE fleetprint_confirm_first_pass_seconds gauge\n"
+            "fleetprint_confirm_first_pass_seconds{%s} %.3f\n",
+            labels, c->ran, labels,
+            count[FP_CONFIRM_REPRODUCED] + count[FP_CONFIRM_NOT_REPRODUCED], labels,
+            count[FP_CONFIRM_REPRODUCED], labels, count[FP_CONFIRM_NOT_REPRODUCED], labels,
+            count[FP_CONFIRM_FOUND], labels, c->ran ? c->seconds : 0, labels, c->first_seconds);
+}
+
 static void run_series(FILE *f, const fp_run *run, const fp_verdicts *v, const char *tag,
                        const char *path)
 {
@@ -499,6 +539,8 @@ static void run_series(FILE *f, const fp_run *run, const fp_verdicts *v, const c
                 "# TYPE fleetprint_run_failing_nodes gauge\n"
                 "fleetprint_run_failing_nodes{%s} %zu\n",
                 labels, fp_verdicts_breaker(v)->tripped, labels, fp_verdicts_breaker(v)->failing);
+    if (v && fp_verdicts_confirm_info(v))
+        confirm_series(f, fp_verdicts_confirm_info(v), labels);
     put_label(labels, sizeof labels, &at, "run", run->id);
     put_label(labels, sizeof labels, &at, "status", run->status);
     fprintf(f, "# HELP fleetprint_run_timestamp_seconds When the run started (Unix time).\n"

@@ -46,7 +46,7 @@ static void print_reason(FILE *out, const fp_reason *r)
     if (r->evidence == FP_EV_MISSING) {
         fprintf(out, ": missing");
     } else if (r->evidence == FP_EV_LATE) { /* the note says it all: a share, not a measurement */
-        fprintf(out, ": %s (rule %s)\n", r->note, r->rule);
+        fprintf(out, ": %s (rule %s)%s\n", r->note, r->rule, r->retest ? " [re-test]" : "");
         return;
     } else if (r->evidence == FP_EV_VALUE) {
         fprintf(out, " = %g %s (limit %g, rule %s)", r->value, r->unit, r->expected, r->rule);
@@ -65,6 +65,8 @@ static void print_reason(FILE *out, const fp_reason *r)
     }
     if (r->note[0])
         fprintf(out, " -- %s", r->note);
+    if (r->retest)
+        fputs(" [re-test]", out);
     fputc('\n', out);
 }
 
@@ -108,6 +110,66 @@ static void print_offenders(FILE *out, const fp_verdicts *v)
     fputc('\n', out);
 }
 
+/* ---- the confirm pass ------------------------------------------------------------------ */
+
+#define FP_CONFIRM_SHOWN 10
+/* "confirm: <what>: a, b, c +N more (<tail>)" for the items of one outcome. */
+static void print_confirm_items(FILE *out, const fp_confirm_info *c, fp_confirm_outcome o,
+                                const char *what, const char *tail)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->nitems; i++) {
+        if (c->items[i].outcome != o)
+            continue;
+        char ent[2 * FP_NAME_MAX + 32];
+        if (n < FP_CONFIRM_SHOWN)
+            fprintf(out, "%s%s%s", n ? ", " : "confirm: ", n ? "" : what,
+                    fp_entity_format(&c->items[i].entity, ent, sizeof ent));
+        n++;
+    }
+    if (n > FP_CONFIRM_SHOWN)
+        fprintf(out, " +%zu more", n - FP_CONFIRM_SHOWN);
+    if (n)
+        fprintf(out, " (%s)\n", tail);
+}
+
+/* The confirm pass behind v, when there is one: what ran, what it cost, and
+ * what reproduced (docs/confirm.md). */
+static void print_confirm(FILE *out, const fp_verdicts *v)
+{
+    const fp_confirm_info *c = fp_verdicts_confirm_info(v);
+    if (!c)
+        return;
+    if (!c->ran) {
+        fprintf(out, "confirm: no re-test: %s\n", c->note[0] ? c->note : "none ran");
+    } else {
+        fprintf(out, "confirm: re-test of %s", c->tests);
+        if (c->iters > 0)
+            fprintf(out, " (%d iteration%s, %d warm-up%s", c->iters, c->iters == 1 ? "" : "s",
+                    c->warmup, c->warmup == 1 ? "" : "s");
+        if (c->iters > 0 && c->link_passes > 0)
+            fprintf(out, "; links: %d node pair%s, %d pass%s of %d iterations", c->npairs,
+                    c->npairs == 1 ? "" : "s", c->link_passes, c->link_passes == 1 ? "" : "es",
+                    c->link_iters);
+        fprintf(out, "%s in %.2f s", c->iters > 0 ? ")" : "", c->seconds);
+        if (c->first_seconds > 0)
+            fprintf(out, ", %.0f%% of the first pass's %.2f s", 100 * c->seconds / c->first_seconds,
+                    c->first_seconds);
+        if (c->budget_seconds > 0)
+            fprintf(out, " (budget %.2f s)", c->budget_seconds);
+        fprintf(out, "%s%s\n", c->note[0] ? "; " : "", c->note);
+    }
+    print_confirm_items(out, c, FP_CONFIRM_REPRODUCED, "reproduced on re-test: ", "they fail");
+    bool certain = false;
+    for (size_t i = 0; i < c->nitems; i++)
+        certain |= c->items[i].outcome == FP_CONFIRM_NOT_REPRODUCED && c->items[i].certain;
+    print_confirm_items(out, c, FP_CONFIRM_NOT_REPRODUCED, "did not reproduce on re-test: ",
+                        certain ? "they warn, but a wrong result fails regardless" : "they warn");
+    print_confirm_items(out, c, FP_CONFIRM_FOUND, "found on re-test: ",
+                        "an end of a failing link, slow with nodes that passed too: it fails");
+    print_confirm_items(out, c, FP_CONFIRM_NOT_RETESTED, "not re-tested: ", "their fail stands");
+}
+
 void fp_verdicts_print(FILE *out, const fp_verdicts *v, const fp_run *run)
 {
     size_t counts[4] = {0}, ecounts[4] = {0};
@@ -133,6 +195,7 @@ void fp_verdicts_print(FILE *out, const fp_verdicts *v, const fp_run *run)
         fprintf(out, "BREAKER %s\n", fp_breaker_text(b, line, sizeof line));
     }
     print_offenders(out, v);
+    print_confirm(out, v);
     fprintf(out,
             "detect %s: %s -- nodes: %zu pass, %zu warn, %zu fail, %zu unknown; other entities: "
             "%zu pass, %zu warn, %zu fail, %zu unknown\n",
@@ -192,6 +255,62 @@ static json_t *reason_json(const fp_reason *r)
     json_object_set_new(j, "windows", json_integer(r->windows));
     if (r->note[0])
         json_object_set_new(j, "note", json_string(r->note));
+    if (r->retest)
+        json_object_set_new(j, "retest", json_true());
+    return j;
+}
+
+/* {"ran", "note", "run", "tests", settings, "seconds", "first_pass_seconds",
+ * "budget_seconds", "share", "retested", "reproduced", "not_reproduced",
+ * "not_retested", "found"}: the confirm pass (docs/confirm.md). */
+static json_t *confirm_json(const fp_confirm_info *c)
+{
+    json_t *j = json_object(), *tests = json_array();
+    json_object_set_new(j, "ran", json_boolean(c->ran));
+    if (c->note[0])
+        json_object_set_new(j, "note", json_string(c->note));
+    if (c->run_id[0])
+        json_object_set_new(j, "run", json_string(c->run_id));
+    for (const char *p = c->tests; *p;) {
+        size_t m = strcspn(p, ",");
+        json_array_append_new(tests, json_stringn(p, m));
+        p += m + (p[m] == ',');
+    }
+    json_object_set_new(j, "tests", tests);
+    if (c->iters > 0) {
+        json_object_set_new(j, "iters", json_integer(c->iters));
+        json_object_set_new(j, "warmup", json_integer(c->warmup));
+        json_object_set_new(j, "link_passes", json_integer(c->link_passes));
+        json_object_set_new(j, "link_iters", json_integer(c->link_iters));
+        json_object_set_new(j, "pairs", json_integer(c->npairs));
+    }
+    json_object_set_new(j, "seconds", num(c->ran ? c->seconds : 0));
+    json_object_set_new(j, "first_pass_seconds", num(c->first_seconds));
+    json_object_set_new(j, "budget_seconds", num(c->budget_seconds));
+    json_object_set_new(j, "share", num(c->ran && c->first_seconds > 0
+                                            ? c->seconds / c->first_seconds : NAN));
+    static const struct {
+        const char *name;
+        int outcome; /* -1: reproduced or not */
+    } lists[] = {{"retested", -1},
+                 {"reproduced", FP_CONFIRM_REPRODUCED},
+                 {"not_reproduced", FP_CONFIRM_NOT_REPRODUCED},
+                 {"not_retested", FP_CONFIRM_NOT_RETESTED},
+                 {"found", FP_CONFIRM_FOUND}};
+    for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
+        json_t *a = json_array();
+        for (size_t i = 0; i < c->nitems; i++) {
+            fp_confirm_outcome o = c->items[i].outcome;
+            bool in = lists[l].outcome >= 0 ? (int)o == lists[l].outcome
+                                            : o == FP_CONFIRM_REPRODUCED ||
+                                                  o == FP_CONFIRM_NOT_REPRODUCED;
+            char ent[2 * FP_NAME_MAX + 32];
+            if (in)
+                json_array_append_new(
+                    a, json_string(fp_entity_format(&c->items[i].entity, ent, sizeof ent)));
+        }
+        json_object_set_new(j, lists[l].name, a);
+    }
     return j;
 }
 
@@ -271,6 +390,8 @@ fp_status fp_verdicts_write_json(const fp_verdicts *v, const fp_run *run, const 
                                   (json_int_t)b->failing, "nodes", (json_int_t)b->nodes,
                                   "max_drain", num(b->max_drain), "max_nodes", b->max_nodes));
     offenders_json(root, v);
+    if (fp_verdicts_confirm_info(v))
+        json_object_set_new(root, "confirm", confirm_json(fp_verdicts_confirm_info(v)));
     return fp_json_write(root, path);
 }
 

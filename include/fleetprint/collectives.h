@@ -35,14 +35,20 @@
 typedef struct fp_coll_config {
     fp_config base;
     fp_sweep sweep;
-    const char *pairs;          /* link sweep: all, ring, k=K, random=K */
+    const char *pairs;          /* link sweep: all, ring, k=K, random=K, or a list of
+                                   node pairs A~B,... (fp_link_pairs_parse) */
+    int link_passes;            /* link sweep: passes over its rounds (0: FP_LINK_PASSES) */
+    double link_deadline;       /* link sweep: > 0, no pass starts that would end after
+                                   this time on the run's clock (fp_world_now), decided on
+                                   rank 0 from the pass before; the first always runs */
 } fp_coll_config;
 
 /* Option row of the suite's own setting; type is the command's config
  * struct, member names the fp_coll_config in it. */
 #define FP_OPTS_PAIRS(type, member)                                                        \
     {"pairs", 0, FP_OPT_STRING, offsetof(type, member.pairs), "all",                       \
-     "link sweep pairs: all, ring, k=K or random=K"}
+     "link sweep pairs: all, ring, k=K, random=K, or node pairs A~B,C~D (A alone: the "    \
+     "links inside node A)"}
 
 /* ---- variants and metric names ----------------------------------------------- */
 
@@ -106,6 +112,10 @@ extern const fp_test fp_test_allreduce, fp_test_allgather, fp_test_reduce_scatte
 
 /* ---- the link sweep's schedule ------------------------------------------------- */
 
+/* Passes of the link sweep over its rounds unless fp_coll_config.link_passes
+ * asks for fewer: each link's figures are medians over every pass. */
+#define FP_LINK_PASSES 7
+
 /* A set of pairs of endpoints 0..n-1 scheduled in rounds of disjoint pairs. */
 typedef struct fp_link_plan {
     int n;          /* endpoints */
@@ -131,6 +141,32 @@ typedef struct fp_link_plan {
 fp_status fp_link_plan_make(const char *mode, int n, int pass, fp_link_plan *plan, char *err,
                             size_t len);
 void fp_link_plan_free(fp_link_plan *plan);
+
+/* Plan np given pairs of endpoints 0..n-1 (two distinct endpoints each; a
+ * pair given again is measured again), packed in their order into rounds of
+ * disjoint pairs: each goes into the first round where both its endpoints
+ * are free (a list in round order keeps its rounds). With spare (NULL, or n
+ * flags), each round then also pairs up the spare endpoints it leaves idle,
+ * the same pairs in every round where they can be: reference links,
+ * measured beside the listed ones under the same load over most rounds,
+ * which give a re-test healthy peers. Every pass of a list has the same
+ * rounds. FP_EUSAGE with err naming the bad pair; FP_ENOMEM. The plan owns
+ * its arrays (fp_link_plan_free). */
+fp_status fp_link_plan_pairs(const int (*pairs)[2], int np, int n, const bool *spare,
+                             fp_link_plan *plan, char *err, size_t len);
+
+/* Whether a --pairs value is a list of nodes (not all, ring, k=K or random=K). */
+bool fp_link_pairs_is_list(const char *mode);
+
+/* Parse a --pairs list "A~B,C~D,E" against the run's nn node names (names[i]
+ * of node i): A~B measures the link between nodes A and B, E alone the links
+ * inside node E. *pairs gets a new array of *np node-index pairs (the caller
+ * frees it) and inside[i] (nn flags, cleared first) which nodes' inner links
+ * to measure; a pair given again is measured again. FP_EUSAGE with err
+ * naming the entry: an unknown node, A~A, a node alone given twice, an empty
+ * entry; FP_ENOMEM. */
+fp_status fp_link_pairs_parse(const char *list, const char *const *names, int nn,
+                              int (**pairs)[2], int *np, bool *inside, char *err, size_t len);
 
 /* ---- 16-bit floating point on the host (checks of NCCL's half types) -------- */
 

@@ -90,6 +90,7 @@ typedef struct fp_reason {
     double z;
     int windows_bad, windows;
     char note[112];      /* free text: "link n2~n6", "cost others 12.3 ms" */
+    bool retest;         /* found by the re-test of a confirm pass (fp_verdicts_confirm) */
 } fp_reason;
 
 typedef struct fp_entity_verdict {
@@ -325,6 +326,97 @@ fp_verdict fp_verdicts_own(const fp_verdicts *v, size_t i);
 /* Whether a node (by name), one of its devices or an intra-node link of it is
  * a repeat offender of this run. */
 bool fp_verdicts_node_offends(const fp_verdicts *v, const char *node);
+
+/* ---- confirmation: a re-test before acting (detect/confirm.c) --------------------------- */
+
+/* Before a verdict becomes an action (a drain, an exclude list, a failed CI
+ * job) the failures are measured again (docs/confirm.md): the failing tests
+ * run once more, a failing link is measured again beside each of its ends
+ * paired with nodes that passed, and only what fails again fails. */
+
+#define FP_CONFIRM_TESTS 16
+
+/* What a run's failures ask a re-test to measure (fp_confirm_plan_make). */
+typedef struct fp_confirm_plan {
+    int ntests;
+    char tests[FP_CONFIRM_TESTS][24]; /* fp_sample.test names, in the run's order */
+    int nsuspects;                    /* failing entities a re-test can judge */
+    int nhung;                        /* failing ones it cannot: hangs (the watchdog's) */
+    /* The link sweep (when "links" is a test): node pairs, as indices into
+     * the run's nodes: each failing link, then each of its ends and each
+     * node slow with its link partners paired with nodes that passed. */
+    int npairs;
+    int (*pairs)[2];
+    bool *spare;  /* per node: it passed the gate (pass or warn), so it may partner
+                     a suspect (passing ones first) and serve in reference links */
+    bool *inside; /* per node: a link inside it failed (measure its inner links) */
+    char note[160]; /* what it could not plan ("no node passed to pair n3 with") */
+} fp_confirm_plan;
+
+/* The plan of a re-test of run from its verdicts v (rules as judged): the
+ * tests of every failing reason (a late rank: every collective with late-rank
+ * records; the "hung" rule: none) and the link pairs above, each end of a
+ * failing link with max(2, node_links.min_links) partners that passed (or,
+ * when too few did, only warned), a node slow with its partners with one
+ * more. ntests 0: nothing to re-test.
+ * Deterministic. *plan is initialised here; free with fp_confirm_plan_free.
+ * FP_ENOMEM. */
+fp_status fp_confirm_plan_make(const fp_verdicts *v, const fp_run *run, const fp_rules *rules,
+                               fp_confirm_plan *plan);
+void fp_confirm_plan_free(fp_confirm_plan *plan);
+
+typedef enum fp_confirm_outcome {
+    FP_CONFIRM_REPRODUCED,     /* failed again: it fails */
+    FP_CONFIRM_NOT_REPRODUCED, /* did not fail again: it warns ("did not reproduce on re-test") */
+    FP_CONFIRM_NOT_RETESTED,   /* its tests did not run again: its fail stands */
+    FP_CONFIRM_FOUND           /* an end of a failing link, slow with nodes that passed
+                                  too on re-test: the node's fault, it fails */
+} fp_confirm_outcome;
+
+/* "reproduced", "not_reproduced", "not_retested", "found". */
+const char *fp_confirm_outcome_name(fp_confirm_outcome o);
+
+typedef struct fp_confirm_item {
+    fp_entity entity;
+    fp_confirm_outcome outcome;
+    bool certain; /* a wrong result (a value rule) failed: it fails whatever the re-test says */
+} fp_confirm_item;
+
+/* The confirm pass of a run: what ran, what it cost and, per failing entity,
+ * what the re-test said. The caller fills all but items. */
+typedef struct fp_confirm_info {
+    bool ran;               /* a re-test ran (false: note says why not) */
+    char note[192];         /* why it did not run, or what it left out */
+    char run_id[48];        /* the re-test run (stored with the run it confirms) */
+    char tests[192];        /* the tests it ran, comma-separated */
+    int npairs;             /* node pairs of its link sweep (reference links included) */
+    int iters, warmup;      /* its settings (0: not known, a stored re-test) */
+    int link_passes, link_iters; /* its link sweep's (0: none, or not known) */
+    double first_seconds;   /* the first pass: measuring, from the first test to the verdict */
+    double seconds;         /* the re-test: planning, measuring and judging */
+    double budget_seconds;  /* the most it was planned to take (0: none) */
+    size_t nitems;
+    const fp_confirm_item *items; /* per failing entity; owned by the verdicts */
+} fp_confirm_info;
+
+/* The verdicts of a run whose failures were measured again: first (the
+ * run's own) with every failing entity judged by the re-test's verdicts
+ * (retest, of the re-test run; NULL when info->ran is false). A failing
+ * entity whose tests ran again fails only when the same entity fails in
+ * retest; otherwise it warns, its failing reasons warn with the note "did
+ * not reproduce on re-test". A wrong result (value rule) fails either way,
+ * its note says whether it reproduced. A node that passed but fails in retest
+ * with link evidence while an end of a failing link (or a node slow with its
+ * partners) is found: it fails. Entities whose tests did not run again keep
+ * their fail ("not re-tested"). The re-test's reasons of these entities are
+ * added (fp_reason.retest). Everything else is first's. *out is new (free
+ * with fp_verdicts_free), reads first's run (which must outlive it) and
+ * carries a copy of info with its items. FP_ENOMEM. */
+fp_status fp_verdicts_confirm(const fp_verdicts *first, const fp_verdicts *retest,
+                              const fp_confirm_info *info, fp_verdicts **out);
+
+/* The confirm pass behind v, or NULL when v is one run's verdicts alone. */
+const fp_confirm_info *fp_verdicts_confirm_info(const fp_verdicts *v);
 
 /* ---- fleet simulation --------------------------------------------------------------------- */
 

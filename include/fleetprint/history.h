@@ -63,6 +63,11 @@ const char *fp_judgement_name(int verdict);
  * commit, as /runs/<id>/verdicts of its partition. Errors as fp_store_append. */
 fp_status fp_store_append_judged(fp_store *store, const fp_run *run, const fp_run_verdicts *v);
 
+/* fp_store_append_runs with run i's verdicts v[i] in the same commit (v, or
+ * v[i], NULL: none). */
+fp_status fp_store_append_judged_runs(fp_store *store, const fp_run *const *runs,
+                                      const fp_run_verdicts *const *v, size_t n);
+
 /* Open path for append (waiting up to lock_timeout_s for the lock), append
  * run with its verdicts (v may be NULL), close: what a measuring command that
  * judges does with --store. Logs one line on success and on error. */

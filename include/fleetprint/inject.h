@@ -2,7 +2,10 @@
 #define FLEETPRINT_INJECT_H
 /* Fault injection (--inject SPEC, repeatable): make the backends misbehave
  * on purpose for tests and demonstrations. Specs:
- *   slow:rank=R,factor=F[,after=T]   R's compute (and arrival) x F, from T on
+ *   slow:rank=R,factor=F[,after=T][,until=U]
+ *                                    R's compute (and arrival) x F, from T on
+ *                                    and before U (a fault that passes: a
+ *                                    preflight's re-test no longer sees it)
  *   link:ranks=A-B,factor=F          traffic between A and B takes F times as long
  *   hang:rank=R,after=T              R stops making progress at T
  *   crash:rank=R[,after=T]           R dies at T
@@ -36,6 +39,7 @@ typedef struct fp_injection {
     double after;    /* seconds since start when it begins (after=, at=) */
     char field[32];  /* config: the field rank reports ... */
     char value[96];  /* ... and the value it reports */
+    double until;    /* slow: seconds since start when it ends (until=); 0: never */
 } fp_injection;
 
 typedef struct fp_inject_set {

@@ -119,6 +119,8 @@ typedef struct fp_run {
     char slurm_job_name[128];  /* SLURM_JOB_NAME */
     char contended[112];       /* why its timings are only roughly comparable (preflight:
                                   "12 threads on 2 cores of host x"), "" when not */
+    char confirms[48];         /* a re-test (status "retest"): the id of the run whose
+                                  failures it measured again; "" otherwise */
     int nranks;
     int nnodes;
     char (*nodes)[FP_NAME_MAX]; /* nnodes names, in order of first rank */
@@ -130,12 +132,17 @@ typedef struct fp_run {
     size_t nconfig;             /* (0: none recorded, as in runs of older versions) */
 } fp_run;
 
+/* The status of a re-test run: failures of the run named by its confirms
+ * field, measured again (preflight's confirm pass). Baselines skip it (its
+ * status is not "complete") and "latest" never picks it. */
+#define FP_RUN_RETEST "retest"
+
 /* The run context's text fields besides id, in one list for every format
  * that writes or reads them (HDF5 attributes, JSON): X(field) per field. */
 #define FP_RUN_TEXT_FIELDS(X)                                                              \
     X(tag) X(status) X(command) X(device_backend) X(comm_backend) X(fleetprint_version)    \
         X(mpi_version) X(cuda_version) X(driver_version) X(nccl_version) X(injections)     \
-            X(slurm_job_id) X(slurm_partition) X(slurm_job_name) X(contended)
+            X(slurm_job_id) X(slurm_partition) X(slurm_job_name) X(contended) X(confirms)
 
 /* Zero a run and give it a fresh id (time-based plus random). */
 void fp_run_init(fp_run *run);

@@ -112,7 +112,8 @@ fp_status fp_store_list(fp_store *store, fp_run_summary **out, size_t *n);
 
 /* Load one run into *run (initialised by this call; the caller fp_run_free()s
  * it, also on error). which is a run id or "latest" (the newest run, counting
- * only runs tagged tag when tag is non-NULL and non-empty). FP_EINPUT naming
+ * only runs tagged tag when tag is non-NULL and non-empty, and never a
+ * re-test: status FP_RUN_RETEST). FP_EINPUT naming
  * the id when there is no such run. */
 fp_status fp_store_load_run(fp_store *store, const char *which, const char *tag, fp_run *run);
 

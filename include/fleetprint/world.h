@@ -96,6 +96,10 @@ fp_status fp_world_barrier(fp_world *w, const char *what);
 /* Allgather of fixed-size blocks with the deadline. */
 fp_status fp_world_allgather(fp_world *w, const void *mine, void *all, int bytes, const char *what);
 
+/* Broadcast bytes of buf from rank 0 to every rank, with the deadline (what
+ * names the step in a timeout's message). Every rank passes the same bytes. */
+fp_status fp_world_bcast(fp_world *w, void *buf, int bytes, const char *what);
+
 /* Gather every rank's rank info and samples to rank 0, which fills run's
  * nodes, ranks and samples (replacing any it held; run context strings are
  * the caller's). Other ranks leave run untouched. Up to INT_MAX - 1 samples

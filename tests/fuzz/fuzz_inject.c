@@ -56,6 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                           : in->rank_b == -1);
         FZ_ASSERT(in->factor >= 1 && in->factor <= 1000);
         FZ_ASSERT(isfinite(in->after) && in->after >= 0);
+        FZ_ASSERT(in->until == 0 || (in->kind == FP_INJ_SLOW && in->until > in->after));
     }
     char desc[FP_LIST_MAX * 96];
     fp_inject_describe(&set, desc, sizeof desc);
@@ -73,6 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FZ_ASSERT(a->kind == b->kind && a->rank == b->rank && a->rank_b == b->rank_b);
         FZ_ASSERT(fabs(a->factor - b->factor) <= 1e-5 * a->factor);
         FZ_ASSERT(fabs(a->after - b->after) <= 1e-5 * a->after);
+        FZ_ASSERT(a->until == b->until); /* described exactly: until= stays after after= */
     }
 done:
     free(err);
