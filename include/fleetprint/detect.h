@@ -85,6 +85,11 @@ typedef struct fp_reason {
     double z;
     int windows_bad, windows;
     char note[112];      /* free text: "link n2~n6", "cost others 12.3 ms" */
+    /* a host-side metric (its class says "host": pageable copies, small
+     * copies, launch latency) that fails on baseline evidence alone: held to
+     * warn ("host-side metric: needs a re-test to fail on baseline
+     * evidence") unless fp_detect_opts.confirmed; a re-test decides */
+    bool needs_retest;
 } fp_reason;
 
 typedef struct fp_entity_verdict {
@@ -107,6 +112,10 @@ typedef struct fp_detect_opts {
      * "node:n3", which also covers its devices, links and ranks), for
      * `detect --explain`; NULL: only what is not a pass. */
     const char *explain;
+    /* A re-test confirmed this run's suspects (preflight's second pass):
+     * host-side metrics may then fail on baseline evidence alone. false:
+     * such fails warn with needs_retest set (fp_reason). */
+    bool confirmed;
 } fp_detect_opts;
 
 /* The verdicts of a run that timed out: the nodes of the ranks that never
