@@ -5,10 +5,13 @@
 #   SLOW  with --inject slow:rank=5,factor=1.5      -> want: each drains exactly n5
 #   LINK  with --inject link:ranks=2-6,factor=4     -> want: each names link:n2~n6
 #                                                      and drains nothing
-# and print the counts. The store keeps every run (injected ones are never
-# baseline material), as a real fleet's would.
+#   SPLIT with slow:rank=R,factor=2 on ranks 1-4     -> want: the verdict fails
+#         exactly n1-n4 (a split fleet; whether it drains is the breaker's call)
+# and print the counts, with the false alarms (healthy nodes failed) and
+# misses (faulty nodes not failed) of each case. The store keeps every run
+# (injected ones are never baseline material), as a real fleet's would.
 #
-#   bench/preflight_series.sh [--count] [BASE CLEAN SLOW LINK]   (default 3 10 5 5)
+#   bench/preflight_series.sh [--count] [BASE CLEAN SLOW LINK SPLIT]  (default 3 10 5 5 3)
 #
 # FLEETPRINT names the binary (default build/fleetprint). Exit 0 when every
 # count is as wanted, 1 otherwise (--count: always 0 unless it cannot run).
@@ -16,16 +19,29 @@
 set -eu
 count_only=0
 if [ "${1:-}" = "--count" ]; then count_only=1; shift; fi
-BASE=${1:-3} CLEAN=${2:-10} SLOW=${3:-5} LINK=${4:-5}
+BASE=${1:-3} CLEAN=${2:-10} SLOW=${3:-5} LINK=${4:-5} SPLIT=${5:-3}
 HERE=$(cd "$(dirname "$0")" && pwd)
 F=${FLEETPRINT:-$HERE/../build/fleetprint}
 read -ra mpiexec <<<"${MPIEXEC:-mpirun}"  # a launcher with its options
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-pf() { "${mpiexec[@]}" -np 8 --oversubscribe "$HERE/../tests/fpnode" "$F" preflight --store "$W/s.h5" \
+pf() { rm -f "$W/v.json"; "${mpiexec[@]}" -np 8 --oversubscribe "$HERE/../tests/fpnode" "$F" preflight --store "$W/s.h5" \
   --drain-file "$W/drain.txt" --json "$W/v.json" "$@" >"$W/out" 2>&1; }
 keep() { cp "$W/out" "$W/last-$1.txt"; }
+# failed WANT: the verdict's failing nodes against WANT (space-separated):
+# adds the healthy ones failed to $fa and the wanted ones not failed to $miss
+fa=0 miss=0
+failed() {
+  local got; got=$(py_failing)
+  for n in $got; do case " $1 " in *" $n "*) ;; *) fa=$((fa + 1)) ;; esac; done
+  for n in $1; do case " $got " in *" $n "*) ;; *) miss=$((miss + 1)) ;; esac; done
+  [ "$got" = "$1" ]
+}
+py_failing() {
+  python3 -c 'import json, sys
+print(" ".join(sorted(json.load(open(sys.argv[1]))["failing_nodes"])))' "$W/v.json" 2>/dev/null || true
+}
 
 # a baseline preflight is stored whatever its (peers-only) verdict: only
 # injected or incomplete runs are no baseline material
@@ -39,21 +55,26 @@ done
 clean_fail=0
 for i in $(seq "$CLEAN"); do
   rc=0; pf || rc=$?
+  failed "" || true
   echo "clean run $i: exit $rc"
   if [ "$rc" != 0 ]; then clean_fail=$((clean_fail + 1)); grep -E "^(FAIL|warn)|^ +fail" "$W/out" | head -8; fi
 done
+clean_fa=$fa; fa=0 miss=0
 
 slow_ok=0
 for i in $(seq "$SLOW"); do
   rc=0; pf --inject slow:rank=5,factor=1.5 || rc=$?
+  failed "n5" || true
   echo "slow run $i: exit $rc, drain '$(cat "$W/drain.txt")'"
   if [ "$rc" = 1 ] && [ "$(cat "$W/drain.txt")" = "n5" ]; then slow_ok=$((slow_ok + 1))
   else grep -E "^(FAIL|warn)|^ +fail" "$W/out" | head -8; fi
 done
+slow_fa=$fa slow_miss=$miss; fa=0 miss=0
 
 link_ok=0
 for i in $(seq "$LINK"); do
   rc=0; pf --inject link:ranks=2-6,factor=4 || rc=$?
+  failed "" || true
   echo "link run $i: exit $rc, drain '$(cat "$W/drain.txt")', $(grep -c "FAIL link:n2~n6" "$W/out") FAIL link:n2~n6"
   if [ "$rc" = 1 ] && [ ! -s "$W/drain.txt" ] && grep -q "FAIL link:n2~n6" "$W/out"; then link_ok=$((link_ok + 1))
   else
@@ -65,8 +86,23 @@ for i in $(seq "$LINK"); do
   fi
 done
 
-echo "clean: $clean_fail of $CLEAN failed (want 0)"
-echo "slow rank 5: $slow_ok of $SLOW drained exactly n5 (want $SLOW)"
-echo "slow link 2-6: $link_ok of $LINK named link:n2~n6 and drained nothing (want $LINK)"
+link_fa=$fa; fa=0 miss=0
+
+split_ok=0
+for i in $(seq "$SPLIT"); do
+  rc=0
+  pf --inject slow:rank=1,factor=2 --inject slow:rank=2,factor=2 --inject slow:rank=3,factor=2 \
+    --inject slow:rank=4,factor=2 || rc=$?
+  ok=0; failed "n1 n2 n3 n4" && ok=1
+  echo "split run $i: exit $rc, failing '$(py_failing)', drain '$(cat "$W/drain.txt")'"
+  if [ "$ok" = 1 ]; then split_ok=$((split_ok + 1))
+  else grep -E "^(FAIL|warn)|^ +fail" "$W/out" | head -8; fi
+done
+split_fa=$fa split_miss=$miss
+
+echo "clean: $clean_fail of $CLEAN failed (want 0); false alarms: $clean_fa nodes"
+echo "slow rank 5: $slow_ok of $SLOW drained exactly n5 (want $SLOW); false alarms $slow_fa, misses $slow_miss"
+echo "slow link 2-6: $link_ok of $LINK named link:n2~n6 and drained nothing (want $LINK); false alarms $link_fa nodes"
+echo "split 1-4: $split_ok of $SPLIT failed exactly n1-n4 (want $SPLIT); false alarms $split_fa, misses $split_miss"
 [ "$count_only" = 1 ] && exit 0
-[ "$clean_fail" = 0 ] && [ "$slow_ok" = "$SLOW" ] && [ "$link_ok" = "$LINK" ]
+[ "$clean_fail" = 0 ] && [ "$slow_ok" = "$SLOW" ] && [ "$link_ok" = "$LINK" ] && [ "$split_ok" = "$SPLIT" ]
