@@ -20,6 +20,7 @@
 
 typedef struct simulate_cfg {
     int nodes, gpus, seed, runs, windows, partners;
+    double shift;
     const char *faults;
     const char *out;
     const char *truth;
@@ -31,7 +32,12 @@ static const fp_opt simulate_opts[] = {
     {"seed", 0, FP_OPT_INT, offsetof(simulate_cfg, seed), "1", "random seed"},
     {"faults", 0, FP_OPT_STRING, offsetof(simulate_cfg, faults), NULL,
      "fault mix: kind=N or kind=P% (of nodes), comma-separated, or none; kinds slow-gpu, "
-     "slow-node, bad-link, sdc, throttle, intermittent (default: see docs/detect.md)"},
+     "slow-node, bad-link, sdc, throttle, intermittent, host-dip (a healthy node's host-side "
+     "dip), fail-slow, slow-launch (in every run), split (2x slow together) (default: see "
+     "docs/detect.md)"},
+    {"shift", 0, FP_OPT_DOUBLE, offsetof(simulate_cfg, shift), "1",
+     "every device's GEMM and memory bandwidth times this in the last run (0.85: a fleet-wide "
+     "shift after the baselines)"},
     {"runs", 0, FP_OPT_INT, offsetof(simulate_cfg, runs), "4", "runs (the last has the faults)"},
     {"windows", 0, FP_OPT_INT, offsetof(simulate_cfg, windows), "6", "iterations per run"},
     {"partners", 0, FP_OPT_INT, offsetof(simulate_cfg, partners), "4",
@@ -54,7 +60,8 @@ static fp_status simulate_main(const void *config, fp_world *w)
         FP_FAIL(FP_EUSAGE, "simulate needs --out FILE");
     fp_sim_opts o = {.nodes = c->nodes, .gpus_per_node = c->gpus, .runs = c->runs,
                      .windows = c->windows, .link_partners = c->partners,
-                     .seed = (uint64_t)(unsigned)c->seed, .faults = c->faults};
+                     .seed = (uint64_t)(unsigned)c->seed, .faults = c->faults,
+                     .shift = c->shift};
     char err[256];
     st = fp_sim_open(&o, &sim, err, sizeof err);
     if (st != FP_OK)

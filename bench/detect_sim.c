@@ -1,8 +1,21 @@
 /* Detector accuracy and speed on simulated fleets, peers only and with
- * baselines, side by side.
+ * baselines, side by side, per scenario.
  *
  *   detect_sim [--smoke] [--explain] [--seeds N] [--first-seed S] [--history R]
- *              [--nodes N ...]
+ *              [--nodes N ...] [--scenario NAME ...]
+ *
+ * Scenarios (default: all; --smoke: default only):
+ *   default      the default fault mix (fp_sim_default_faults)
+ *   host-dip     1% of the nodes healthy with a host-side dip for the whole
+ *                live run (pageable copies, launches 25-40% worse): any
+ *                failing node is a false alarm
+ *   fail-slow    0.5% of the nodes with one GPU 8-12% slow at GEMM and 0.2%
+ *                with one GPU's launches 1.5-1.7x, in every run (the history
+ *                the baselines come from too)
+ *   fleet-shift  the default mix with every device's GEMM and memory
+ *                bandwidth 15% lower in the live run than in the baselines'
+ *   split-25, split-50  a quarter (a half) of the nodes 2x slow together,
+ *                spread evenly (each SKU's peers split alike)
  *
  * For each fleet size and seed: make the fleet (fleetprint simulate's model:
  * per-SKU bases, persistent node/device offsets, per-run wander, per-class
@@ -17,6 +30,7 @@
  * thread) for both paths, and the seconds to build the history.
  * --smoke: one small fleet with 3 history runs, checks only that both paths
  * run and find faults (a correctness check, no timing asserted). */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +65,17 @@ static void explain_errors(const fp_sim *sim, const fp_verdicts *v)
     size_t nf = fp_sim_faults(sim, &f);
     for (size_t i = 0; i < fp_verdicts_count(v); i++) {
         const fp_entity_verdict *ev = fp_verdicts_get(v, i);
+        if (ev->entity.kind == FP_ENT_LINK && ev->verdict == FP_FAIL) {
+            bool bad = false;
+            for (size_t k = 0; k < nf; k++)
+                bad |= f[k].kind == FP_SIM_BAD_LINK && atoi(ev->entity.node + 1) == f[k].node &&
+                       atoi(ev->entity.peer + 1) == f[k].peer;
+            if (!bad) {
+                printf("    false alarm link:%s~%s:", ev->entity.node, ev->entity.peer);
+                print_reasons(v, ev);
+                printf("\n");
+            }
+        }
         if (ev->entity.kind != FP_ENT_NODE)
             continue;
         bool truth = false;
@@ -77,6 +102,53 @@ static void explain_errors(const fp_sim *sim, const fp_verdicts *v)
                 printf("\n      gpu %d:", dv->entity.dev);
                 print_reasons(v, dv);
             }
+        }
+        printf("\n");
+    }
+}
+
+/* A simulated case: its fault mix and fleet-wide shift. */
+typedef struct scenario {
+    const char *name;
+    const char *faults; /* NULL: the default mix */
+    double shift;       /* 1: none */
+} scenario;
+
+static const scenario scenarios[] = {
+    {"default", NULL, 1},
+    {"host-dip", "host-dip=1%", 1},
+    {"fail-slow", "fail-slow=0.5%,slow-launch=0.2%", 1},
+    {"fleet-shift", NULL, 0.85},
+    {"split-25", "split=25%", 1},
+    {"split-50", "split=50%", 1},
+};
+enum { NSCENARIOS = sizeof scenarios / sizeof scenarios[0] };
+
+/* One line of the closing table: a scenario, a fleet size, both paths. */
+typedef struct summary_row {
+    const char *scenario;
+    int nodes;
+    fp_sim_score peers, withb;
+} summary_row;
+
+/* The closing table: per scenario and fleet size, node precision and
+ * recall, false alarms (healthy nodes failed) and misses (faulty nodes not
+ * failed), peers only and with baselines. */
+static void print_summary(const summary_row *rows, size_t n, int seeds, bool with_base)
+{
+    printf("summary (%d seeds pooled): scenario, nodes, then per path: precision recall "
+           "false-alarms misses\n", seeds);
+    printf("  %-12s %6s | %-32s | %s\n", "scenario", "nodes", "peers only",
+           with_base ? "with baselines" : "");
+    for (size_t i = 0; i < n; i++) {
+        const fp_sim_score *p[2] = {&rows[i].peers, &rows[i].withb};
+        printf("  %-12s %6d", rows[i].scenario, rows[i].nodes);
+        for (int k = 0; k < (with_base ? 2 : 1); k++) {
+            size_t tp = p[k]->tp, fp = p[k]->fp, fn = p[k]->fn;
+            char pr[16], rc[16];
+            snprintf(pr, sizeof pr, tp + fp ? "%.3f" : "-", tp + fp ? (double)tp / (tp + fp) : 0);
+            snprintf(rc, sizeof rc, tp + fn ? "%.3f" : "-", tp + fn ? (double)tp / (tp + fn) : 0);
+            printf(" | P %-5s R %-5s fa %4zu miss %4zu", pr, rc, fp, fn);
         }
         printf("\n");
     }
@@ -134,6 +206,27 @@ static fp_status history_baselines(const fp_sim *sim, const char *path, fp_basel
     return rc;
 }
 
+/* Remove a store: its manifest, lock and partition files (FILE.d/). */
+static void remove_store(const char *path)
+{
+    char name[1024];
+    snprintf(name, sizeof name, "%s.d", path);
+    DIR *d = opendir(name);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(name, sizeof name, "%s.d/%s", path, e->d_name);
+        remove(name);
+    }
+    if (d)
+        closedir(d);
+    snprintf(name, sizeof name, "%s.d", path);
+    rmdir(name);
+    snprintf(name, sizeof name, "%s.lock", path);
+    remove(name);
+    remove(path);
+}
+
 /* Detect on run (with baselines base or peers only), time it, score it. */
 static fp_status score_path(const fp_sim *sim, const fp_run *run, const fp_rules *rules,
                             const fp_baselines *base, bool explain, fp_sim_score *sc,
@@ -154,20 +247,24 @@ static fp_status score_path(const fp_sim *sim, const fp_run *run, const fp_rules
     return FP_OK;
 }
 
-static int one_size(int nodes, int seed0, int seeds, int history, const fp_rules *rules,
-                    bool smoke, bool explain, const char *dir)
+static int one_size(const scenario *sc, int nodes, int seed0, int seeds, int history,
+                    const fp_rules *rules, bool smoke, bool explain, const char *dir,
+                    summary_row *row)
 {
     path_score peers = {0}, withb = {0};
     peers.secs = calloc((size_t)seeds, sizeof *peers.secs);
     withb.secs = calloc((size_t)seeds, sizeof *withb.secs);
     int rc = !peers.secs || !withb.secs;
-    printf("%d nodes x 8 GPUs, %d seeds, default rules; peers only | with baselines from %d "
-           "clean runs\n", nodes, seeds, history);
+    printf("scenario %s: %d nodes x 8 GPUs, %d seeds, default rules, faults %s, shift %g; peers "
+           "only | with baselines from %d runs\n",
+           sc->name, nodes, seeds, sc->faults ? sc->faults : fp_sim_default_faults(), sc->shift,
+           history);
     printf("  %-5s %9s %6s | %4s %4s %4s %8s | %4s %4s %4s %8s %8s\n", "seed", "samples", "faulty",
            "tp", "fp", "fn", "detect_s", "tp", "fp", "fn", "detect_s", "build_s");
     for (int s = 0; s < seeds && !rc; s++) {
         fp_sim_opts o = {.nodes = nodes, .gpus_per_node = 8, .runs = history + 1, .windows = 6,
-                         .link_partners = 4, .seed = (uint64_t)(seed0 + s), .faults = NULL};
+                         .link_partners = 4, .seed = (uint64_t)(seed0 + s),
+                         .faults = sc->faults, .shift = sc->shift};
         char err[256], path[512];
         fp_sim *sim = NULL;
         fp_baselines *base = NULL;
@@ -211,16 +308,15 @@ static int one_size(int nodes, int seed0, int seeds, int history, const fp_rules
         fp_baselines_free(base);
         fp_run_free(&run);
         fp_sim_free(sim);
-        remove(path);
-        char lock[520];
-        snprintf(lock, sizeof lock, "%s.lock", path);
-        remove(lock);
+        remove_store(path);
     }
     if (!rc) {
         pool_print("peers only:", &peers, seeds);
         if (history > 0)
             pool_print("with baselines:", &withb, seeds);
         printf("\n");
+        *row = (summary_row){.scenario = sc->name, .nodes = nodes, .peers = peers.pool,
+                             .withb = withb.pool};
     }
     free(peers.secs);
     free(withb.secs);
@@ -232,6 +328,8 @@ int main(int argc, char **argv)
     bool smoke = false, explain = false;
     int seeds = 5, history = 5, seed0 = 1;
     int sizes[8], nsizes = 0;
+    const scenario *chosen[NSCENARIOS];
+    size_t nchosen = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--smoke") == 0)
             smoke = true;
@@ -245,9 +343,19 @@ int main(int argc, char **argv)
             seed0 = atoi(argv[++i]);
         else if (strcmp(argv[i], "--history") == 0 && i + 1 < argc)
             history = atoi(argv[++i]);
-        else {
-            fprintf(stderr, "usage: detect_sim [--smoke] [--explain] [--seeds N] [--first-seed S] [--history R] "
-                            "[--nodes N]...\n");
+        else if (strcmp(argv[i], "--scenario") == 0 && i + 1 < argc && nchosen < NSCENARIOS) {
+            const char *name = argv[++i];
+            size_t k = 0;
+            while (k < NSCENARIOS && strcmp(scenarios[k].name, name) != 0)
+                k++;
+            if (k == NSCENARIOS) {
+                fprintf(stderr, "detect_sim: unknown scenario '%s'\n", name);
+                return 2;
+            }
+            chosen[nchosen++] = &scenarios[k];
+        } else {
+            fprintf(stderr, "usage: detect_sim [--smoke] [--explain] [--seeds N] [--first-seed S] "
+                            "[--history R] [--nodes N]... [--scenario NAME]...\n");
             return 2;
         }
     }
@@ -260,6 +368,8 @@ int main(int argc, char **argv)
         history = 3;
         sizes[0] = 300;
         nsizes = 1;
+        chosen[0] = &scenarios[0];
+        nchosen = 1;
     } else if (nsizes == 0) {
         sizes[0] = 1000;
         sizes[1] = 10000;
@@ -280,9 +390,18 @@ int main(int argc, char **argv)
         fp_rules_free(rules);
         return 1;
     }
+    for (size_t k = 0; nchosen == 0 && k < NSCENARIOS; k++)
+        chosen[k] = &scenarios[k];
+    nchosen = nchosen ? nchosen : NSCENARIOS;
     int rc = 0;
+    summary_row rows[8 * NSCENARIOS];
+    size_t nrows = 0;
     for (int i = 0; i < nsizes && !rc; i++)
-        rc = one_size(sizes[i], seed0, seeds, history, rules, smoke, explain, dir);
+        for (size_t k = 0; k < nchosen && !rc; k++)
+            rc = one_size(chosen[k], sizes[i], seed0, seeds, history, rules, smoke, explain, dir,
+                          &rows[nrows++]);
+    if (!rc)
+        print_summary(rows, nrows, seeds, history > 0);
     rmdir(dir);
     fp_rules_free(rules);
     return rc;

@@ -8,10 +8,13 @@
 #   UNTIL with --inject slow:rank=5,factor=1.5,until=T, the slow rank during
 #         the first pass only                       -> want: each drains nothing and
 #                                                      says "did not reproduce"
-# and print the counts. The store keeps every run (injected ones are never
-# baseline material), as a real fleet's would.
+#   SPLIT with slow:rank=R,factor=2 on ranks 1-4     -> want: the verdict fails
+#         exactly n1-n4 (a split fleet; whether it drains is the breaker's call)
+# and print the counts, with the false alarms (healthy nodes failed) and
+# misses (faulty nodes not failed) of each case. The store keeps every run
+# (injected ones are never baseline material), as a real fleet's would.
 #
-#   bench/preflight_series.sh [--count] [BASE CLEAN SLOW LINK UNTIL]   (default 3 20 5 5 5)
+#   bench/preflight_series.sh [--count] [BASE CLEAN SLOW LINK UNTIL SPLIT]   (default 3 20 5 5 5 3)
 #
 # T, on the run's clock as --inject reads it, lies halfway through the link
 # sweep (the first pass's last test: the slow rank has failed the
@@ -30,7 +33,7 @@
 set -eu
 count_only=0
 if [ "${1:-}" = "--count" ]; then count_only=1; shift; fi
-BASE=${1:-3} CLEAN=${2:-20} SLOW=${3:-5} LINK=${4:-5} UNTIL=${5:-5}
+BASE=${1:-3} CLEAN=${2:-20} SLOW=${3:-5} LINK=${4:-5} UNTIL=${5:-5} SPLIT=${6:-3}
 HERE=$(cd "$(dirname "$0")" && pwd)
 F=${FLEETPRINT:-$HERE/../build/fleetprint}
 read -ra mpiexec <<<"${MPIEXEC:-mpirun}"  # a launcher with its options
@@ -38,13 +41,27 @@ read -ra extra <<<"${PREFLIGHT_OPTS:-}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-pf() { "${mpiexec[@]}" -np 8 --oversubscribe "$HERE/../tests/fpnode" "$F" preflight --store "$W/s.h5" \
+pf() { rm -f "$W/v.json"; "${mpiexec[@]}" -np 8 --oversubscribe "$HERE/../tests/fpnode" "$F" preflight --store "$W/s.h5" \
   --drain-file "$W/drain.txt" --json "$W/v.json" "${extra[@]}" "$@" >"$W/out" 2>&1; }
 # the confirm pass's line, when there is one
 confirm_line() { grep -E '^confirm: (re-test of|no re-test)' "$W/out" | head -1 || true; }
 # on the run's clock: where the collectives end, where the link sweep ends
 times_of() {
   sed -nE 's/.*alltoall [0-9.]+ s \(to ([0-9.]+)\).*links [0-9.]+ s \(to ([0-9.]+)\).*/\1 \2/p' "$W/out"
+}
+keep() { cp "$W/out" "$W/last-$1.txt"; }
+# failed WANT: the verdict's failing nodes against WANT (space-separated):
+# adds the healthy ones failed to $fa and the wanted ones not failed to $miss
+fa=0 miss=0
+failed() {
+  local got; got=$(py_failing)
+  for n in $got; do case " $1 " in *" $n "*) ;; *) fa=$((fa + 1)) ;; esac; done
+  for n in $1; do case " $got " in *" $n "*) ;; *) miss=$((miss + 1)) ;; esac; done
+  [ "$got" = "$1" ]
+}
+py_failing() {
+  python3 -c 'import json, sys
+print(" ".join(sorted(json.load(open(sys.argv[1]))["failing_nodes"])))' "$W/v.json" 2>/dev/null || true
 }
 
 # a baseline preflight is stored whatever its (peers-only) verdict: only
@@ -62,22 +79,27 @@ for i in $(seq "$CLEAN"); do
   # a first pass that failed and was not confirmed: a false alarm the re-test caught
   first=$(grep -c '^confirm: re-test of' "$W/out" || true)
   [ "$first" -gt 0 ] && clean_first=$((clean_first + 1))
+  failed "" || true
   echo "clean run $i: exit $rc; $(confirm_line)"
   if [ "$rc" != 0 ]; then clean_fail=$((clean_fail + 1)); grep -E "^(FAIL|warn)|^ +fail" "$W/out" | head -8; fi
 done
+clean_fa=$fa; fa=0 miss=0
 
 slow_ok=0
 for i in $(seq "$SLOW"); do
   rc=0; pf --inject slow:rank=5,factor=1.5 || rc=$?
+  failed "n5" || true
   echo "slow run $i: exit $rc, drain '$(cat "$W/drain.txt")'; $(confirm_line)"
   if [ "$rc" = 1 ] && [ "$(cat "$W/drain.txt")" = "n5" ]; then slow_ok=$((slow_ok + 1))
   else grep -E "^(FAIL|warn)|^ +fail|^confirm" "$W/out" | head -8; fi
   read -r coll_end links_end <<<"$(times_of)" || true
 done
+slow_fa=$fa slow_miss=$miss; fa=0 miss=0
 
 link_ok=0
 for i in $(seq "$LINK"); do
   rc=0; pf --inject link:ranks=2-6,factor=4 || rc=$?
+  failed "" || true
   echo "link run $i: exit $rc, drain '$(cat "$W/drain.txt")', $(grep -c "FAIL link:n2~n6" "$W/out") FAIL link:n2~n6; $(confirm_line)"
   if [ "$rc" = 1 ] && [ ! -s "$W/drain.txt" ] && grep -q "FAIL link:n2~n6" "$W/out"; then link_ok=$((link_ok + 1))
   else
@@ -88,6 +110,8 @@ for i in $(seq "$LINK"); do
       sed -n '/^explain /,$p' | grep -E '^explain|links\.bw_' || true
   fi
 done
+
+link_fa=$fa; fa=0 miss=0
 
 until_ok=0 until_runs=0 until_off=0
 T=""
@@ -109,10 +133,23 @@ for i in $(seq $((2 * UNTIL))); do
   else grep -E "^(FAIL|warn)|^ +fail|^confirm" "$W/out" | head -8; fi
 done
 
-echo "clean: $clean_fail of $CLEAN failed (want 0); $clean_first of them had a first pass that failed"
-echo "slow rank 5: $slow_ok of $SLOW drained exactly n5 (want $SLOW)"
-echo "slow link 2-6: $link_ok of $LINK named link:n2~n6 and drained nothing (want $LINK)"
+split_ok=0
+for i in $(seq "$SPLIT"); do
+  rc=0
+  pf --inject slow:rank=1,factor=2 --inject slow:rank=2,factor=2 --inject slow:rank=3,factor=2 \
+    --inject slow:rank=4,factor=2 || rc=$?
+  ok=0; failed "n1 n2 n3 n4" && ok=1
+  echo "split run $i: exit $rc, failing '$(py_failing)', drain '$(cat "$W/drain.txt")'"
+  if [ "$ok" = 1 ]; then split_ok=$((split_ok + 1))
+  else grep -E "^(FAIL|warn)|^ +fail" "$W/out" | head -8; fi
+done
+split_fa=$fa split_miss=$miss
+
+echo "clean: $clean_fail of $CLEAN failed (want 0); $clean_first of them had a first pass that failed; false alarms: $clean_fa nodes"
+echo "slow rank 5: $slow_ok of $SLOW drained exactly n5 (want $SLOW); false alarms $slow_fa, misses $slow_miss"
+echo "slow link 2-6: $link_ok of $LINK named link:n2~n6 and drained nothing (want $LINK); false alarms $link_fa nodes"
 echo "slow rank 5 until T: $until_ok of $until_runs drained nothing and said 'did not reproduce' (want $UNTIL of $UNTIL; $until_off runs with T outside the sweep not counted)"
+echo "split 1-4: $split_ok of $SPLIT failed exactly n1-n4 (want $SPLIT); false alarms $split_fa, misses $split_miss"
 [ "$count_only" = 1 ] && exit 0
 [ "$clean_fail" = 0 ] && [ "$slow_ok" = "$SLOW" ] && [ "$link_ok" = "$LINK" ] &&
-  [ "$until_ok" = "$UNTIL" ] && [ "$until_runs" = "$UNTIL" ]
+  [ "$until_ok" = "$UNTIL" ] && [ "$until_runs" = "$UNTIL" ] && [ "$split_ok" = "$SPLIT" ]

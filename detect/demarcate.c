@@ -103,16 +103,20 @@ static void explain_link(eng *g, size_t e, int32_t who, const char *why)
 }
 
 /* Per node: its devices and links, the failing ones, the first of each that
- * fails (an entity id, -1: none), whether it has results at all, and whether
- * it is the culprit of its failing links. */
+ * fails (an entity id, -1: none), whether it has results at all, whether one
+ * of its devices or ranks fails (its own evidence), and whether it is the
+ * culprit of its failing links. */
 typedef struct node_count {
     uint32_t links, bad_links, gpus, bad_gpus;
     int64_t first_gpu, first_link;
-    bool culprit, has_data;
+    bool culprit, has_data, own_fail;
 } node_count;
 
 /* Count per node (c: one per node): devices and links, and the failing ones;
- * a node with enough of its links failing is their culprit. */
+ * a node with enough of its links failing is their culprit. A failing link
+ * whose other end fails on its own evidence counts for that end only: many
+ * slow nodes (a split fleet) would otherwise make culprits of the healthy
+ * nodes that happen to have several of them as partners. */
 static void count_nodes(const eng *g, node_count *c)
 {
     const fp_rules *r = g->rules;
@@ -120,21 +124,30 @@ static void count_nodes(const eng *g, node_count *c)
         c[i].first_gpu = c[i].first_link = -1;
     for (size_t e = 0; e < g->nents; e++) {
         const ent_info *ei = &g->ents[e];
-        if (ei->kind == FP_ENT_GROUP)
+        if (ei->kind == FP_ENT_GROUP || ei->kind == FP_ENT_LINK)
             continue;
         c[ei->node].has_data = true;
+        c[ei->node].own_fail |= ei->v == FP_FAIL && ei->kind != FP_ENT_NODE;
         if (ei->kind == FP_ENT_GPU) {
             c[ei->node].gpus++;
             if (ei->v == FP_FAIL && c[ei->node].bad_gpus++ == 0)
                 c[ei->node].first_gpu = (int64_t)e;
-        } else if (ei->kind == FP_ENT_LINK && ei->node != ei->peer) {
-            c[ei->peer].has_data = true;
-            int32_t ends[2] = {ei->node, ei->peer};
-            for (int j = 0; j < 2; j++) {
-                c[ends[j]].links++;
-                if (ei->v == FP_FAIL && c[ends[j]].bad_links++ == 0)
-                    c[ends[j]].first_link = (int64_t)e;
-            }
+        }
+    }
+    for (size_t e = 0; e < g->nents; e++) {
+        const ent_info *ei = &g->ents[e];
+        if (ei->kind != FP_ENT_LINK)
+            continue;
+        c[ei->node].has_data = true;
+        if (ei->node == ei->peer)
+            continue;
+        c[ei->peer].has_data = true;
+        int32_t ends[2] = {ei->node, ei->peer};
+        for (int j = 0; j < 2; j++) {
+            c[ends[j]].links++;
+            bool bad = ei->v == FP_FAIL && !c[ends[1 - j]].own_fail;
+            if (bad && c[ends[j]].bad_links++ == 0)
+                c[ends[j]].first_link = (int64_t)e;
         }
     }
     for (size_t n = 0; n < g->nnodes; n++)

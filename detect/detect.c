@@ -118,8 +118,8 @@ cleanup:
 /* Baseline evidence runs on a thread of its own, beside peer evidence. It
  * reads only what interning made, and writes into a shallow copy of the
  * engine: its own reasons and entity verdicts (merged after peer evidence's,
- * so the verdicts and their order do not depend on the threads), the class
- * floors and the series' drift fields, which peer evidence does not touch. */
+ * so the verdicts and their order do not depend on the threads) and the
+ * class floors (window and between-run), which peer evidence does not touch. */
 typedef struct base_job {
     eng g;
     window_score *ws;
@@ -210,6 +210,7 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     g.explain = opts->explain;
     g.refs = opts->references;
     g.previous = opts->previous;
+    g.confirmed = opts->confirmed;
     uint32_t *by_key = NULL, *key_first = NULL, *grp = NULL, *grp_first = NULL;
     double *buf = NULL;
     window_score *ws = NULL;
@@ -291,7 +292,7 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     FP_CHECK(fp__det_judge_late(&g, &late));
     if (g.base)
         FP_CHECK(base_finish(&bj, &g));
-    fp__det_release(&g);
+    FP_CHECK(fp__det_release(&g));
     FP_CHECK(fp__det_judge_reference(&g, buf));
     FP_CHECK(fp__det_judge_missing(&g, key_first, by_key));
     FP_CHECK(fp__det_demarcate(&g));

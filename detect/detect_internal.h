@@ -30,6 +30,16 @@ typedef struct fp_rule_class {
                           in which an entity was the last to arrive */
     double warn, fail; /* how much worse than expected warns / fails */
     double z;          /* and how many robust standard deviations */
+    /* the cost floor: a persistent deficit this large (and beyond z) fails,
+     * fail is then a ceiling (what a synchronous job on the entity loses;
+     * without "cost": fail) */
+    double cost;
+    /* the spread between runs the class's metrics show at least (a fraction;
+     * 0: none), the default a young store is judged by (learn_floors) */
+    double run_spread;
+    bool host;          /* host-side metric: no fail on baseline evidence alone
+                           unless a re-test confirmed it (fp_detect_opts.confirmed) */
+    uint64_t max_size;  /* matches only keys whose @size is at most this (0: any) */
     /* on contended runs, where the class has a "contended" object (else all
      * -1: the rules' warn and fail, the class's z) */
     double contended_warn, contended_fail, contended_z;
@@ -57,6 +67,7 @@ struct fp_rules {
     int persist_min;
     double persist_fraction;
     double strong_factor, strong_fraction;
+    double cost_fraction; /* windows out at the cost floor (below fail) a fail needs */
     double scale_floor;
     int node_link_min;
     double node_link_fraction;
@@ -69,6 +80,8 @@ struct fp_rules {
     double breaker_max_drain; /* the circuit breaker: share of nodes ... */
     int breaker_max_nodes;    /* ... and count of nodes a run may drain */
     fp_history_rule history; /* repeat offenders (history.c) */
+    double base_spread_prior; /* weight (in entity-runs) of a class's run_spread
+                                 against the store's between-run spread */
     int nclasses, nvalues;
     fp_rule_class classes[FP_RULE_CLASSES];
     fp_value_rule values[FP_RULE_CLASSES];
@@ -151,18 +164,16 @@ typedef struct series {
     size_t off;    /* first of key.windows values */
     size_t woff;   /* first of key.raw_windows values in wvals */
     bool windowed; /* has per-window samples (else one summary) */
-    bool drift_judged; /* judged against its own baseline of min_runs runs */
-    fp_verdict drift;  /* that verdict, a transient far window aside */
 } series;
 
 /* Why a failing reason's verdict waits for all evidence (a bit set). */
 enum {
     HOLD_EPISODE = 1, /* fewer than a persistent share of windows: fails only
                          where another series of the entity agrees */
-    HOLD_DRIFT = 2,   /* peers or fleet against an entity with its own
-                         baseline: fails only where drift saw a change */
-    HOLD_SHARED = 4   /* a run summary on shared cores: fails only where
+    HOLD_SHARED = 4,  /* a run summary on shared cores: fails only where
                          another series of the entity agrees */
+    HOLD_HOST = 8     /* a host-side metric against its peers: fails only where
+                         the node's other devices do not share the deficit */
 };
 
 typedef struct owned_reason {
@@ -202,6 +213,9 @@ typedef struct eng {
     double *vals;
     double *wvals; /* per-window values (a summary-only series: its summary) */
     double *class_floor; /* per rule class: the spread floor learned from the baselines */
+    double *run_floor;   /* per rule class: the between-run spread floor (learn_floors;
+                            in class_floor's block, on the baseline thread only) */
+    bool confirmed;      /* host-side fails on baseline evidence stand (a re-test) */
     const char *explain;
     /* output */
     owned_reason *reasons;
@@ -221,7 +235,7 @@ typedef struct eng {
 typedef struct window_score {
     double loss, z, value, expected;
     double band; /* expected +- band: the scale in the metric's unit */
-    int level; /* 0 ok, 1 warn, 2 fail */
+    int level; /* -1 no value, 0 ok, else out of bounds: LVL_* (evidence.c) */
 } window_score;
 
 /* Late-rank records: in each collective call the last rank to arrive has a
@@ -259,7 +273,7 @@ fp_status fp__det_judge_value(eng *g, const series *se);
 fp_status fp__det_judge_peers(eng *g, const key_info *k, const uint32_t *sers, size_t m,
                               double *buf, window_score *ws);
 fp_status fp__det_judge_baselines(eng *g, window_score *ws);
-void fp__det_release(eng *g);
+fp_status fp__det_release(eng *g);
 
 /* config.c: the "config" section of the rules, and configuration drift (after
  * demarcation: it raises node verdicts) */

@@ -71,35 +71,42 @@ typedef struct reference {
 typedef struct limits {
     const char *name;
     bool absolute, noisy;
-    double warn, fail; /* how much worse than expected warns / fails */
+    bool host;         /* host-side: no fail on baseline evidence unless confirmed */
+    double warn, fail; /* how much worse than expected warns / fails far out */
+    double cost;       /* a window this much worse (and beyond z) is out of bounds
+                          at the cost level: the cost floor, at most fail */
     double z;          /* and how many robust standard deviations */
 } limits;
+
+/* Window levels (score()): out of bounds at the warn threshold, at the cost
+ * floor, at the rule's fail, far out (strong_factor x fail). */
+enum { LVL_WARN = 1, LVL_COST, LVL_FAIL, LVL_STRONG, NLVL };
 
 /* The evidence of a series from its per-window scores: persistence decides. */
 static fp_status conclude(eng *g, const series *se, const window_score *ws, int n, fp_evidence ev,
                           const limits *cls, const reference *ref)
 {
     const fp_rules *r = g->rules;
-    int present = 0, nfail = 0, nwarn = 0, nstrong = 0;
-    int run_f = 0, run_w = 0, run_s = 0, best_f = 0, best_w = 0, best_s = 0;
+    /* per level: windows at it or beyond, and the longest run of them */
+    int present = 0, count[NLVL] = {0}, run[NLVL] = {0}, best[NLVL] = {0};
     uint64_t out_w = 0, out_f = 0; /* windows out of bounds: warn, fail level */
     for (int w = 0; w < n; w++) {
         if (ws[w].level < 0)
             continue;
         uint64_t bit = (uint64_t)1 << (n > 64 ? w * 64 / n : w);
-        out_w |= ws[w].level >= 1 ? bit : 0;
-        out_f |= ws[w].level >= 2 ? bit : 0;
+        out_w |= ws[w].level >= LVL_WARN ? bit : 0;
+        out_f |= ws[w].level >= LVL_FAIL ? bit : 0;
         present++;
-        run_s = ws[w].level >= 3 ? run_s + 1 : 0;
-        run_f = ws[w].level >= 2 ? run_f + 1 : 0;
-        run_w = ws[w].level >= 1 ? run_w + 1 : 0;
-        nstrong += ws[w].level >= 3;
-        nfail += ws[w].level >= 2;
-        nwarn += ws[w].level >= 1;
-        best_s = run_s > best_s ? run_s : best_s;
-        best_f = run_f > best_f ? run_f : best_f;
-        best_w = run_w > best_w ? run_w : best_w;
+        for (int l = LVL_WARN; l < NLVL; l++) {
+            run[l] = ws[w].level >= l ? run[l] + 1 : 0;
+            count[l] += ws[w].level >= l;
+            best[l] = run[l] > best[l] ? run[l] : best[l];
+        }
     }
+    int nwarn = count[LVL_WARN], ncost = count[LVL_COST], nfail = count[LVL_FAIL];
+    int nstrong = count[LVL_STRONG];
+    int best_w = best[LVL_WARN], best_c = best[LVL_COST], best_f = best[LVL_FAIL];
+    int best_s = best[LVL_STRONG];
     if (!present)
         return FP_OK;
     ent_info *ei = &g->ents[se->ent];
@@ -117,10 +124,15 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     need = need < streak ? streak : need > present ? present : need;
     int need_s = (int)ceil(r->strong_fraction * present - 1e-9);
     need_s = need_s < streak ? streak : need_s > present ? present : need_s;
+    /* a deficit below the rule's fail (at the cost floor) must be the
+     * series' level, not a tail: out in more of its windows (cost_fraction) */
+    int need_c = (int)ceil(r->cost_fraction * present - 1e-9);
+    need_c = need_c < need ? need : need_c > present ? present : need_c;
     if (cls->absolute || ref->noisy) /* per-call timings, noisy metrics: persistence alone */
         nstrong = 0;
     fp_verdict v = FP_PASS;
-    bool persistent = nfail >= need && best_f >= streak;
+    bool at_fail = nfail >= need && best_f >= streak;
+    bool persistent = at_fail || (ncost >= need_c && best_c >= streak);
     if (persistent || (nstrong >= need_s && best_s >= streak))
         v = FP_FAIL;
     else if ((nwarn >= need && best_w >= streak) || nstrong > 0)
@@ -128,8 +140,15 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     int hold = 0;
     if (v == FP_FAIL && !persistent)
         hold |= HOLD_EPISODE;
-    if (v == FP_FAIL && g->base && !g->contended && (ev == FP_EV_PEERS || ev == FP_EV_FLEET))
-        hold |= HOLD_DRIFT;
+    /* host-side metrics (pageable and small copies, launches) move with the
+     * host's load between runs more than any baseline of a few runs shows:
+     * against history they fail only once a re-test confirmed them */
+    bool host_held = v == FP_FAIL && cls->host && !g->confirmed &&
+                     (ev == FP_EV_DRIFT || ev == FP_EV_FLEET);
+    /* against its peers, such a metric is the host's when every device of the
+     * node shares the deficit (a whole-run host dip looks the same): held */
+    if (v == FP_FAIL && cls->host && !g->confirmed && ev == FP_EV_PEERS)
+        hold |= HOLD_HOST;
     /* on shared cores a run summary (one value from a measurement's own few
      * iterations) can fall wholly in a stretch where another rank or tenant
      * held the core or its cache: seen as one kernel of a healthy rank 68%
@@ -139,15 +158,13 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     if (v == FP_FAIL && g->contended && g->keys[se->key].use_summary && ei->kind == FP_ENT_GPU)
         hold |= HOLD_SHARED;
     uint32_t si = (uint32_t)(se - g->ser);
-    if (ev == FP_EV_DRIFT) { /* did the level change? (one far window is no change) */
-        g->ser[si].drift_judged = true;
-        g->ser[si].drift = v == FP_WARN && !(nwarn >= need && best_w >= streak) ? FP_PASS : v;
-    }
-    fp__det_set_ent_verdict(g, se->ent, hold ? FP_WARN : v);
+    fp__det_set_ent_verdict(g, se->ent, hold || host_held ? FP_WARN : v);
     if (v == FP_PASS && !ei->explain)
         return FP_OK;
     /* describe the out-of-bounds windows (all, for a pass) by their medians */
-    int lvl = v == FP_FAIL ? (nfail >= need && best_f >= streak ? 2 : 3) : v == FP_WARN, m = 0;
+    int lvl = v == FP_FAIL ? (at_fail ? LVL_FAIL : persistent ? LVL_COST : LVL_STRONG)
+              : v == FP_WARN ? LVL_WARN : 0;
+    int m = 0;
     double buf[5][64];
     double *loss = buf[0], *z = buf[1], *val = buf[2], *exp_ = buf[3], *band = buf[4];
     int stride = n > 64 ? (n + 63) / 64 : 1;
@@ -171,9 +188,10 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
             }
     }
     fp_reason *rs;
-    fp_status st = fp__det_series_reason(g, se, ev, v, cls->name, &rs);
+    fp_status st = fp__det_series_reason(g, se, ev, host_held ? FP_WARN : v, cls->name, &rs);
     if (st != FP_OK)
         return st;
+    rs->needs_retest = host_held;
     g->reasons[g->nreasons - 1].ser = si;
     g->reasons[g->nreasons - 1].mask = out_f;
     g->reasons[g->nreasons - 1].hold = hold;
@@ -184,14 +202,17 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     rs->band = fp_median_select(band, (size_t)m);
     rs->ref_runs = ref->runs;
     rs->ref_windows = ref->windows;
-    rs->windows_bad = lvl == 3 ? nstrong : lvl == 2 ? nfail : lvl == 1 ? nwarn : 0;
+    rs->windows_bad = lvl ? count[lvl] : 0;
     rs->windows = present;
-    if (v == FP_WARN && nstrong > 0 && !(nwarn >= need && best_w >= streak))
+    if (host_held)
+        snprintf(rs->note, sizeof rs->note,
+                 "host-side metric: needs a re-test to fail on baseline evidence");
+    else if (v == FP_WARN && nstrong > 0 && !(nwarn >= need && best_w >= streak))
         snprintf(rs->note, sizeof rs->note, "transient: far out of bounds in %d of %d windows",
                  nstrong, present);
-    else if (ref->noisy && v != FP_FAIL && nfail > 0)
+    else if (ref->noisy && v != FP_FAIL && ncost > 0)
         snprintf(rs->note, sizeof rs->note,
-                 "noisy metric: %d of %d windows out of bounds is no persistent fault", nfail,
+                 "noisy metric: %d of %d windows out of bounds is no persistent fault", ncost,
                  present);
     else if (g->contended && !cls->absolute)
         snprintf(rs->note, sizeof rs->note, "contended thresholds (%.0f%%/%.0f%%): %s",
@@ -225,12 +246,15 @@ static void score(const limits *cls, fp_better better, double v, double c, doubl
     out->level = 0;
     if (out->z > -cls->z)
         return;
-    if (out->loss >= cls->warn)
-        out->level = 1;
+    /* beyond the noise (z), the cost floor decides: fail is its ceiling */
+    if (out->loss >= (cls->warn < cls->cost ? cls->warn : cls->cost))
+        out->level = LVL_WARN;
+    if (out->loss >= cls->cost)
+        out->level = LVL_COST;
     if (out->loss >= cls->fail)
-        out->level = 2;
+        out->level = LVL_FAIL;
     if (out->loss >= strong * cls->fail)
-        out->level = 3;
+        out->level = LVL_STRONG;
 }
 
 /* Straggler attribution for absolute rules (lateness): the time this entity
@@ -258,7 +282,8 @@ static void note_cost(fp_reason *r, const window_score *ws, int n, size_t m)
 static limits effective(const eng *g, const fp_rule_class *cls)
 {
     limits c = {.name = cls->name, .absolute = cls->absolute, .noisy = cls->noisy,
-                .warn = cls->warn, .fail = cls->fail, .z = cls->z};
+                .host = cls->host, .warn = cls->warn, .fail = cls->fail, .cost = cls->cost,
+                .z = cls->z};
     if (g->contended && !c.absolute) {
         bool own = cls->contended_fail >= 0;
         double cw = own ? cls->contended_warn : g->rules->contended_warn;
@@ -276,6 +301,10 @@ static limits effective(const eng *g, const fp_rule_class *cls)
          * scale-free late-rank count and the bandwidths decide who fails */
         c.fail = INFINITY;
     }
+    /* contention's own thresholds decide there (how much of a core a rank
+     * gets is no deficit a job on a dedicated node would see): no cost floor */
+    if (g->contended || c.absolute)
+        c.cost = c.fail;
     return c;
 }
 
@@ -312,7 +341,111 @@ cleanup:
     return st;
 }
 
-/* Judge the series sers[0..m) of one key and one SKU against each other. */
+/* ---- split populations ----------------------------------------------------------------- */
+
+/* Two clusters among the peers of a key: the worse one, and the better one
+ * that stands for the healthy (at least half of the peers). */
+typedef struct split {
+    size_t worse, better; /* members (worse 0: no split) */
+    double factor;        /* between the clusters' medians, >= 1 */
+    double gap;           /* between their nearest members, >= 1 */
+} split;
+
+typedef struct located {
+    double good; /* the series' median over windows, log, larger is better */
+    uint32_t i;
+} located;
+
+static int cmp_located(const void *a, const void *b)
+{
+    double x = ((const located *)a)->good, y = ((const located *)b)->good;
+    return x < y ? -1 : x > y;
+}
+
+/* A threshold t on how much worse (1 - v/e or v/e - 1) as the same factor
+ * between two values: a split is as far apart in throughput as in time. */
+static double as_factor_loss(double t, fp_better better)
+{
+    return better == FP_BETTER_HIGHER ? t / (1 + t) : t;
+}
+
+/* Whether the peers sers[0..m) of a relative key fall into two clusters: in
+ * the sorted logs of their medians over windows, the widest gap that leaves
+ * at least 2 below it and at least half of the peers (and min_peers) above
+ * it, in the metric's better direction (at exactly half, the better half is
+ * the healthy one). It splits them when it is beyond z times the spread
+ * within each cluster (robust: 1.4826 x the median distance of its members
+ * from its median; two outliers far from each other are no cluster) and the
+ * clusters' medians lie a factor 1 + fail apart.
+ * A gap, not a share: a fleet half of which is 2x slow has a median between
+ * the halves and a spread so wide that neither half is an outlier. worse[i]
+ * is set for the members of the worse cluster. FP_ENOMEM. */
+static fp_status find_split(const eng *g, const key_info *k, const limits *cls,
+                            const uint32_t *sers, size_t m, double *tmp, bool *worse,
+                            split *out)
+{
+    memset(out, 0, sizeof *out);
+    memset(worse, 0, m * sizeof *worse);
+    size_t min_better = (size_t)g->rules->min_peers;
+    if (cls->absolute || !isfinite(cls->fail) || m < 2 + min_better)
+        return FP_OK;
+    fp_status st = FP_OK;
+    located *loc = malloc(m * sizeof *loc);
+    double *dev = malloc(m * sizeof *dev);
+    FP_CHECK_ALLOC(loc);
+    FP_CHECK_ALLOC(dev);
+    bool higher = k->rep->better == FP_BETTER_HIGHER;
+    size_t n = 0;
+    for (size_t i = 0; i < m; i++) {
+        size_t c = 0;
+        for (int w = 0; w < k->windows; w++) {
+            double v = g->vals[g->ser[sers[i]].off + (size_t)w];
+            if (!isnan(v))
+                tmp[c++] = log(v > 1e-300 ? v : 1e-300);
+        }
+        if (!c)
+            continue;
+        double x = fp_median_select(tmp, c);
+        loc[n].good = higher ? x : -x;
+        loc[n++].i = (uint32_t)i;
+    }
+    qsort(loc, n, sizeof *loc, cmp_located);
+    size_t cut = 0;
+    double gap = 0;
+    for (size_t j = 2; j <= n / 2 && n - j >= min_better; j++)
+        if (loc[j].good - loc[j - 1].good > gap) {
+            gap = loc[j].good - loc[j - 1].good;
+            cut = j;
+        }
+    if (!cut)
+        goto cleanup;
+    for (size_t i = 0; i < n; i++)
+        dev[i] = loc[i].good;
+    double mw = fp_median_select(dev, cut), mb = fp_median_select(dev + cut, n - cut);
+    for (size_t i = 0; i < n; i++)
+        dev[i] = fabs(loc[i].good - (i < cut ? mw : mb));
+    double ww = 1.4826 * fp_median_select(dev, cut);
+    double wb = 1.4826 * fp_median_select(dev + cut, n - cut);
+    double within = ww > wb ? ww : wb;
+    within = within > g->rules->scale_floor ? within : g->rules->scale_floor;
+    if (gap < cls->z * within || mb - mw < log(1 + cls->fail))
+        goto cleanup;
+    for (size_t i = 0; i < cut; i++)
+        worse[loc[i].i] = true;
+    out->worse = cut;
+    out->better = n - cut;
+    out->factor = exp(mb - mw);
+    out->gap = exp(gap);
+cleanup:
+    free(loc);
+    free(dev);
+    return st;
+}
+
+/* Judge the series sers[0..m) of one key and one SKU against each other.
+ * Where they split into two clusters (find_split), the better one is the
+ * peers' reference: the worse cluster's members are judged against it, a
+ * factor 1 + fail (the rule's, in either direction) out of bounds. */
 fp_status fp__det_judge_peers(eng *g, const key_info *k, const uint32_t *sers, size_t m,
                              double *buf, window_score *ws)
 {
@@ -323,9 +456,22 @@ fp_status fp__det_judge_peers(eng *g, const key_info *k, const uint32_t *sers, s
     double *centre = buf + m, *scale = centre + W, *spread = scale + W, *ec = spread + W;
     size_t nsp = 0;
     bool any = false;
+    split sp;
+    bool *worse = malloc((m + 1) * sizeof *worse);
+    if (!worse)
+        return FP_ENOMEM;
+    fp_status st = find_split(g, k, cls, sers, m, buf, worse, &sp);
+    if (st != FP_OK)
+        goto cleanup;
+    /* the worse cluster of a split: the rule's thresholds as factors */
+    limits split_lim = eff;
+    split_lim.warn = as_factor_loss(eff.warn, better);
+    split_lim.fail = split_lim.cost = as_factor_loss(eff.fail, better);
     for (int w = 0; w < W; w++) {
         size_t c = 0;
         for (size_t i = 0; i < m; i++) {
+            if (worse[i])
+                continue;
             double v = g->vals[g->ser[sers[i]].off + (size_t)w];
             if (isnan(v))
                 continue;
@@ -343,35 +489,38 @@ fp_status fp__det_judge_peers(eng *g, const key_info *k, const uint32_t *sers, s
         any = true;
     }
     if (!any)
-        return FP_OK; /* too few peers: no evidence (unknown unless baselines speak) */
+        goto cleanup; /* too few peers: no evidence (unknown unless baselines speak) */
     /* peers that spread more than the rules' noisy level per window: a noisy
      * metric, judged on persistence only */
     double typical = fp_median_select(spread, nsp);
     bool noisy = cls->noisy || (!cls->absolute && typical > g->rules->base_noisy);
-    if (!cls->absolute && isfinite(cls->fail)) {
-        fp_status st = note_blind(g, k, cls, &g->ser[sers[0]], typical, m);
-        if (st != FP_OK)
-            return st;
-    }
+    if (!cls->absolute && isfinite(cls->fail))
+        FP_CHECK(note_blind(g, k, cls, &g->ser[sers[0]], typical, m - sp.worse));
     for (size_t i = 0; i < m; i++) {
         const series *se = &g->ser[sers[i]];
+        const limits *lim = worse[i] ? &split_lim : cls;
         for (int w = 0; w < W; w++) {
             double v = g->vals[se->off + (size_t)w];
             ws[w].level = -1;
             if (isnan(v) || isnan(centre[w]))
                 continue;
-            score(cls, better, v, centre[w], ec[w], scale[w], g->rules->scale_floor,
+            score(lim, better, v, centre[w], ec[w], scale[w], g->rules->scale_floor,
                   g->rules->strong_factor, &ws[w]);
         }
         size_t before = g->nreasons;
-        reference ref = {.runs = 0, .windows = (int)m, .noisy = noisy};
-        fp_status st = conclude(g, se, ws, W, FP_EV_PEERS, cls, &ref);
-        if (st != FP_OK)
-            return st;
+        reference ref = {.runs = 0, .windows = (int)(m - sp.worse), .noisy = noisy};
+        FP_CHECK(conclude(g, se, ws, W, FP_EV_PEERS, lim, &ref));
         if (cls->absolute && g->nreasons > before)
             note_cost(&g->reasons[g->nreasons - 1].r, ws, W, m);
+        if (worse[i] && g->nreasons > before)
+            snprintf(g->reasons[g->nreasons - 1].r.note, sizeof g->reasons[0].r.note,
+                     "split peers: %zu of %zu are %.2fx worse than the other %zu (gap %.2fx)%s",
+                     sp.worse, sp.worse + sp.better, sp.factor, sp.better, sp.gap,
+                     g->contended ? "; contended" : "");
     }
-    return FP_OK;
+cleanup:
+    free(worse);
+    return st;
 }
 
 /* ---- baseline evidence (drift and fleet) -------------------------------------------------- */
@@ -416,44 +565,83 @@ static double shrink(double ent, double sku, int n, double prior)
 
 /* The relative spread one live window is expected to show around a
  * baseline's centre: run-to-run and within-run spread (drift, shrunk toward
- * the SKU's), or the spread between entities and within-run (fleet). */
+ * the SKU's), or the spread between entities and within-run (fleet). The
+ * part between runs (between entities: they differ run to run too) is at
+ * least run_floor: a live run is another run. */
 static double window_spread_of(const eng *g, const fp_baseline *b, const fp_baseline *sku,
-                               fp_evidence ev)
+                               fp_evidence ev, double run_floor)
 {
-    if (ev == FP_EV_FLEET)
-        return combine(1.4826 * b->mad / b->median, b->window_spread);
+    if (ev == FP_EV_FLEET) {
+        double between = 1.4826 * b->mad / b->median;
+        return combine(isfinite(between) && between > run_floor ? between
+                       : run_floor > 0                          ? run_floor
+                                                                : between,
+                       b->window_spread);
+    }
     int n = (int)b->nruns;
     double prior = g->rules->base_prior_runs;
     double rs = shrink(b->run_spread, sku ? sku->run_spread : NAN, n, prior);
     double ws = shrink(b->window_spread, sku ? sku->window_spread : NAN, n, prior);
-    return combine(rs, ws);
+    return combine(isfinite(rs) && rs > run_floor ? rs : run_floor > 0 ? run_floor : rs, ws);
 }
 
-/* Per rule class, the floor under every baseline spread, learned from the
- * SKU baselines of the run's keys: the first quartile of their window
- * spreads (the quiet end of the class), at least the rules' scale_floor. */
+/* A class's between-run spread: its documented default d (the class's
+ * run_spread, weighing spread_prior entity-runs) and the one learned from
+ * the store l (weighing its degrees of freedom dof), as a weighted mean of
+ * variances. A young store (a few runs of one node) gets about d; a fleet
+ * of many entities and runs what it shows. */
+static double blend_spread(double d, double l, double dof, double prior)
+{
+    if (!isfinite(l) || dof <= 0)
+        return d;
+    if (d <= 0)
+        return l;
+    return sqrt((prior * d * d + dof * l * l) / (prior + dof));
+}
+
+/* Per rule class, the floors under every baseline spread, learned from the
+ * SKU baselines of the run's keys:
+ * - class_floor: the first quartile of their window spreads (the quiet end
+ *   of the class), at least the rules' scale_floor;
+ * - run_floor: the spread between runs the class's metrics show. A baseline
+ *   of a handful of back-to-back runs cannot show it, so no baseline claims
+ *   less: the class's run_spread where the store is young, blended with the
+ *   median over the SKU rows of their run_spread (each the median over the
+ *   SKU's entities: every entity of the store with the key) as runs and
+ *   entities accumulate (blend_spread; dof: entity-runs less entities). */
 static fp_status learn_floors(eng *g)
 {
     const fp_rules *r = g->rules;
-    g->class_floor = malloc((size_t)(r->nclasses + 1) * sizeof *g->class_floor);
-    double *v = malloc((g->nkeys * (g->nsku + 1) + 1) * sizeof *v);
+    size_t nc = (size_t)r->nclasses;
+    g->class_floor = malloc((2 * nc + 1) * sizeof *g->class_floor);
+    g->run_floor = g->class_floor ? g->class_floor + nc : NULL;
+    size_t cap = g->nkeys * (g->nsku + 1) + 1;
+    double *v = malloc(3 * cap * sizeof *v), *rs = v + cap, *dof = rs + cap;
     fp_status st = FP_OK;
     FP_CHECK_ALLOC(g->class_floor);
     FP_CHECK_ALLOC(v);
-    for (int c = 0; c < r->nclasses; c++) {
-        size_t n = 0;
+    for (size_t c = 0; c < nc; c++) {
+        size_t n = 0, nr = 0;
         for (size_t k = 0; k < g->nkeys; k++) {
             if (g->keys[k].cls != &r->classes[c])
                 continue;
             for (size_t s = 0; s < g->nsku; s++) {
                 const fp_baseline *b = fp_baselines_sku(g->base, g->keys[k].text, g->sku[s]);
-                double sp = b && b->median > 0 ? window_spread_of(g, b, NULL, FP_EV_DRIFT) : NAN;
+                if (!b || !(b->median > 0))
+                    continue;
+                double sp = window_spread_of(g, b, NULL, FP_EV_DRIFT, 0);
                 if (isfinite(sp))
                     v[n++] = sp;
+                if (isfinite(b->run_spread) && b->nruns > 1) {
+                    rs[nr] = b->run_spread;
+                    dof[nr++] = (double)b->count - (double)b->count / b->nruns;
+                }
             }
         }
         double q = n ? fp_select_k(v, n, n / 4) : 0;
         g->class_floor[c] = q > r->scale_floor ? q : r->scale_floor;
+        double l = nr ? fp_median_select(rs, nr) : NAN, d = nr ? fp_median_select(dof, nr) : 0;
+        g->run_floor[c] = blend_spread(r->classes[c].run_spread, l, d, r->base_spread_prior);
     }
 cleanup:
     free(v);
@@ -531,7 +719,8 @@ static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b,
      * a contended run only warns (peers, sharing the same cores, decide) */
     if (g->contended)
         eff.fail = INFINITY;
-    double c, s, floor_ = r->scale_floor;
+    double c, s, own = NAN, floor_ = r->scale_floor;
+    double run_floor = g->run_floor[k->cls - r->classes];
     reference ref = {.runs = (int)b->nruns, .windows = (int)(b->windows ? b->windows : 1)};
     const double *vals = g->vals + se->off;
     int n = k->windows;
@@ -549,25 +738,34 @@ static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b,
         if (!isfinite(s))
             s = r->scale_floor;
         s = s > floor_ ? s : floor_;
+        own = s;
+        s = s > run_floor ? s : run_floor; /* a summary differs between runs */
         ref.windows = 1;
     } else {
         c = log(b->median) + shift;
-        s = window_spread_of(g, b, sku, ev);
+        own = window_spread_of(g, b, sku, ev, 0);
+        s = window_spread_of(g, b, sku, ev, run_floor);
         if (!isfinite(s)) /* too few values for a spread: the pooled MAD */
-            s = 1.4826 * b->mad / b->median;
+            s = own = 1.4826 * b->mad / b->median;
         double cf = g->class_floor[k->cls - r->classes];
         floor_ = cf > floor_ ? cf : floor_;
         s = s > floor_ ? s : floor_;
+        own = isfinite(own) && own > floor_ ? own : floor_;
         vals = g->wvals + se->woff; /* the windows as measured */
         n = k->raw_windows;
     }
     if (!eff.absolute) {
-        ref.noisy = eff.noisy || s > r->base_noisy;
+        /* noisy by its own spread (between runs, the class's floor may be
+         * wider: that is no noise of its windows) */
+        ref.noisy = eff.noisy || own > r->base_noisy;
         /* degrees of freedom of the spread: runs (and the SKU's prior runs)
-         * for drift, entity-runs for fleet */
+         * for drift, entity-runs for fleet; where the class's between-run
+         * floor sets it, the store's and the default's weight behind it */
         double dof = ev == FP_EV_FLEET ? (double)b->count - 1
                                        : (double)b->nruns - 1 +
                                              (sku && isfinite(sku->run_spread) ? r->base_prior_runs : 0);
+        if (s > own * (1 + 1e-9) && dof < r->base_spread_prior)
+            dof = r->base_spread_prior;
         eff.z = t_quantile(eff.z, dof);
     }
     double ec = eff.absolute ? c : exp(c);
@@ -687,22 +885,136 @@ cleanup:
     return st;
 }
 
+/* A device's typical value of a key on a node, for comparing a node's
+ * devices with each other. */
+typedef struct key_node {
+    uint32_t key;
+    int32_t node;
+    double value; /* the series' median over windows */
+} key_node;
+
+static int cmp_key_node(const void *a, const void *b)
+{
+    const key_node *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* The first of pairs[0..n) (sorted) at or after (key, node), and how many
+ * share it in *count. */
+static size_t find_key_node(const key_node *pairs, size_t n, uint32_t key, int32_t node,
+                            size_t *count)
+{
+    key_node p = {key, node, 0};
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (cmp_key_node(&pairs[mid], &p) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *count = 0;
+    while (lo + *count < n && cmp_key_node(&pairs[lo + *count], &p) == 0)
+        (*count)++;
+    return lo;
+}
+
+/* Per held host-side reason (HOLD_HOST): whether its node's devices share
+ * the deficit -- the median over the node's devices of how much worse their
+ * values are than the peers' (the reason's expected) is at least half the
+ * reason's own -- or the entity cannot be told from its host (a node of one
+ * device, an entity that is no device). shared[i] for reason i. FP_ENOMEM. */
+static fp_status host_shared(const eng *g, bool *shared)
+{
+    size_t nheld = 0, ndev = 0;
+    for (size_t i = 0; i < g->nreasons; i++)
+        nheld += (g->reasons[i].hold & HOLD_HOST) != 0;
+    if (!nheld)
+        return FP_OK;
+    fp_status st = FP_OK;
+    key_node *held = malloc(nheld * sizeof *held), *dev = NULL;
+    int maxw = 1;
+    for (size_t k = 0; k < g->nkeys; k++)
+        maxw = g->keys[k].windows > maxw ? g->keys[k].windows : maxw;
+    double *buf = malloc((size_t)maxw * sizeof *buf), *loss = NULL;
+    FP_CHECK_ALLOC(held);
+    FP_CHECK_ALLOC(buf);
+    nheld = 0;
+    for (size_t i = 0; i < g->nreasons; i++)
+        if (g->reasons[i].hold & HOLD_HOST) {
+            const series *se = &g->ser[g->reasons[i].ser];
+            held[nheld++] = (key_node){se->key, g->ents[se->ent].node, 0};
+        }
+    qsort(held, nheld, sizeof *held, cmp_key_node);
+    /* every device's median of the held keys on the held nodes */
+    dev = malloc((g->nser + 1) * sizeof *dev);
+    FP_CHECK_ALLOC(dev);
+    for (size_t s = 0; s < g->nser; s++) {
+        const series *se = &g->ser[s];
+        const ent_info *ei = &g->ents[se->ent];
+        size_t c = 0;
+        if (ei->kind != FP_ENT_GPU || (find_key_node(held, nheld, se->key, ei->node, &c), !c))
+            continue;
+        const key_info *k = &g->keys[se->key];
+        size_t nv = 0;
+        for (int w = 0; w < k->windows; w++)
+            if (!isnan(g->vals[se->off + (size_t)w]))
+                buf[nv++] = g->vals[se->off + (size_t)w];
+        if (nv)
+            dev[ndev++] = (key_node){se->key, ei->node, fp_median_select(buf, nv)};
+    }
+    qsort(dev, ndev, sizeof *dev, cmp_key_node);
+    loss = malloc((ndev + 1) * sizeof *loss);
+    FP_CHECK_ALLOC(loss);
+    for (size_t i = 0; i < g->nreasons; i++) {
+        const owned_reason *o = &g->reasons[i];
+        if (!(o->hold & HOLD_HOST))
+            continue;
+        const series *se = &g->ser[o->ser];
+        size_t n = 0, at = find_key_node(dev, ndev, se->key, g->ents[se->ent].node, &n);
+        if (g->ents[se->ent].kind != FP_ENT_GPU || n <= 1) {
+            shared[i] = true;
+            continue;
+        }
+        bool higher = g->keys[se->key].rep->better == FP_BETTER_HIGHER;
+        double e = o->r.expected;
+        for (size_t j = 0; j < n; j++)
+            loss[j] = higher ? 1 - dev[at + j].value / e : dev[at + j].value / e - 1;
+        shared[i] = fp_median_select(loss, n) >= 0.5 * o->r.deviation;
+    }
+cleanup:
+    free(held);
+    free(dev);
+    free(buf);
+    free(loss);
+    return st;
+}
+
 /* Decide the held fails once all evidence is in. A short episode (too few
  * windows to be persistent) fails only where another series of the same
  * entity is out of bounds against its peers in one of its windows: a
- * transient dip of one metric never fails alone. Peer or fleet evidence
- * against an entity whose own baseline (min_runs runs) saw no change is
- * that entity's normal level: it warns. */
-void fp__det_release(eng *g)
+ * transient dip of one metric never fails alone; nor, on shared cores, does
+ * a run summary. A host-side metric failing against its peers on most of
+ * its node's devices is the host's (a whole-run dip or a host fault look
+ * alike): it warns, needing a re-test, unless the run was confirmed; on one
+ * device of several it is the device's, and fails. (A stable offset the
+ * entity's own baseline knows is no excuse: at the cost floor and beyond
+ * the noise, a job on it loses that much whatever its history.) FP_ENOMEM. */
+fp_status fp__det_release(eng *g)
 {
+    fp_status st = FP_OK;
+    bool *shared = calloc(g->nreasons + 1, sizeof *shared);
+    FP_CHECK_ALLOC(shared);
+    FP_CHECK(host_shared(g, shared));
     for (size_t i = 0; i < g->nreasons; i++) {
         owned_reason *o = &g->reasons[i];
         if (!o->hold)
             continue;
         const series *se = &g->ser[o->ser];
         bool alone = (o->hold & (HOLD_EPISODE | HOLD_SHARED)) && !(g->ents[se->ent].bad2 & o->mask);
-        bool normal = (o->hold & HOLD_DRIFT) && se->drift_judged && se->drift == FP_PASS;
-        if (!alone && !normal) {
+        if (!alone && !shared[i]) {
             fp__det_set_ent_verdict(g, se->ent, FP_FAIL);
             continue;
         }
@@ -714,8 +1026,13 @@ void fp__det_release(eng *g)
         else if (alone)
             snprintf(o->r.note, sizeof o->r.note, "shared cores: no other metric agrees (%s)",
                      g->contended_note ? g->contended_note : "contended");
-        else
+        else {
+            o->r.needs_retest = true;
             snprintf(o->r.note, sizeof o->r.note,
-                     "its own baseline shows this level too (drift passes): its normal");
+                     "host-side metric, node-wide: needs a re-test to fail");
+        }
     }
+cleanup:
+    free(shared);
+    return st;
 }

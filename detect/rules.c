@@ -15,13 +15,14 @@ static const char default_rules[] =
     "  \"fleetprint_rules\": 1,\n"
     "  \"min_peers\": 3,\n"
     "  \"persistence\": {\"min_windows\": 2, \"fraction\": 0.5, \"strong_factor\": 2,\n"
-    "                  \"strong_fraction\": 0.2},\n"
+    "                  \"strong_fraction\": 0.2, \"cost_fraction\": 0.6},\n"
     "  \"scale_floor\": 0.01,\n"
     "  \"node_links\": {\"min_links\": 2, \"fraction\": 0.5},\n"
     "  \"node_gpus\": {\"fraction\": 0.5},\n"
     "  \"missing\": \"fail\",\n"
     "  \"contended\": {\"warn\": 0.3, \"fail\": 0.6},\n"
-    "  \"baselines\": {\"min_runs\": 3, \"prior_runs\": 3, \"noisy\": 0.03},\n"
+    "  \"baselines\": {\"min_runs\": 3, \"prior_runs\": 3, \"noisy\": 0.03,\n"
+    "                \"spread_prior\": 50},\n"
     "  \"breaker\": {\"max_drain\": 0.05, \"max_nodes\": 2},\n"
     "  \"config\": {\"fail\": [\"ecc_mode\", \"pcie_gen\", \"pcie_width\", \"power_limit\"],\n"
     "             \"warn\": [\"driver_version\", \"cuda_runtime\", \"cuda_driver\", \"nccl_version\",\n"
@@ -41,19 +42,28 @@ static const char default_rules[] =
     "    {\"name\": \"straggler\", \"match\": [\"collectives.*.lateness*\"],\n"
     "     \"mode\": \"absolute\", \"warn\": 300, \"fail\": 1000, \"z\": 5},\n"
     "    {\"name\": \"link\", \"match\": [\"collectives.links.bw_*\", \"*.p2p*\"],\n"
-    "     \"warn\": 0.2, \"fail\": 0.35, \"z\": 4, \"summary\": true,\n"
-    "     \"contended\": {\"warn\": 0.3, \"fail\": 0.5, \"z\": 3}},\n"
+    "     \"warn\": 0.2, \"fail\": 0.35, \"z\": 4, \"cost\": 0.05, \"run_spread\": 0.03,\n"
+    "     \"summary\": true, \"contended\": {\"warn\": 0.3, \"fail\": 0.5, \"z\": 3}},\n"
     "    {\"name\": \"latency\", \"match\": [\"*.lat_*\", \"*latency*\", \"kernels.launch.*\"],\n"
-    "     \"warn\": 0.25, \"fail\": 0.5, \"z\": 5, \"noisy\": true},\n"
+    "     \"warn\": 0.25, \"fail\": 0.5, \"z\": 5, \"cost\": 0.25, \"run_spread\": 0.05,\n"
+    "     \"noisy\": true, \"host\": true},\n"
     "    {\"name\": \"host-copy\", \"match\": [\"kernels.copy.*pageable*\"],\n"
-    "     \"warn\": 0.1, \"fail\": 0.2, \"z\": 4, \"noisy\": true},\n"
+    "     \"warn\": 0.1, \"fail\": 0.2, \"z\": 4, \"cost\": 0.1, \"run_spread\": 0.15,\n"
+    "     \"noisy\": true, \"host\": true},\n"
+    "    {\"name\": \"small-copy\", \"match\": [\"kernels.copy.*\"], \"max_size\": 4194304,\n"
+    "     \"warn\": 0.1, \"fail\": 0.2, \"z\": 4, \"cost\": 0.1, \"run_spread\": 0.1,\n"
+    "     \"noisy\": true, \"host\": true},\n"
     "    {\"name\": \"collective\", \"match\": [\"collectives.*\"],\n"
-    "     \"warn\": 0.1, \"fail\": 0.2, \"z\": 4},\n"
+    "     \"warn\": 0.1, \"fail\": 0.2, \"z\": 4, \"cost\": 0.05, \"run_spread\": 0.03},\n"
     "    {\"name\": \"compute\", \"match\": [\"kernels.gemm.*\", \"burnin.*flops*\"],\n"
-    "     \"warn\": 0.05, \"fail\": 0.07, \"z\": 3.5, \"summary\": true},\n"
-    "    {\"name\": \"memory\",\n"
-    "     \"match\": [\"kernels.membw.*\", \"kernels.copy*\", \"burnin.memtest.bandwidth*\"],\n"
-    "     \"warn\": 0.05, \"fail\": 0.07, \"z\": 3.5, \"summary\": true},\n"
+    "     \"warn\": 0.05, \"fail\": 0.07, \"z\": 3.5, \"cost\": 0.05, \"run_spread\": 0.01,\n"
+    "     \"summary\": true},\n"
+    "    {\"name\": \"copy\", \"match\": [\"kernels.copy*\"],\n"
+    "     \"warn\": 0.05, \"fail\": 0.07, \"z\": 3.5, \"cost\": 0.05, \"run_spread\": 0.03,\n"
+    "     \"summary\": true},\n"
+    "    {\"name\": \"memory\", \"match\": [\"kernels.membw.*\", \"burnin.memtest.bandwidth*\"],\n"
+    "     \"warn\": 0.05, \"fail\": 0.07, \"z\": 3.5, \"cost\": 0.05, \"run_spread\": 0.01,\n"
+    "     \"summary\": true},\n"
     "    {\"name\": \"default\", \"match\": [\"*\"], \"warn\": 0.1, \"fail\": 0.2, \"z\": 4}\n"
     "  ],\n"
     "  \"values\": [\n"
@@ -197,8 +207,10 @@ static bool get_contended(const json_t *p, double *warn, double *fail, double *z
 static fp_status parse_class(const json_t *c, int i, const char *origin, fp_rule_class *out,
                              char *err, size_t errlen)
 {
-    static const char *const known[] = {"name",    "match", "mode",      "warn",    "fail", "z",
-                                        "summary", "noisy", "contended", "comment", NULL};
+    static const char *const known[] = {"name",      "match",      "mode",      "warn",
+                                        "fail",      "z",          "cost",      "run_spread",
+                                        "summary",   "noisy",      "host",      "max_size",
+                                        "contended", "comment",    NULL};
     char where[32], field[64];
     snprintf(where, sizeof where, "classes[%d]", i);
     fp_status st = parse_head(c, known, where, origin, out->name, sizeof out->name,
@@ -207,6 +219,11 @@ static fp_status parse_class(const json_t *c, int i, const char *origin, fp_rule
         return st;
     out->absolute = out->ignore = out->late = false;
     out->contended_warn = out->contended_fail = out->contended_z = -1;
+    double size = 0;
+    snprintf(field, sizeof field, "%s.max_size", where);
+    if (!get_number(c, "max_size", &size, 1, 1e18, NULL) || size != floor(size))
+        return bad(err, errlen, origin, field, "expected an integer >= 1 (bytes)");
+    out->max_size = (uint64_t)size;
     const json_t *mode = json_object_get(c, "mode");
     if (mode) {
         const char *m = json_is_string(mode) ? json_string_value(mode) : "";
@@ -242,9 +259,24 @@ static fp_status parse_class(const json_t *c, int i, const char *origin, fp_rule
     snprintf(field, sizeof field, "%s.z", where);
     if (!get_number(c, "z", &out->z, 0, 1e6, NULL))
         return bad(err, errlen, origin, field, "expected a number >= 0");
-    static const char *const flags[] = {"summary", "noisy"};
-    bool *dest[] = {&out->summary, &out->noisy};
-    for (int f = 0; f < 2; f++) {
+    /* the cost floor lowers a relative class's fail threshold where the
+     * noise allows (fail becomes a ceiling); absent, fail is the floor */
+    out->cost = out->fail;
+    snprintf(field, sizeof field, "%s.cost", where);
+    bool relative = !out->absolute && !out->late;
+    if (!get_number(c, "cost", &out->cost, 0, out->fail, &pf) || (pf && !relative))
+        return bad(err, errlen, origin, field,
+                   relative ? "expected a fraction in 0..fail (0.05: a job loses 5%)"
+                            : "only a relative class has a cost floor");
+    out->run_spread = 0;
+    snprintf(field, sizeof field, "%s.run_spread", where);
+    if (!get_number(c, "run_spread", &out->run_spread, 0, 1, &pf) || (pf && !relative))
+        return bad(err, errlen, origin, field,
+                   relative ? "expected a fraction in 0..1 (0.01: 1% between runs)"
+                            : "only a relative class has a between-run spread");
+    static const char *const flags[] = {"summary", "noisy", "host"};
+    bool *dest[] = {&out->summary, &out->noisy, &out->host};
+    for (int f = 0; f < 3; f++) {
         const json_t *b = json_object_get(c, flags[f]);
         snprintf(field, sizeof field, "%s.%s", where, flags[f]);
         if (b && !json_is_boolean(b))
@@ -370,6 +402,7 @@ static fp_status parse_rules(const json_t *root, const char *origin, fp_rules *r
     r->persist_fraction = 0.5;
     r->strong_factor = 2;
     r->strong_fraction = 0.2;
+    r->cost_fraction = 0.6;
     if (p) {
         d = 2;
         if (!json_is_object(p) || !get_number(p, "min_windows", &d, 1, 1e6, NULL))
@@ -382,6 +415,9 @@ static fp_status parse_rules(const json_t *root, const char *origin, fp_rules *r
         if (!get_number(p, "strong_factor", &r->strong_factor, 1, 1e6, NULL))
             return bad(err, errlen, origin, "persistence.strong_factor",
                        "expected a number >= 1");
+        if (!get_number(p, "cost_fraction", &r->cost_fraction, 0, 1, NULL))
+            return bad(err, errlen, origin, "persistence.cost_fraction",
+                       "expected a fraction in 0..1");
         if (!get_number(p, "strong_fraction", &r->strong_fraction, 0, 1, NULL))
             return bad(err, errlen, origin, "persistence.strong_fraction",
                        "expected a fraction in 0..1");
@@ -429,6 +465,7 @@ static fp_status parse_rules(const json_t *root, const char *origin, fp_rules *r
     r->base_min_runs = 3;
     r->base_prior_runs = 3;
     r->base_noisy = 0.03;
+    r->base_spread_prior = 50;
     p = json_object_get(root, "baselines");
     if (p) {
         double mr = r->base_min_runs;
@@ -439,6 +476,9 @@ static fp_status parse_rules(const json_t *root, const char *origin, fp_rules *r
             return bad(err, errlen, origin, "baselines.prior_runs", "expected a number >= 0");
         if (!get_number(p, "noisy", &r->base_noisy, 0, 1, NULL))
             return bad(err, errlen, origin, "baselines.noisy", "expected a fraction in 0..1");
+        if (!get_number(p, "spread_prior", &r->base_spread_prior, 0, 1e9, NULL))
+            return bad(err, errlen, origin, "baselines.spread_prior",
+                       "expected a number >= 0 (entity-runs)");
     }
     r->breaker_max_drain = 0.05;
     r->breaker_max_nodes = 2;
@@ -622,12 +662,25 @@ const fp_value_rule *fp__rules_value(const fp_rules *r, const char *key)
     return NULL;
 }
 
+/* Whether key's @size is at most max (max 0: any key; a key without a size
+ * does not match a bounded class). */
+static bool size_within(const char *key, uint64_t max)
+{
+    if (!max)
+        return true;
+    const char *at = strchr(key, '@');
+    char *end = NULL;
+    unsigned long long size = at ? strtoull(at + 1, &end, 10) : 0;
+    return at && end != at + 1 && size <= max;
+}
+
 const fp_rule_class *fp__rules_class(const fp_rules *r, const char *key)
 {
     char bare[128];
     strip_size(key, bare, sizeof bare);
     for (int i = 0; i < r->nclasses; i++)
-        if (list_matches(&r->classes[i].patterns, key, bare))
+        if (size_within(key, r->classes[i].max_size) &&
+            list_matches(&r->classes[i].patterns, key, bare))
             return &r->classes[i];
     return NULL;
 }

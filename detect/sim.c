@@ -3,16 +3,21 @@
  *
  * Noise model (all multiplicative, documented in docs/detect.md):
  *   SKU base value x per-node offset N(0, 1.5%) clipped to +-4% (persistent)
- *   x per-device offset N(0, 1%) clipped to +-3% (persistent)
+ *   x per-device offset N(0, 1%) clipped to +-3% (persistent), the two
+ *     together within +-5%: a healthy device's persistent quirk stays within
+ *     the rules' cost floor (5%; further off, a job on it loses more than
+ *     the rules tolerate, and it fails by design)
  *   x diurnal drift 1 + 1.5% sin(hour of day) common to the fleet
  *   x per-run wander of each device, N(0, w) with w per metric class
  *   x per-window noise exp(s t3) with Student-t (3 dof) tails, s per class
  *   x rare transient dips (0.1% of values, 10-40% worse for one window).
  * Per class (as the H100 runs in tests/data/gpu-h100 show): membw s 0.8% w 0.5%,
  * GEMM 1% / 0.5%, links 2% / 1%, pageable host copies 5% / 4%, launch
- * latency 4% / 4% -- the last two are noisy metrics that no fault touches. *
+ * latency 4% / 4% -- the last two are noisy host-side metrics that only
+ * host-side faults touch (host-dip, slow-launch).
  * Faults live in the last run only (the earlier runs are the history that
- * baselines come from). */
+ * baselines come from), but for the persistent ones (fail-slow,
+ * slow-launch: already there when the baselines were built). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,20 +114,24 @@ static const sku_def skus[] = {
     {"A100-SXM4-80GB", 1750, 290000, 12, 4.1, 0.2},
 };
 
+/* What a device metric measures, for the faults that touch it. */
+typedef enum sim_kind { SIM_MEM, SIM_GEMM, SIM_HOST_COPY, SIM_LAUNCH } sim_kind;
+
 /* A device metric: its class's noise (per window) and wander (per run). */
 typedef struct sim_metric {
     const char *test;
     fp_metric m;
     uint64_t size;
     double noise, wander;
-    bool faulty; /* device faults slow it */
+    sim_kind kind;
 } sim_metric;
 
 static const sim_metric dev_metrics[] = {
-    {"membw", {"triad_bw", "GB/s", FP_BETTER_HIGHER}, 64u << 20, 0.008, 0.005, true},
-    {"gemm", {"bf16_flops", "GFLOP/s", FP_BETTER_HIGHER}, 8192u * 8192u * 2u, 0.01, 0.005, true},
-    {"copy", {"h2d_pageable_bw", "GB/s", FP_BETTER_HIGHER}, 4u << 20, 0.05, 0.04, false},
-    {"launch", {"launch_us", "us", FP_BETTER_LOWER}, 0, 0.04, 0.04, false},
+    {"membw", {"triad_bw", "GB/s", FP_BETTER_HIGHER}, 64u << 20, 0.008, 0.005, SIM_MEM},
+    {"gemm", {"bf16_flops", "GFLOP/s", FP_BETTER_HIGHER}, 8192u * 8192u * 2u, 0.01, 0.005,
+     SIM_GEMM},
+    {"copy", {"h2d_pageable_bw", "GB/s", FP_BETTER_HIGHER}, 4u << 20, 0.05, 0.04, SIM_HOST_COPY},
+    {"launch", {"launch_us", "us", FP_BETTER_LOWER}, 0, 0.04, 0.04, SIM_LAUNCH},
 };
 enum { NDEV_METRICS = sizeof dev_metrics / sizeof dev_metrics[0] };
 enum { NSKU = sizeof skus / sizeof skus[0] };
@@ -142,7 +151,8 @@ struct fp_sim {
 };
 
 static const char *const fault_names[FP_SIM_KIND_COUNT] = {
-    "slow-gpu", "slow-node", "bad-link", "sdc", "throttle", "intermittent"};
+    "slow-gpu", "slow-node", "bad-link", "sdc", "throttle", "intermittent",
+    "host-dip", "fail-slow", "slow-launch", "split"};
 
 const char *fp_sim_fault_name(fp_sim_fault_kind k)
 {
@@ -151,7 +161,31 @@ const char *fp_sim_fault_name(fp_sim_fault_kind k)
 
 bool fp_sim_fault_is_node(const fp_sim_fault *f)
 {
-    return f->kind != FP_SIM_BAD_LINK;
+    return f->kind != FP_SIM_BAD_LINK && f->kind != FP_SIM_HOST_DIP;
+}
+
+/* A fault present in every run, the history the baselines come from too. */
+static bool fault_persists(const fp_sim_fault *f)
+{
+    return f->kind == FP_SIM_FAIL_SLOW || f->kind == FP_SIM_SLOW_LAUNCH;
+}
+
+/* Whether a device fault of kind k slows metrics of kind m. */
+static bool fault_touches(fp_sim_fault_kind k, sim_kind m)
+{
+    switch (k) {
+    case FP_SIM_FAIL_SLOW:
+        return m == SIM_GEMM;
+    case FP_SIM_SLOW_LAUNCH:
+        return m == SIM_LAUNCH;
+    case FP_SIM_HOST_DIP:
+        return m == SIM_HOST_COPY || m == SIM_LAUNCH;
+    case FP_SIM_BAD_LINK:
+    case FP_SIM_SDC:
+        return false;
+    default: /* slow-gpu, slow-node, throttle, intermittent, split */
+        return m == SIM_MEM || m == SIM_GEMM;
+    }
 }
 
 const char *fp_sim_default_faults(void)
@@ -209,7 +243,7 @@ static fp_status parse_faults(const char *spec, int nodes, int counts[FP_SIM_KIN
         if (k < 0) {
             snprintf(err, errlen,
                      "--faults '%s': unknown fault kind '%s' (slow-gpu, slow-node, bad-link, sdc, "
-                     "throttle, intermittent)",
+                     "throttle, intermittent, host-dip, fail-slow, slow-launch, split)",
                      spec, item);
             return FP_EUSAGE;
         }
@@ -225,6 +259,9 @@ static fp_status parse_faults(const char *spec, int nodes, int counts[FP_SIM_KIN
     }
     return FP_OK;
 }
+
+/* A healthy device's persistent offset (its node's and its own) at most. */
+#define QUIRK_MAX 0.05
 
 /* Node SKUs in contiguous blocks (racks are bought together), with each
  * node's and device's persistent offset. */
@@ -242,8 +279,11 @@ static void draw_nodes(fp_sim *s, rng *r)
             }
         }
         s->node_off[i] = clip(0.015 * normal(r), 0.04);
-        for (int g = 0; g < G; g++)
-            s->gpu_off[(size_t)i * G + g] = clip(0.01 * normal(r), 0.03);
+        for (int g = 0; g < G; g++) {
+            double d = clip(0.01 * normal(r), 0.03);
+            double both = clip((1 + s->node_off[i]) * (1 + d) - 1, QUIRK_MAX);
+            s->gpu_off[(size_t)i * G + g] = (1 + both) / (1 + s->node_off[i]) - 1;
+        }
     }
 }
 
@@ -323,6 +363,20 @@ static void draw_node_fault(rng *r, int G, int W, fp_sim_fault *f)
         f->to = f->from + len;
         break;
     }
+    case FP_SIM_HOST_DIP: /* pageable copies 25-40% slower, launches 1.33-1.67x */
+        f->factor = uniform_in(r, 0.6, 0.75);
+        break;
+    case FP_SIM_FAIL_SLOW:
+        f->gpu = below(r, G);
+        f->factor = uniform_in(r, 0.88, 0.92);
+        break;
+    case FP_SIM_SLOW_LAUNCH: /* as a factor on speed: latency x 1.5-1.7 */
+        f->gpu = below(r, G);
+        f->factor = 1 / uniform_in(r, 1.5, 1.7);
+        break;
+    case FP_SIM_SPLIT:
+        f->factor = 0.5;
+        break;
     default:
         break;
     }
@@ -350,6 +404,18 @@ static void draw_faults(fp_sim *s, rng *r, const int counts[FP_SIM_KIND_COUNT], 
                     s->faults[s->nfaults++] = f;
                 continue;
             }
+            if (k == FP_SIM_SPLIT) { /* spread evenly: every SKU's share alike */
+                int at = (int)((long long)c * n / counts[k]);
+                while (at < n && used[at])
+                    at++;
+                if (at >= n)
+                    break;
+                f.node = at;
+                used[at] = true;
+                draw_node_fault(r, G, W, &f);
+                s->faults[s->nfaults++] = f;
+                continue;
+            }
             while (next < n && used[order[next]])
                 next++;
             if (next >= n)
@@ -367,10 +433,10 @@ fp_status fp_sim_open(const fp_sim_opts *o, fp_sim **out, char *err, size_t errl
     *out = NULL;
     if (o->nodes < 1 || o->nodes > 1000000 || o->gpus_per_node < 1 || o->gpus_per_node > 64 ||
         o->runs < 1 || o->runs > 100 || o->windows < 1 || o->windows > 1000 ||
-        o->link_partners < 1 || o->link_partners > 64) {
+        o->link_partners < 1 || o->link_partners > 64 || !(o->shift >= 0 && o->shift <= 10)) {
         snprintf(err, errlen,
                  "simulate: need 1 <= nodes <= 1e6, 1 <= gpus-per-node <= 64, 1 <= runs <= 100, "
-                 "1 <= windows <= 1000, 1 <= partners <= 64");
+                 "1 <= windows <= 1000, 1 <= partners <= 64, 0 <= shift <= 10");
         return FP_EUSAGE;
     }
     int counts[FP_SIM_KIND_COUNT];
@@ -429,24 +495,25 @@ static void node_name(const fp_sim *s, int i, char *buf, size_t len)
     snprintf(buf, len, "n%0*d", s->width, i);
 }
 
-/* Fault multiplier of a device's (gpu >= 0) or a link's (peer >= 0) values in
- * window w of the last run. */
-static double fault_factor(const fp_sim *s, int node, int gpu, int a, int b, int w)
+/* Fault multiplier (a factor on speed, < 1: worse) of a device's metric of
+ * kind m (gpu >= 0) or a link's (gpu < 0, nodes a < b) values in window w of
+ * run live (the last) or of an earlier one (persistent faults only). */
+static double fault_factor(const fp_sim *s, bool live, int node, int gpu, sim_kind m, int a,
+                           int b, int w)
 {
     double f = 1;
     for (size_t i = 0; i < s->nfaults; i++) {
         const fp_sim_fault *x = &s->faults[i];
-        if (w < x->from || w >= x->to)
+        if (!fault_persists(x) && (!live || w < x->from || w >= x->to))
             continue;
         if (gpu >= 0) {
-            if (x->kind == FP_SIM_BAD_LINK || x->kind == FP_SIM_SDC || x->node != node)
-                continue;
-            if (x->gpu < 0 || x->gpu == gpu)
+            if (x->node == node && (x->gpu < 0 || x->gpu == gpu) && fault_touches(x->kind, m))
                 f *= x->factor;
         } else {
             if (x->kind == FP_SIM_BAD_LINK && x->node == a && x->peer == b)
                 f *= x->factor;
-            if (x->kind == FP_SIM_SLOW_NODE && (x->node == a || x->node == b))
+            if ((x->kind == FP_SIM_SLOW_NODE || x->kind == FP_SIM_SPLIT) &&
+                (x->node == a || x->node == b))
                 f *= x->factor;
         }
     }
@@ -488,10 +555,13 @@ fp_status fp_sim_run(const fp_sim *s, int ri, fp_run *run)
     snprintf(run->device_backend, sizeof run->device_backend, "sim");
     snprintf(run->comm_backend, sizeof run->comm_backend, "sim");
     snprintf(run->fleetprint_version, sizeof run->fleetprint_version, "%s", "sim");
-    /* the faulty run says so: baselines never learn its faults as normal */
-    if (live && s->nfaults)
-        snprintf(run->injections, sizeof run->injections, "simulated: %zu faults (--faults %s)",
-                 s->nfaults, o->faults ? o->faults : "default");
+    /* the faulty run says so: baselines never learn its faults as normal (the
+     * persistent ones were there unannounced all along) */
+    bool shifted = live && o->shift > 0 && o->shift != 1;
+    if (live && (s->nfaults || shifted))
+        snprintf(run->injections, sizeof run->injections,
+                 "simulated: %zu faults (--faults %s), shift %g", s->nfaults,
+                 o->faults ? o->faults : "default", shifted ? o->shift : 1);
     FP_CHECK(fp_run_set_shape(run, n, n * G));
     for (int i = 0; i < n; i++) {
         node_name(s, i, run->nodes[i], FP_NAME_MAX);
@@ -525,11 +595,13 @@ fp_status fp_sim_run(const fp_sim *s, int ri, fp_run *run)
             for (int g = 0; g < G; g++) {
                 fp_entity e = fp_entity_gpu(name, g);
                 double base = (1 + s->node_off[i]) * (1 + s->gpu_off[(size_t)i * G + g]) * diurnal;
-                double f = live ? fault_factor(s, i, g, -1, -1, w) : 1;
                 const double *wd = wander + ((size_t)i * G + g) * NDEV_METRICS;
                 for (int m = 0; m < NDEV_METRICS; m++) {
                     const sim_metric *sm = &dev_metrics[m];
-                    double x = base * wd[m] * (sm->faulty ? f : 1) * noisy(&r, sm->noise);
+                    double f = s->nfaults ? fault_factor(s, live, i, g, sm->kind, -1, -1, w) : 1;
+                    if (shifted && (sm->kind == SIM_MEM || sm->kind == SIM_GEMM))
+                        f *= o->shift;
+                    double x = base * wd[m] * f * noisy(&r, sm->noise);
                     /* a lower-is-better metric gets worse as x falls */
                     double v = metric_base(k, m) * (sm->m.better == FP_BETTER_LOWER ? 1 / x : x);
                     fp_sample_make(&run->samples[run->nsamples++], "kernels", sm->test, &sm->m,
@@ -544,7 +616,7 @@ fp_status fp_sim_run(const fp_sim *s, int ri, fp_run *run)
             node_name(s, b, nb, sizeof nb);
             fp_entity e = fp_entity_link(na, -1, nb, -1);
             double nic = 1 + 0.5 * (s->node_off[a] + s->node_off[b]) * 0.5;
-            double f = live ? fault_factor(s, -1, -1, a, b, w) : 1;
+            double f = live ? fault_factor(s, live, -1, -1, SIM_MEM, a, b, w) : 1;
             fp_sample_make(&run->samples[run->nsamples++], "collectives", "links", &m_link, &e,
                            16u << 20, w,
                            link_gbs * nic * (1 + s->link_off[p]) * diurnal * f * noisy(&r, 0.02),
@@ -638,7 +710,7 @@ fp_status fp_sim_write_truth(const fp_sim *sim, const char *path)
     fprintf(f, "],\n \"bad_links\": [");
     k = 0;
     for (size_t i = 0; i < sim->nfaults; i++)
-        if (!fp_sim_fault_is_node(&sim->faults[i])) {
+        if (sim->faults[i].kind == FP_SIM_BAD_LINK) {
             node_name(sim, sim->faults[i].node, a, sizeof a);
             node_name(sim, sim->faults[i].peer, b, sizeof b);
             fprintf(f, "%s\"link:%s~%s\"", k++ ? ", " : "", a, b);
@@ -660,7 +732,8 @@ fp_status fp_sim_write_truth(const fp_sim *sim, const char *path)
                    "\"to\": %d}",
                 i ? "," : "", fp_sim_fault_name(x->kind), ent, x->factor, x->from, x->to);
     }
-    fprintf(f, "\n ],\n \"run\": \"sim-%llu-%02d\"\n}\n", (unsigned long long)sim->o.seed,
+    fprintf(f, "\n ],\n \"shift\": %g,\n \"run\": \"sim-%llu-%02d\"\n}\n",
+            sim->o.shift > 0 ? sim->o.shift : 1, (unsigned long long)sim->o.seed,
             sim->o.runs - 1);
     return fp_outfile_close(f, path, true);
 }

@@ -91,6 +91,11 @@ typedef struct fp_reason {
     int windows_bad, windows;
     char note[112];      /* free text: "link n2~n6", "cost others 12.3 ms" */
     bool retest;         /* found by the re-test of a confirm pass (fp_verdicts_confirm) */
+    /* a host-side metric (its class says "host": pageable copies, small
+     * copies, launch latency) that fails on baseline evidence alone: held to
+     * warn ("host-side metric: needs a re-test to fail on baseline
+     * evidence") unless fp_detect_opts.confirmed; a re-test decides */
+    bool needs_retest;
 } fp_reason;
 
 typedef struct fp_entity_verdict {
@@ -186,6 +191,10 @@ typedef struct fp_detect_opts {
      * history evidence. A repeat offender gets a history reason and is
      * raised to at least warn (see fp_verdicts_offender). */
     const fp_history *history;
+    /* A re-test confirmed this run's suspects (preflight's second pass):
+     * host-side metrics may then fail on baseline evidence alone. false:
+     * such fails warn with needs_retest set (fp_reason). */
+    bool confirmed;
 } fp_detect_opts;
 
 /* The verdicts of a run that timed out: the nodes of the ranks that never
@@ -427,6 +436,12 @@ typedef enum fp_sim_fault_kind {
     FP_SIM_SDC,          /* wrong GEMM results on one device */
     FP_SIM_THROTTLE,     /* a device slows down from a window on to the end */
     FP_SIM_INTERMITTENT, /* a device is slow in one episode of 2-3 windows */
+    FP_SIM_HOST_DIP,     /* a healthy node's host-side metrics (pageable copies,
+                            launches) 25-40% worse for the whole live run: no fault */
+    FP_SIM_FAIL_SLOW,    /* one device's GEMM 8-12% slow in every run, history too */
+    FP_SIM_SLOW_LAUNCH,  /* one device's launch latency 1.5-1.7x in every run */
+    FP_SIM_SPLIT,        /* a node among many slow together: devices and links 2x
+                            (spread evenly over the fleet: each SKU alike) */
     FP_SIM_KIND_COUNT
 } fp_sim_fault_kind;
 
@@ -445,6 +460,9 @@ typedef struct fp_sim_opts {
     int link_partners;   /* sweep partners per node beyond 32 nodes (all pairs up to 32) */
     uint64_t seed;
     const char *faults;  /* "slow-gpu=1%,slow-node=0.3%,bad-link=20,..." ; NULL: default */
+    /* every device's GEMM and memory bandwidth times this in the last run (a
+     * driver or the room moved the fleet after its baselines); 0 or 1: none */
+    double shift;
 } fp_sim_opts;
 
 typedef struct fp_sim fp_sim;
@@ -469,10 +487,12 @@ fp_status fp_sim_run(const fp_sim *sim, int r, fp_run *run);
 /* The faults injected into the last run (owned by sim). */
 size_t fp_sim_faults(const fp_sim *sim, const fp_sim_fault **faults);
 
-/* "slow-gpu", "slow-node", "bad-link", "sdc", "throttle", "intermittent". */
+/* "slow-gpu", "slow-node", "bad-link", "sdc", "throttle", "intermittent",
+ * "host-dip", "fail-slow", "slow-launch", "split". */
 const char *fp_sim_fault_name(fp_sim_fault_kind k);
 
-/* True when the fault makes its node faulty (all but bad links). */
+/* True when the fault makes its node faulty (all but bad links and host-side
+ * dips, which a healthy node shows). */
 bool fp_sim_fault_is_node(const fp_sim_fault *f);
 
 /* Node-level accuracy of verdicts on the last run against the truth: a node
