@@ -21,10 +21,13 @@ static fp_status store_run(const char *path, const fp_run *run, const fp_run_ver
     if (st == FP_OK)
         st = fp_store_append_judged_runs(s, runs, v, more ? 2 : 1);
     fp_store_close(s);
-    if (st == FP_OK)
-        fp_info("stored run %s (%zu samples%s)%s%s in %s", run->id, run->nsamples,
-                judged ? ", its verdicts" : "", more ? " and its re-test " : "",
-                more ? more->id : "", path);
+    if (st == FP_OK && judged)
+        fp_info("stored run %s (%zu samples, the verdicts of %zu entities)%s%s in %s", run->id,
+                run->nsamples, judged->n, more ? " and its re-test " : "", more ? more->id : "",
+                path);
+    else if (st == FP_OK)
+        fp_info("stored run %s (%zu samples)%s%s in %s", run->id, run->nsamples,
+                more ? " and its re-test " : "", more ? more->id : "", path);
     return st;
 }
 

@@ -49,7 +49,9 @@ expect_out "no baselines of SKU 'no such GPU'"
 
 # a clean run of the store, judged against the exported figures: reference
 # evidence fails nothing (peers, on this shared machine, may: the exit code is theirs)
-"$FLEETPRINT" detect --store "$WORK/s.h5" --no-baselines --references "$WORK/ref.json" \
+# (4 ranks on this machine's 2 cores: judged as the contended runs they are,
+# as preflight would record them; `run` does not check for shared cores)
+"$FLEETPRINT" detect --store "$WORK/s.h5" --no-baselines --contended --references "$WORK/ref.json" \
   --json "$WORK/clean.json" > "$WORK/out" 2>&1 || [ $? = 1 ] || fail "detect: $(cat "$WORK/out")"
 py - "$WORK/clean.json" <<'PY'
 import json, sys
@@ -61,7 +63,7 @@ PY
 # a run with one rank 4x slow fails that device on reference evidence
 expect_rc 0 mpi 4 "$FLEETPRINT" run --suite kernels --test membw --test gemm --threads 1 \
   --array-size 1M --gemm-size 128 -n 4 -w 1 --json "$WORK/slow.json" -q --inject slow:rank=2,factor=4
-expect_rc 1 "$FLEETPRINT" detect --input "$WORK/slow.json" --references "$WORK/ref.json" \
+expect_rc 1 "$FLEETPRINT" detect --input "$WORK/slow.json" --contended --references "$WORK/ref.json" \
   --json "$WORK/v.json"
 py - "$WORK/v.json" <<'PY'
 import json, sys
