@@ -217,9 +217,7 @@ static fp_status add_spare_pairs(fp_link_plan *p, const bool *spare)
 {
     fp_status st = FP_OK;
     int n = p->n, rounds = p->nrounds, listed = p->npairs, nspare = 0;
-    bool *busy = calloc((size_t)n + 1, sizeof *busy);
-    int *order = malloc(((size_t)n + 1) * sizeof *order);
-    FP_CHECK_ALLOC(busy);
+    int *order = malloc((2 * (size_t)n + 1) * sizeof *order), *busy = order + n;
     FP_CHECK_ALLOC(order);
     for (int e = 0; e < n; e++)
         if (spare[e])
@@ -228,10 +226,10 @@ static fp_status add_spare_pairs(fp_link_plan *p, const bool *spare)
         memset(busy, 0, (size_t)n * sizeof *busy);
         for (int i = 0; i < listed; i++)
             if (p->round[i] == r)
-                busy[p->pair[i][0]] = busy[p->pair[i][1]] = true;
+                busy[p->pair[i][0]] = busy[p->pair[i][1]] = 1;
         for (int k = 0; k + 1 < nspare; k += 2)
             if (!busy[order[k]] && !busy[order[k + 1]]) {
-                busy[order[k]] = busy[order[k + 1]] = true;
+                busy[order[k]] = busy[order[k + 1]] = 1;
                 add_pair(p, order[k], order[k + 1], r);
             }
         for (int k = 0, waiting = -1; k < nspare; k++) {
@@ -240,15 +238,14 @@ static fp_status add_spare_pairs(fp_link_plan *p, const bool *spare)
             if (waiting < 0) {
                 waiting = order[k];
             } else {
-                busy[waiting] = busy[order[k]] = true;
+                busy[waiting] = busy[order[k]] = 1;
                 add_pair(p, waiting, order[k], r);
                 waiting = -1;
             }
         }
     }
 cleanup:
-    free(busy);
-    free(order);
+    free(order); /* and busy, its second half */
     return st;
 }
 

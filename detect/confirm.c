@@ -25,69 +25,43 @@ const fp_confirm_info *fp_verdicts_confirm_info(const fp_verdicts *v)
 /* ---- names to indices ------------------------------------------------------------------- */
 
 /* A sorted view of names (strings of an array), for lookups by name. */
-typedef struct name_ix {
-    const char **name;
-    int *idx;
-    size_t n;
-} name_ix;
-
 typedef struct name_pair {
     const char *name;
     int idx;
 } name_pair;
+
+typedef struct name_ix {
+    name_pair *pair; /* by name */
+    size_t n;
+} name_ix;
 
 static int cmp_pair(const void *a, const void *b)
 {
     return strcmp(((const name_pair *)a)->name, ((const name_pair *)b)->name);
 }
 
-/* Index n names (name(i, arg) for i < n); FP_ENOMEM. */
+/* Index n names (name(i, arg) for i < n); FP_ENOMEM. Free ix->pair. */
 static fp_status ix_build(name_ix *ix, size_t n, const char *(*name)(size_t, const void *),
                           const void *arg)
 {
     fp_status st = FP_OK;
-    name_pair *p = malloc((n + 1) * sizeof *p);
-    memset(ix, 0, sizeof *ix);
-    ix->name = malloc((n + 1) * sizeof *ix->name);
-    ix->idx = malloc((n + 1) * sizeof *ix->idx);
-    FP_CHECK_ALLOC(p);
-    FP_CHECK_ALLOC(ix->name);
-    FP_CHECK_ALLOC(ix->idx);
+    ix->n = 0;
+    ix->pair = malloc((n + 1) * sizeof *ix->pair);
+    FP_CHECK_ALLOC(ix->pair);
     for (size_t i = 0; i < n; i++)
-        p[i] = (name_pair){name(i, arg), (int)i};
-    qsort(p, n, sizeof *p, cmp_pair);
-    for (size_t i = 0; i < n; i++) {
-        ix->name[i] = p[i].name;
-        ix->idx[i] = p[i].idx;
-    }
+        ix->pair[i] = (name_pair){name(i, arg), (int)i};
+    qsort(ix->pair, n, sizeof *ix->pair, cmp_pair);
     ix->n = n;
 cleanup:
-    free(p);
     return st;
-}
-
-static void ix_free(name_ix *ix)
-{
-    free(ix->name);
-    free(ix->idx);
-    memset(ix, 0, sizeof *ix);
 }
 
 /* The index of name, or -1. */
 static int ix_find(const name_ix *ix, const char *name)
 {
-    size_t lo = 0, hi = ix->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(ix->name[mid], name);
-        if (c == 0)
-            return ix->idx[mid];
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return -1;
+    name_pair key = {name, -1};
+    const name_pair *hit = ix->n ? bsearch(&key, ix->pair, ix->n, sizeof key, cmp_pair) : NULL;
+    return hit ? hit->idx : -1;
 }
 
 static const char *run_node_name(size_t i, const void *arg)
@@ -244,21 +218,19 @@ fp_status fp_confirm_plan_make(const fp_verdicts *v, const fp_run *run, const fp
     int nn = run->nnodes, cap = 0;
     name_ix nodes = {0};
     bool late = false;
-    bool *end = NULL, *slow = NULL, *warned = NULL;
+    bool *end = NULL, *slow = NULL, *warned = NULL; /* one allocation: three flags a node */
     int *used = NULL;
     memset(plan, 0, sizeof *plan);
     plan->spare = calloc((size_t)nn + 1, sizeof *plan->spare);
     plan->inside = calloc((size_t)nn + 1, sizeof *plan->inside);
-    end = calloc((size_t)nn + 1, sizeof *end);
-    slow = calloc((size_t)nn + 1, sizeof *slow);
+    end = calloc(3 * (size_t)nn + 1, sizeof *end);
     used = calloc((size_t)nn + 1, sizeof *used);
-    warned = calloc((size_t)nn + 1, sizeof *warned);
-    FP_CHECK_ALLOC(warned);
     FP_CHECK_ALLOC(plan->spare);
     FP_CHECK_ALLOC(plan->inside);
     FP_CHECK_ALLOC(end);
-    FP_CHECK_ALLOC(slow);
     FP_CHECK_ALLOC(used);
+    slow = end + nn;
+    warned = slow + nn;
     FP_CHECK(ix_build(&nodes, (size_t)nn, run_node_name, run));
     for (size_t i = 0; i < v->nents; i++) {
         const fp_entity_verdict *ev = &v->ents[i];
@@ -317,11 +289,9 @@ fp_status fp_confirm_plan_make(const fp_verdicts *v, const fp_run *run, const fp
         if (end[n] || slow[n])
             FP_CHECK(add_partners(plan, n, slow[n] ? k + 1 : k, nn, warned, used, &cap));
 cleanup:
-    ix_free(&nodes);
+    free(nodes.pair);
     free(end);
-    free(slow);
     free(used);
-    free(warned);
     if (st != FP_OK)
         fp_confirm_plan_free(plan);
     return st;
@@ -472,8 +442,8 @@ cleanup:
     free(jn.name);
     free(cand);
     free(certain);
-    ix_free(&nodes);
-    ix_free(&names);
+    free(nodes.pair);
+    free(names.pair);
     return st;
 }
 
@@ -637,11 +607,12 @@ fp_status fp_verdicts_confirm(const fp_verdicts *first, const fp_verdicts *retes
     v->confirm->items = items;
     v->confirm->nitems = ni;
     FP_CHECK(fp__det_keep_extras(v, first));
-    *out = v;
-    v = NULL;
 cleanup:
-    fp_verdicts_free(v);
     free(j);
     free(of_slot);
+    if (st == FP_OK)
+        *out = v;
+    else
+        fp_verdicts_free(v);
     return st;
 }
