@@ -457,6 +457,34 @@ static bool late_judged(const fp_verdicts *retest)
     return false;
 }
 
+/* Whether the re-test measured every series that failed ev (a GPU's or a
+ * link's own peers, drift, fleet or reference evidence): a link sweep cut
+ * short at its deadline can leave a failing link's bandwidth out, and a
+ * series not measured again says nothing either way. */
+static bool series_measured(const fp_verdicts *first, const fp_entity_verdict *ev,
+                            const fp_verdicts *retest)
+{
+    const fp_run *run = retest->run;
+    if (ev->entity.kind != FP_ENT_GPU && ev->entity.kind != FP_ENT_LINK)
+        return true;
+    char want[2 * FP_NAME_MAX + 32], got[2 * FP_NAME_MAX + 32], key[128];
+    fp_entity_format(&ev->entity, want, sizeof want);
+    for (size_t k = 0; k < ev->nreasons; k++) {
+        const fp_reason *r = &first->reasons[ev->first_reason + k];
+        if (r->verdict != FP_FAIL || (r->evidence != FP_EV_PEERS && r->evidence != FP_EV_DRIFT &&
+                                      r->evidence != FP_EV_FLEET &&
+                                      r->evidence != FP_EV_REFERENCE))
+            continue;
+        bool found = false;
+        for (size_t i = 0; i < run->nsamples && !found; i++)
+            found = strcmp(fp_sample_key(&run->samples[i], key, sizeof key), r->key) == 0 &&
+                    strcmp(fp_entity_format(&run->samples[i].entity, got, sizeof got), want) == 0;
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
 /* Judge each entity: re-tested, reproduced, certain (a wrong result). */
 static void judge(const fp_verdicts *first, const fp_verdicts *retest,
                   const fp_confirm_info *info, judged *j, size_t n)
@@ -474,7 +502,8 @@ static void judge(const fp_verdicts *first, const fp_verdicts *retest,
             continue;
         }
         x->retested = info->ran && retest && tests_ran(first, ev, info->tests, late) &&
-                      (ev->entity.kind != FP_ENT_LINK || rv);
+                      (ev->entity.kind != FP_ENT_LINK || rv) &&
+                      series_measured(first, ev, retest);
         if (!x->retested)
             x->outcome = FP_CONFIRM_NOT_RETESTED;
         else
