@@ -33,7 +33,7 @@ declare -A owner=(
   [comm]=core [cuda_kernels]=core [device]=core [hd]=core [inject]=core [log]=core
   [mem]=core [opts]=core [outfile]=core [progress]=core [sample]=core [stats]=core
   [status]=core [suite]=core [timer]=core [world]=core
-  [kernels]=kernels [collectives]=collectives [burnin]=burnin
+  [kernels]=kernels [collectives]=collectives [isolate]=collectives [burnin]=burnin
   [store]=fingerprint [jsonl]=fingerprint
   [detect]=detect [whatif]=whatif [trace]=whatif
   [admit]=admit [topology]=admit [hostlist]=admit
