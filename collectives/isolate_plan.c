@@ -23,8 +23,8 @@
 
 static const char *const strategy_names[FP_ISO_STRATEGY_COUNT] = {"grid", "bisect", "auto"};
 static const char *const outcome_names[FP_ISO_OUTCOME_COUNT] = {"ok", "slow", "wrong", "hung"};
-static const char *const role_names[FP_ISO_ROLE_COUNT] = {"row",   "column", "half",
-                                                           "probe", "pair",   "control"};
+static const char *const role_names[FP_ISO_ROLE_COUNT] = {"row",  "column", "half", "probe",
+                                                           "link", "pair",   "control"};
 
 const char *fp_iso_strategy_name(fp_iso_strategy s)
 {
@@ -57,18 +57,22 @@ typedef struct iso_set {
     int *units;
     int n;
     bool pair;  /* the fault needs two of its units together */
-    int stage;  /* pair sets: 0 its halves, 1 and 2 the cross-boundary unions */
+    bool link;  /* a pair set of two that failed: to be confirmed */
+    int stage;  /* pair sets: -1 the whole set again, 0 its halves, 1 and 2 the
+                   cross-boundary unions; links: 0 the ends apart, 1 together */
     bool done;
 } iso_set;
 
 /* What a group of a round tests: part 0 or 1 of set (the halves, or a pair
- * set's two unions), or nothing (-1: a control, or a grid row or column). */
+ * set's two unions; a link's confirmation: 0 both ends, 1 and 2 each end
+ * with a unit that passed), or nothing (-1: a control, or a grid row or
+ * column). */
 typedef struct group_tag {
     int set, part;
     bool handled; /* a failing group: explained by a finding, or its pair set made */
 } group_tag;
 
-enum { MAX_NOTES = 64 };
+enum { MAX_NOTES = 64, MAX_LINKS = 64, SLOW_CONFIRMS = 2 };
 
 struct fp_iso_plan {
     fp_iso_opts o;
@@ -77,6 +81,8 @@ struct fp_iso_plan {
     int *named;          /* round after which it was a failing group's only suspect; 0 */
     bool *culprit;       /* a confirmed node finding */
     int *inset;          /* open sets that hold it */
+    int *slow_pairings;  /* pairings with units that passed in which it was slow */
+    int *failures;       /* failing groups it was in */
     iso_set *sets;
     int nsets, capsets;
     fp_iso_round *rounds;
@@ -90,6 +96,7 @@ struct fp_iso_plan {
     size_t nfindings, capfindings;
     char *notes[MAX_NOTES];
     size_t nnotes;
+    int named_link[MAX_LINKS]; /* per link candidate (set index mod MAX_LINKS): when it failed */
 };
 
 __attribute__((format(printf, 2, 3))) static void note(fp_iso_plan *p, const char *fmt, ...)
@@ -188,7 +195,10 @@ fp_status fp_iso_plan_open(const fp_iso_opts *o, fp_iso_plan **out, char *err, s
     p->named = calloc((size_t)p->n, sizeof *p->named);
     p->culprit = calloc((size_t)p->n, sizeof *p->culprit);
     p->inset = calloc((size_t)p->n, sizeof *p->inset);
-    if (!p->cleared || !p->named || !p->culprit || !p->inset) {
+    p->slow_pairings = calloc((size_t)p->n, sizeof *p->slow_pairings);
+    p->failures = calloc((size_t)p->n, sizeof *p->failures);
+    if (!p->cleared || !p->named || !p->culprit || !p->inset || !p->slow_pairings ||
+        !p->failures) {
         fp_iso_plan_free(p);
         return FP_ENOMEM;
     }
@@ -221,6 +231,8 @@ void fp_iso_plan_free(fp_iso_plan *p)
     free(p->named);
     free(p->culprit);
     free(p->inset);
+    free(p->slow_pairings);
+    free(p->failures);
     free(p->findings);
     free(p);
 }
@@ -309,6 +321,15 @@ static int pool_of(const fp_iso_plan *p, const bool *used, int *pool)
     for (int u = 0; u < p->n; u++)
         if (p->cleared[u] && !p->culprit[u] && !used[u] && !suspected(p, u))
             pool[k++] = u;
+    /* those that were in fewer failing groups last, where pads and partners
+     * are taken: a fault that one noisy reading cleared must not slow the
+     * candidates it partners (a stable order: every rank sorts alike) */
+    for (int i = 1; i < k; i++) {
+        int u = pool[i], j = i;
+        for (; j > 0 && p->failures[pool[j - 1]] < p->failures[u]; j--)
+            pool[j] = pool[j - 1];
+        pool[j] = u;
+    }
     return k;
 }
 
@@ -326,6 +347,11 @@ static bool any_used(const bool *used, const int *units, int n)
 static void pair_parts(const iso_set *s, int *a, int *na, int *b, int *nb)
 {
     *na = *nb = 0;
+    if (s->stage < 0) { /* the whole set again */
+        memcpy(a, s->units, (size_t)s->n * sizeof *a);
+        *na = s->n;
+        return;
+    }
     if (s->n == 2) {
         if (s->stage == 0) {
             a[(*na)++] = s->units[0];
@@ -349,6 +375,21 @@ static void pair_parts(const iso_set *s, int *a, int *na, int *b, int *nb)
         else
             b[(*nb)++] = u[i];
     }
+}
+
+/* A partner for u from pool[0..*npool), taken out: one of those at its
+ * end that were in the fewest failing groups, which one turning with the
+ * round, so that a unit paired again gets another partner. */
+static int take_partner(const fp_iso_plan *p, int *pool, int *npool, int u, int round)
+{
+    int best = p->failures[pool[*npool - 1]], m = 1;
+    while (m < *npool && p->failures[pool[*npool - 1 - m]] == best)
+        m++;
+    int k = *npool - 1 - (int)(((unsigned)u * 7u + (unsigned)round) % (unsigned)m);
+    int v = pool[k];
+    memmove(pool + k, pool + k + 1, (size_t)(*npool - 1 - k) * sizeof *pool);
+    --*npool;
+    return v;
 }
 
 /* Place one half of a node set: two or more units as a half, one unit with
@@ -377,7 +418,7 @@ static bool place_half(fp_iso_plan *p, fp_iso_round *r, bool *used, int *pool, i
     if (*npool == 0)
         return false;
     buf[0] = units[0];
-    buf[1] = pool[--*npool];
+    buf[1] = take_partner(p, pool, npool, units[0], r->index);
     used[buf[0]] = used[buf[1]] = true;
     group_add(p, r, FP_ISO_PAIR, buf, 2, units[0], set, part);
     return true;
@@ -429,6 +470,21 @@ static fp_iso_round *open_round(fp_iso_plan *p)
         iso_set *s = &p->sets[i];
         if (s->done || any_used(used, s->units, s->n))
             continue;
+        if (s->link && s->stage == 0) { /* each end with a unit that passed */
+            if (npool < 2)
+                continue;
+            int x[2] = {s->units[0], take_partner(p, pool, &npool, s->units[0], r->index)};
+            int y[2] = {s->units[1], take_partner(p, pool, &npool, s->units[1], r->index)};
+            used[x[0]] = used[x[1]] = used[y[0]] = used[y[1]] = true;
+            group_add(p, r, FP_ISO_PAIR, x, 2, x[0], i, 1);
+            group_add(p, r, FP_ISO_PAIR, y, 2, y[0], i, 2);
+            continue;
+        }
+        if (s->link) { /* then both ends together again */
+            used[s->units[0]] = used[s->units[1]] = true;
+            group_add(p, r, FP_ISO_LINK, s->units, 2, -1, i, 0);
+            continue;
+        }
         if (s->pair) {
             int na, nb;
             pair_parts(s, a, &na, b, &nb);
@@ -624,13 +680,25 @@ static int suspects_of(const fp_iso_plan *p, const fp_iso_round *r, const fp_iso
     return k;
 }
 
+/* Unit u failed with units that passed, in group gi of r. Wrong and hung
+ * are facts of one reading: confirmed. Slow is a timing, which shared
+ * cores make noisy: confirmed by SLOW_CONFIRMS such pairings, each with
+ * another partner; until then u is paired again. */
 static fp_status confirm_node(fp_iso_plan *p, const fp_iso_round *r, int gi, int u)
 {
     if (p->culprit[u])
         return FP_OK;
-    p->culprit[u] = true;
     if (!p->named[u])
         p->named[u] = r->index;
+    if (r->groups[gi].outcome == FP_ISO_SLOW && ++p->slow_pairings[u] < SLOW_CONFIRMS)
+        return set_add(p, &u, 1, false, 0) < 0 ? FP_ENOMEM : FP_OK;
+    p->culprit[u] = true;
+    /* a link with u at one end was u all along */
+    size_t kept = 0;
+    for (size_t i = 0; i < p->nfindings; i++)
+        if (!p->findings[i].link || (p->findings[i].unit != u && p->findings[i].peer != u))
+            p->findings[kept++] = p->findings[i];
+    p->nfindings = kept;
     fp_iso_finding f = {.link = false, .unit = u, .peer = -1, .outcome = r->groups[gi].outcome,
                         .named = p->named[u], .confirmed = r->index, .group = gi};
     return add_finding(p, &f);
@@ -661,7 +729,7 @@ static fp_status grid_candidates(fp_iso_plan *p)
                 p->named[sus[0]] = p->nrounds;
             for (int i = 0; i < k; i++)
                 cand[sus[i]] = true;
-            if (k == 0 && set_add(p, units_of(r, x), x->n, true, 0) < 0)
+            if (k == 0 && set_add(p, units_of(r, x), x->n, true, x->n > 2 ? -1 : 0) < 0)
                 st = FP_ENOMEM;
             p->tags[ri][g].handled = k == 0;
         }
@@ -723,17 +791,29 @@ static fp_status pair_set_done(fp_iso_plan *p, const fp_iso_round *r, int si, co
 {
     fp_status st = FP_OK;
     bool failed = false;
+    if (p->sets[si].stage < 0) { /* its retest: failing again, it is searched */
+        iso_set *s = &p->sets[si];
+        if (gidx[0] >= 0 && r->groups[gidx[0]].outcome != FP_ISO_OK) {
+            s->stage = 0;
+        } else {
+            note(p, "%d units that failed together passed together again: the fault did not "
+                 "show again", s->n);
+            set_close(p, si);
+        }
+        return FP_OK;
+    }
     for (int part = 0; part < 2; part++) {
         int g = gidx[part];
         if (g < 0 || r->groups[g].outcome == FP_ISO_OK)
             continue;
         failed = true;
         const fp_iso_group *x = &r->groups[g];
-        if (x->n == 2) {
-            fp_iso_finding f = {.link = true, .unit = units_of(r, x)[0],
-                                .peer = units_of(r, x)[1], .outcome = x->outcome,
-                                .named = r->index, .confirmed = r->index, .group = g};
-            FP_CHECK(add_finding(p, &f));
+        if (x->n == 2) { /* a link, once it shows again and neither end alone */
+            int li = set_add(p, units_of(r, x), 2, true, 0);
+            if (li < 0)
+                FP_FAIL(FP_ENOMEM, "out of memory for a link candidate");
+            p->sets[li].link = true;
+            p->named_link[li % MAX_LINKS] = r->index;
         } else if (set_add(p, units_of(r, x), x->n, true, 0) < 0) {
             FP_FAIL(FP_ENOMEM, "out of memory for a pair set of %d units", x->n);
         }
@@ -786,11 +866,48 @@ static fp_status unexplained(fp_iso_plan *p)
             bool all = !explained(p, r, x);
             for (int k = 0; all && k < x->n; k++)
                 all = p->cleared[units_of(r, x)[k]];
-            if (all && set_add(p, units_of(r, x), x->n, true, 0) < 0)
+            if (all && set_add(p, units_of(r, x), x->n, true, x->n > 2 ? -1 : 0) < 0)
                 return FP_ENOMEM;
         }
     }
     return FP_OK;
+}
+
+/* A link candidate's confirmation, in two rounds: an end that fails with a
+ * unit that passed is the node at fault; else the two ends failing together
+ * again are the link; else it did not show again. */
+static fp_status link_done(fp_iso_plan *p, const fp_iso_round *r, int si, const int *gidx)
+{
+    fp_status st = FP_OK;
+    iso_set *s = &p->sets[si];
+    if (s->stage == 0) {
+        bool node = false;
+        for (int part = 1; part < 3; part++) {
+            int g = gidx[part];
+            if (g >= 0 && r->groups[g].outcome != FP_ISO_OK) {
+                FP_CHECK(confirm_node(p, r, g, r->groups[g].subject));
+                node = true;
+            }
+        }
+        if (!node) {
+            s->stage = 1; /* apart they pass: together again next */
+            return FP_OK;
+        }
+    } else if (gidx[0] >= 0 && r->groups[gidx[0]].outcome != FP_ISO_OK) {
+        if (p->culprit[s->units[0]] || p->culprit[s->units[1]])
+            goto cleanup; /* an end is a node found at fault */
+        fp_iso_finding f = {.link = true, .unit = s->units[0], .peer = s->units[1],
+                            .outcome = r->groups[gidx[0]].outcome,
+                            .named = p->named_link[si % MAX_LINKS], .confirmed = r->index,
+                            .group = gidx[0]};
+        FP_CHECK(add_finding(p, &f));
+    } else {
+        note(p, "units %d and %d: failed together in round %d, passed apart and together "
+             "after", s->units[0], s->units[1], p->named_link[si % MAX_LINKS]);
+    }
+cleanup:
+    set_close(p, si);
+    return st;
 }
 
 fp_status fp_iso_plan_record(fp_iso_plan *p, fp_iso_round *r)
@@ -802,9 +919,13 @@ fp_status fp_iso_plan_record(fp_iso_plan *p, fp_iso_round *r)
     p->recorded = true;
     judge_slow(p, r);
     for (int g = 0; g < r->ngroups; g++)
-        if (r->groups[g].outcome == FP_ISO_OK)
-            for (int k = 0; k < r->groups[g].n; k++)
-                p->cleared[units_of(r, &r->groups[g])[k]] = true;
+        for (int k = 0; k < r->groups[g].n; k++) {
+            int u = units_of(r, &r->groups[g])[k];
+            if (r->groups[g].outcome == FP_ISO_OK)
+                p->cleared[u] = true;
+            else
+                p->failures[u]++;
+        }
     sus = malloc((size_t)p->n * sizeof *sus);
     FP_CHECK_ALLOC(sus);
     if (p->grid) {
@@ -828,18 +949,20 @@ fp_status fp_iso_plan_record(fp_iso_plan *p, fp_iso_round *r)
     /* the groups each set had in this round (two parts at most) */
     int nsets = p->nsets; /* sets added while judging wait for the next round */
     for (int si = 0; si < nsets; si++) {
-        int gidx[2] = {-1, -1};
+        int gidx[3] = {-1, -1, -1};
         bool tested = false;
         for (int g = 0; g < r->ngroups; g++) {
             group_tag t = p->tags[p->nrounds - 1][g];
-            if (t.set == si && t.part >= 0 && t.part < 2) {
+            if (t.set == si && t.part >= 0 && t.part < 3) {
                 gidx[t.part] = g;
                 tested = true;
             }
         }
         if (!tested || p->sets[si].done)
             continue;
-        if (p->sets[si].pair)
+        if (p->sets[si].link)
+            FP_CHECK(link_done(p, r, si, gidx));
+        else if (p->sets[si].pair)
             FP_CHECK(pair_set_done(p, r, si, gidx));
         else
             FP_CHECK(node_set_done(p, r, si, gidx, sus));
@@ -874,6 +997,14 @@ int fp_iso_plan_named_round(const fp_iso_plan *p)
     for (size_t i = 0; i < p->nfindings; i++)
         m = p->findings[i].named > m ? p->findings[i].named : m;
     return m;
+}
+
+double fp_iso_plan_seconds(const fp_iso_plan *p, int round)
+{
+    if (round <= 0 || p->nrounds == 0)
+        return 0;
+    round = round < p->nrounds ? round : p->nrounds;
+    return p->rounds[round - 1].ended - p->rounds[0].started;
 }
 
 size_t fp_iso_plan_notes(const fp_iso_plan *p, const char *const **out)

@@ -152,10 +152,10 @@ static void result_region(const fp_coll_args *a, int rank, int nranks, size_t *o
 /* corrupt:rank=R: flip the top exponent bit of the first element of R's
  * result (bit 6 of the most significant byte in every IEEE format), on the
  * device through the backend's copies when buffers live there. */
-static fp_status corrupt_result(fp_ctx *ctx, const fp_coll_args *a)
+static fp_status corrupt_result(fp_ctx *ctx, const fp_coll_args *a, int rank, int nranks)
 {
     size_t off, n, esz = fp_dtype_size(a->dtype);
-    result_region(a, ctx->rank, ctx->nranks, &off, &n);
+    result_region(a, rank, nranks, &off, &n);
     if (n == 0)
         return FP_OK;
     unsigned char *elem = (unsigned char *)a->recv + off * esz, tmp[8];
@@ -228,13 +228,56 @@ fp_status fp_collective_timed(fp_ctx *ctx, const fp_coll_args *a, const char *wh
     if (exit)
         *exit = fp_world_now(ctx->world);
     if (st == FP_OK && fp_inject_corrupt(ctx->inject, ctx->rank))
-        st = corrupt_result(ctx, a);
+        st = corrupt_result(ctx, a, ctx->rank, ctx->nranks);
     return st;
 }
 
 fp_status fp_collective(fp_ctx *ctx, const fp_coll_args *a, const char *what)
 {
     return fp_collective_timed(ctx, a, what, 0, NULL, NULL);
+}
+
+/* ---- collectives of a group ------------------------------------------------------ */
+
+/* How many times as long this rank makes its group's calls: its own
+ * injected slowness, and that of an injected slow link from it to a member
+ * of a higher rank (one end of a link waits, not both). */
+static double group_factor(const fp_ctx *ctx, const int *members, int n, double now)
+{
+    double f = fp_inject_slow(ctx->inject, ctx->rank, now);
+    for (int i = 0; i < ctx->inject->n; i++) {
+        const fp_injection *in = &ctx->inject->item[i];
+        int lo = in->rank < in->rank_b ? in->rank : in->rank_b;
+        int hi = in->rank < in->rank_b ? in->rank_b : in->rank;
+        bool both = false;
+        for (int k = 0; k < n; k++)
+            both = both || members[k] == hi;
+        if (in->kind == FP_INJ_LINK && lo == ctx->rank && both && in->factor > f)
+            f = in->factor;
+    }
+    return f;
+}
+
+fp_status fp_group_collective(fp_ctx *ctx, fp_comm *group, const int *members, int n,
+                              const fp_coll_args *a, double typical, double *enter, double *exit)
+{
+    double now = fp_world_now(ctx->world);
+    fp_inject_point(ctx->inject, ctx->rank, now);
+    double factor = group_factor(ctx, members, n, now);
+    if (typical > 0 && factor > 1) /* it arrives late */
+        fp_sleep((factor - 1) * typical);
+    int me = 0;
+    for (int k = 0; k < n; k++)
+        me = members[k] == ctx->rank ? k : me;
+    *enter = fp_world_now(ctx->world);
+    fp_comm_req *req = NULL;
+    fp_status st = ctx->comm_ops->start(group, a, &req);
+    if (st == FP_OK)
+        st = ctx->comm_ops->wait(group, req, fp_coll_name(a->coll)); /* frees req */
+    *exit = fp_world_now(ctx->world);
+    if (st == FP_OK && fp_inject_corrupt(ctx->inject, ctx->rank))
+        st = corrupt_result(ctx, a, me, n);
+    return st;
 }
 
 /* ---- set-up --------------------------------------------------------------------- */

@@ -52,12 +52,13 @@ typedef enum fp_iso_role {
     FP_ISO_COLUMN,  /* grid: a column */
     FP_ISO_HALF,    /* bisect: a half of a suspect set (padded with passed units) */
     FP_ISO_PROBE,   /* a part or a cross-boundary union of a set whose fault needs two units */
+    FP_ISO_LINK,    /* the two ends of a link candidate again, once each passed with others */
     FP_ISO_PAIR,    /* one candidate with units that passed: its confirmation */
     FP_ISO_CONTROL, /* units that passed, beside the others: peers for the slow judgement */
     FP_ISO_ROLE_COUNT
 } fp_iso_role;
 
-/* "row", "column", "half", "probe", "pair", "control". */
+/* "row", "column", "half", "probe", "link", "pair", "control". */
 const char *fp_iso_role_name(fp_iso_role r);
 
 typedef struct fp_iso_group {
@@ -67,7 +68,7 @@ typedef struct fp_iso_group {
     /* measured, filled by the caller before fp_iso_plan_record */
     fp_iso_outcome outcome; /* FP_ISO_OK, FP_ISO_WRONG or FP_ISO_HUNG */
     double busbw;           /* GB/s (nccl-tests' bus factor for the group's ranks); NaN: hung */
-    double seconds;         /* per call, the slowest member's loop time; NaN: hung */
+    double seconds;         /* per call: the slowest member's median period; NaN: hung */
     long long wrong;        /* wrong elements over its members */
     /* judged by fp_iso_plan_record */
     double expected;        /* the median busbw of the round's other groups (NaN: none) */
@@ -90,7 +91,8 @@ typedef struct fp_iso_opts {
 } fp_iso_opts;
 
 /* What isolation named: a node that fails in every group it is in, or a
- * link, two units that pass apart and fail together. */
+ * link: two units that failed together, then passed apart (each with a unit
+ * that passed), then failed together again (the round that confirms it). */
 typedef struct fp_iso_finding {
     bool link;
     int unit, peer;         /* peer: the link's other end; -1 for a node */
@@ -133,6 +135,10 @@ size_t fp_iso_plan_findings(const fp_iso_plan *p, const fp_iso_finding **out);
  * took to isolate, confirmation aside. */
 int fp_iso_plan_named_round(const fp_iso_plan *p);
 
+/* Seconds from the start of round 1 to the end of round `round` (1-based;
+ * 0 or none run: 0), on the clock the caller stamped the rounds with. */
+double fp_iso_plan_seconds(const fp_iso_plan *p, int round);
+
 /* Suspicions that ended without a finding, as text lines ("n5: candidate of
  * round 2, passed with n2 in round 3"), and whether the plan stopped at
  * max_rounds with suspects left. */
@@ -167,7 +173,8 @@ typedef struct fp_iso_config {
     int max_rounds;
     fp_coll coll;           /* allreduce, allgather, reduce_scatter or alltoall (float sum) */
     uint64_t bytes;         /* the check's size (nccl-tests' size of the buffer) */
-    int warmup, iters;      /* untimed and timed calls per round */
+    double warm, window;    /* seconds of untimed, then timed calls per round, the same
+                               moments for every group */
     double timeout;         /* each round's deadline (s), set-up and check together */
 } fp_iso_config;
 

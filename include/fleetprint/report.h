@@ -9,6 +9,7 @@
 #include "fleetprint/admit.h"
 #include "fleetprint/burnin.h"
 #include "fleetprint/detect.h"
+#include "fleetprint/isolate.h"
 #include "fleetprint/jsonl.h"
 #include "fleetprint/sample.h"
 #include "fleetprint/trace.h"
@@ -144,6 +145,24 @@ fp_status fp_verdicts_write_hostlist(const fp_verdicts *v, const char *path);
  * passes with its reasons in <system-out>; an unknown one is <skipped>.
  * FP_EIO; FP_ENOMEM. */
 fp_status fp_verdicts_write_junit(const fp_verdicts *v, const fp_run *run, const char *path);
+
+/* ---- isolation in rounds (reports/isolate_report.c) ------------------------------------ */
+
+/* The round table of isolation plan p over run's nodes (units are run->nodes
+ * indices): one row per group with its round, role, nodes (a hostlist),
+ * outcome, busbw against the median of its round's other groups and time
+ * per call; then the findings, the suspicions that ended without one, and
+ * the rounds and seconds it took (strategy names it). */
+void fp_report_isolate_console(FILE *out, const fp_iso_plan *p, const fp_run *run,
+                               const char *strategy);
+
+/* The same as JSON to path ("-": stdout): {"strategy", "rounds_to_isolate",
+ * "rounds", "seconds_to_isolate", "seconds", "findings": [...], "notes":
+ * [...], "table": [{"round", "started", "ended", "groups": [{"role",
+ * "nodes", "outcome", "busbw", "expected", "seconds", "wrong"}]}]}. FP_EIO
+ * naming the path. */
+fp_status fp_report_isolate_json(const fp_iso_plan *p, const fp_run *run, const char *strategy,
+                                 const char *path);
 
 /* ---- what-if (reports/whatif_*.c) ------------------------------------------------ */
 

@@ -66,18 +66,25 @@ static bool names_nodes(const fp_iso_plan *p, const int *want, size_t k, fp_iso_
 
 static void test_grid_one_fault(void)
 {
-    /* 16 units are a 4x4 grid: named after rows and columns, confirmed in round 3 */
+    /* 16 units are a 4x4 grid: named after rows and columns, confirmed in
+     * round 3 (slow: paired again with another unit in round 4) */
     fp_iso_outcome kinds[] = {FP_ISO_WRONG, FP_ISO_HUNG, FP_ISO_SLOW};
     for (int k = 0; k < 3; k++) {
+        int last = kinds[k] == FP_ISO_SLOW ? 4 : 3;
         for (int u = 0; u < 16; u++) {
             fp_iso_fault f = {u, -1, kinds[k], 4};
             fp_iso_plan *p = run(FP_ISO_GRID, 16, &f, 1, 0.4);
             CHECK(names_nodes(p, &u, 1, kinds[k]));
             CHECK(fp_iso_plan_named_round(p) == 2);
-            CHECK(fp_iso_plan_rounds(p) == 3);
+            CHECK(fp_iso_plan_rounds(p) == last);
             const fp_iso_finding *fd;
             if (fp_iso_plan_findings(p, &fd) == 1)
-                CHECK(fd[0].confirmed == 3 && !fd[0].link);
+                CHECK(fd[0].confirmed == last && !fd[0].link);
+            if (last == 4) { /* the second pairing has another partner */
+                const fp_iso_round *a = fp_iso_plan_round(p, 2), *b = fp_iso_plan_round(p, 3);
+                CHECK(b->groups[0].role == FP_ISO_PAIR && b->groups[0].subject == u);
+                CHECK(a->units[a->groups[0].first + 1] != b->units[b->groups[0].first + 1]);
+            }
             /* rows, then columns, then the candidate with a unit that passed */
             CHECK(fp_iso_plan_round(p, 0)->ngroups == 4 &&
                   fp_iso_plan_round(p, 0)->groups[0].role == FP_ISO_ROW);
@@ -145,11 +152,11 @@ static void test_bisect(void)
         CHECK(fp_iso_plan_rounds(p) == 4 && fp_iso_plan_named_round(p) == 4);
         fp_iso_plan_free(p);
     }
-    /* ceil(log2 n) rounds at 100,000 units */
+    /* ceil(log2 n) rounds at 100,000 units; slow: one pairing more */
     fp_iso_fault f = {77777, -1, FP_ISO_SLOW, 4};
     fp_iso_plan *p = run(FP_ISO_BISECT, 100000, &f, 1, 0.8);
     CHECK(names_nodes(p, &f.unit, 1, FP_ISO_SLOW));
-    CHECK(fp_iso_plan_rounds(p) == 17);
+    CHECK(fp_iso_plan_named_round(p) == 17 && fp_iso_plan_rounds(p) == 18);
     fp_iso_plan_free(p);
 }
 
@@ -163,6 +170,13 @@ static void test_links(void)
     CHECK(fp_iso_plan_findings(p, &fd) == 1);
     CHECK(fd[0].link && ((fd[0].unit == 1 && fd[0].peer == 2) || (fd[0].unit == 2 && fd[0].peer == 1)));
     CHECK(fd[0].outcome == FP_ISO_SLOW);
+    /* rows, columns, the failing row again, three probes of it; then each
+     * end with a unit that passed (both pass), then both ends again */
+    CHECK(fd[0].named == 6 && fd[0].confirmed == 8 && fp_iso_plan_rounds(p) == 8);
+    CHECK(fp_iso_plan_round(p, 2)->groups[0].role == FP_ISO_PROBE &&
+          fp_iso_plan_round(p, 2)->groups[0].n == 4);
+    CHECK(fp_iso_plan_round(p, 6)->groups[0].role == FP_ISO_PAIR);
+    CHECK(fp_iso_plan_round(p, 7)->groups[0].role == FP_ISO_LINK);
     fp_iso_plan_free(p);
     /* bisect: the halves pass, the cross probe holds both ends */
     for (int a = 0; a < 16; a++)
