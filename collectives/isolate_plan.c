@@ -69,10 +69,11 @@ typedef struct iso_set {
  * column). */
 typedef struct group_tag {
     int set, part;
+    int own;      /* its first own units are the set's; the rest pads that passed */
     bool handled; /* a failing group: explained by a finding, or its pair set made */
 } group_tag;
 
-enum { MAX_NOTES = 64, MAX_LINKS = 64, SLOW_CONFIRMS = 2 };
+enum { MAX_NOTES = 64, MAX_LINKS = 64, SLOW_CONFIRMS = 2, MIN_GROUP = 4 };
 
 struct fp_iso_plan {
     fp_iso_opts o;
@@ -270,9 +271,10 @@ static fp_iso_round *round_new(fp_iso_plan *p)
     return r;
 }
 
-/* Append a group of units[0..k) to the last round (k >= 2). */
+/* Append a group of units[0..k) to the last round (k >= 2), of which the
+ * first own are the tested set's (the rest pad it). */
 static void group_add(fp_iso_plan *p, fp_iso_round *r, fp_iso_role role, const int *units, int k,
-                      int subject, int set, int part)
+                      int own, int subject, int set, int part)
 {
     fp_iso_group *g = &r->groups[r->ngroups];
     memset(g, 0, sizeof *g);
@@ -283,7 +285,7 @@ static void group_add(fp_iso_plan *p, fp_iso_round *r, fp_iso_role role, const i
     g->busbw = g->seconds = g->expected = NAN;
     memcpy(r->units + r->nunits, units, (size_t)k * sizeof *units);
     r->nunits += k;
-    p->tags[p->nrounds - 1][r->ngroups] = (group_tag){set, part, false};
+    p->tags[p->nrounds - 1][r->ngroups] = (group_tag){set, part, own, false};
     r->ngroups++;
 }
 
@@ -308,7 +310,7 @@ static void grid_groups(fp_iso_plan *p, fp_iso_round *r, bool columns)
             g->n++;
             continue;
         }
-        group_add(p, r, columns ? FP_ISO_COLUMN : FP_ISO_ROW, buf, k, -1, -1, -1);
+        group_add(p, r, columns ? FP_ISO_COLUMN : FP_ISO_ROW, buf, k, k, -1, -1, -1);
     }
     free(buf);
 }
@@ -392,36 +394,42 @@ static int take_partner(const fp_iso_plan *p, int *pool, int *npool, int u, int 
     return v;
 }
 
-/* Place one half of a node set: two or more units as a half, one unit with
- * a partner from the pool as its pair. False when no partner is left. */
+/* Add a group of units[0..k) padded with units from the pool up to min
+ * (the first turning with the round, take_partner; the rest from the pool's
+ * end), all marked used. A candidate alone (subject >= 0) needs at least
+ * one pad: false, and nothing added, when the pool is empty. */
+static bool add_padded(fp_iso_plan *p, fp_iso_round *r, bool *used, int *pool, int *npool,
+                       fp_iso_role role, const int *units, int k, int min, int subject, int set,
+                       int part)
+{
+    if (subject >= 0 && *npool == 0)
+        return false;
+    int *g = malloc((size_t)(k + min + 1) * sizeof *g);
+    if (!g)
+        return false;
+    memcpy(g, units, (size_t)k * sizeof *units);
+    int n = k;
+    if (n < min && *npool > 0)
+        g[n++] = take_partner(p, pool, npool, units[0], r->index);
+    while (n < min && *npool > 0)
+        g[n++] = pool[--*npool];
+    for (int i = 0; i < n; i++)
+        used[g[i]] = true;
+    group_add(p, r, role, g, n, k, subject, set, part);
+    free(g);
+    return true;
+}
+
+/* Place one half of a node set: two or more units as a half, one unit as a
+ * pair (with units that passed); either padded up to min. False when a pair
+ * finds no partner. */
 static bool place_half(fp_iso_plan *p, fp_iso_round *r, bool *used, int *pool, int *npool,
                        const int *units, int k, int set, int part, int min)
 {
-    int buf[2];
     if (k == 0)
         return true;
-    if (k >= min || k >= 2) {
-        /* pad a half smaller than the round's others with units that passed */
-        int *g = malloc((size_t)(k + min) * sizeof *g);
-        if (!g)
-            return false;
-        memcpy(g, units, (size_t)k * sizeof *units);
-        int n = k;
-        while (n < min && *npool > 0)
-            g[n++] = pool[--*npool];
-        for (int i = 0; i < n; i++)
-            used[g[i]] = true;
-        group_add(p, r, FP_ISO_HALF, g, n, -1, set, part);
-        free(g);
-        return true;
-    }
-    if (*npool == 0)
-        return false;
-    buf[0] = units[0];
-    buf[1] = take_partner(p, pool, npool, units[0], r->index);
-    used[buf[0]] = used[buf[1]] = true;
-    group_add(p, r, FP_ISO_PAIR, buf, 2, units[0], set, part);
-    return true;
+    return add_padded(p, r, used, pool, npool, k == 1 ? FP_ISO_PAIR : FP_ISO_HALF, units, k,
+                      min, k == 1 ? units[0] : -1, set, part);
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -459,8 +467,11 @@ static fp_iso_round *open_round(fp_iso_plan *p)
     r = round_new(p);
     if (!r)
         goto done;
-    /* the size of the round's groups: halves of the largest node set */
-    int min = 2;
+    /* the size of the round's groups: halves of the largest node set, and
+     * at least MIN_GROUP (a group of two on shared cores is timed in whole
+     * time slices: twice or thrice its peers' period by chance) */
+    int min = p->n / 4 < MIN_GROUP ? p->n / 4 : MIN_GROUP;
+    min = min < 2 ? 2 : min;
     for (int i = 0; i < p->nsets; i++) {
         const iso_set *s = &p->sets[i];
         if (!s->done && !s->pair && (s->n + 1) / 2 > min)
@@ -470,19 +481,17 @@ static fp_iso_round *open_round(fp_iso_plan *p)
         iso_set *s = &p->sets[i];
         if (s->done || any_used(used, s->units, s->n))
             continue;
-        if (s->link && s->stage == 0) { /* each end with a unit that passed */
+        if (s->link && s->stage == 0) { /* each end with units that passed */
             if (npool < 2)
                 continue;
-            int x[2] = {s->units[0], take_partner(p, pool, &npool, s->units[0], r->index)};
-            int y[2] = {s->units[1], take_partner(p, pool, &npool, s->units[1], r->index)};
-            used[x[0]] = used[x[1]] = used[y[0]] = used[y[1]] = true;
-            group_add(p, r, FP_ISO_PAIR, x, 2, x[0], i, 1);
-            group_add(p, r, FP_ISO_PAIR, y, 2, y[0], i, 2);
+            add_padded(p, r, used, pool, &npool, FP_ISO_PAIR, s->units, 1, min, s->units[0], i,
+                       1);
+            add_padded(p, r, used, pool, &npool, FP_ISO_PAIR, s->units + 1, 1, min,
+                       s->units[1], i, 2);
             continue;
         }
         if (s->link) { /* then both ends together again */
-            used[s->units[0]] = used[s->units[1]] = true;
-            group_add(p, r, FP_ISO_LINK, s->units, 2, -1, i, 0);
+            add_padded(p, r, used, pool, &npool, FP_ISO_LINK, s->units, 2, min, -1, i, 0);
             continue;
         }
         if (s->pair) {
@@ -492,22 +501,15 @@ static fp_iso_round *open_round(fp_iso_plan *p)
                 set_close(p, i);
                 continue;
             }
-            if (na >= 2) {
-                for (int k = 0; k < na; k++)
-                    used[a[k]] = true;
-                group_add(p, r, FP_ISO_PROBE, a, na, -1, i, 0);
-            }
-            if (nb >= 2) {
-                for (int k = 0; k < nb; k++)
-                    used[b[k]] = true;
-                group_add(p, r, FP_ISO_PROBE, b, nb, -1, i, 1);
-            }
+            if (na >= 2)
+                add_padded(p, r, used, pool, &npool, FP_ISO_PROBE, a, na, min, -1, i, 0);
+            if (nb >= 2)
+                add_padded(p, r, used, pool, &npool, FP_ISO_PROBE, b, nb, min, -1, i, 1);
             continue;
         }
         int h = s->n / 2;
         if (s->n == 1) {
-            if (!place_half(p, r, used, pool, &npool, s->units, 1, i, 0, 2))
-                continue; /* no partner this round */
+            place_half(p, r, used, pool, &npool, s->units, 1, i, 0, min); /* or it waits */
             continue;
         }
         int before = r->ngroups, units_before = r->nunits, npool_before = npool;
@@ -549,7 +551,7 @@ static fp_iso_round *open_round(fp_iso_plan *p)
                 break;
             }
         }
-        group_add(p, r, FP_ISO_CONTROL, pool + at, k, -1, -1, -1);
+        group_add(p, r, FP_ISO_CONTROL, pool + at, k, k, -1, -1, -1);
         at += k;
     }
 done:
@@ -808,14 +810,15 @@ static fp_status pair_set_done(fp_iso_plan *p, const fp_iso_round *r, int si, co
             continue;
         failed = true;
         const fp_iso_group *x = &r->groups[g];
-        if (x->n == 2) { /* a link, once it shows again and neither end alone */
+        int own = p->tags[p->nrounds - 1][g].own; /* the pads passed elsewhere */
+        if (own == 2) { /* a link, once it shows again and neither end alone */
             int li = set_add(p, units_of(r, x), 2, true, 0);
             if (li < 0)
                 FP_FAIL(FP_ENOMEM, "out of memory for a link candidate");
             p->sets[li].link = true;
             p->named_link[li % MAX_LINKS] = r->index;
-        } else if (set_add(p, units_of(r, x), x->n, true, 0) < 0) {
-            FP_FAIL(FP_ENOMEM, "out of memory for a pair set of %d units", x->n);
+        } else if (set_add(p, units_of(r, x), own, true, 0) < 0) {
+            FP_FAIL(FP_ENOMEM, "out of memory for a pair set of %d units", own);
         }
     }
     iso_set *s = &p->sets[si];
