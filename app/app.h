@@ -198,6 +198,10 @@ fp_status fp_app_isolate(const fp_config *rt, const isolate_opts *io, const meas
 bool fp_app_isolate_wanted(const fp_run *run, const fp_rules *rules, const fp_baselines *base,
                            const char *contended_note, char *why, size_t len);
 
+/* preflight --isolate's value: NULL or a strategy; else FP_EUSAGE with one
+ * line when speak. */
+fp_status fp_app_isolate_check(const char *strategy, bool speak);
+
 /* After preflight ended with st on every rank: when strategy is set and rank
  * 0's why says isolation is wanted, isolate with it (fp_app_isolate, the run
  * tagged "isolate") and return that status; else st. */

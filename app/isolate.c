@@ -58,7 +58,7 @@ static bool coll_parse(const char *name, fp_coll *out)
     return false;
 }
 
-static fp_status isolate_check(const isolate_opts *io, bool speak)
+static fp_status isolate_check(const isolate_opts *io, bool speak, const char *cmd)
 {
     fp_iso_strategy s;
     fp_coll c;
@@ -69,7 +69,7 @@ static fp_status isolate_check(const isolate_opts *io, bool speak)
                       : io->max_rounds < 2 || io->max_rounds > 999 ? "--max-rounds"
                                                                   : NULL;
     if (bad && speak)
-        fprintf(stderr, "fleetprint isolate: %s: expected %s\n", bad,
+        fprintf(stderr, "fleetprint %s: %s: expected %s\n", cmd, bad,
                 strcmp(bad, "--strategy") == 0     ? "grid, bisect or auto"
                 : strcmp(bad, "--collective") == 0 ? "allreduce, allgather, reduce_scatter or "
                                                      "alltoall"
@@ -338,17 +338,20 @@ bool fp_app_isolate_wanted(const fp_run *run, const fp_rules *rules, const fp_ba
     why[0] = 0;
     if (fp_detect(run, &d, &v) != FP_OK)
         return false;
-    /* a collective of the whole job failed: a failing reason on its keys */
+    /* a collective of the whole job failed: a failing reason on its keys,
+     * wrong results first (the most telling) */
     const char *key = NULL;
-    for (size_t i = 0; i < fp_verdicts_count(v) && !key; i++) {
-        const fp_entity_verdict *ev = fp_verdicts_get(v, i);
-        for (size_t k = 0; k < ev->nreasons && !key; k++) {
-            const fp_reason *r = fp_verdicts_reason(v, ev->first_reason + k);
-            if (r->verdict == FP_FAIL && strncmp(r->key, "collectives.", 12) == 0 &&
-                strncmp(r->key, "collectives.links.", 18) != 0)
-                key = r->key;
+    for (int pass = 0; pass < 2 && !key; pass++)
+        for (size_t i = 0; i < fp_verdicts_count(v) && !key; i++) {
+            const fp_entity_verdict *ev = fp_verdicts_get(v, i);
+            for (size_t k = 0; k < ev->nreasons && !key; k++) {
+                const fp_reason *r = fp_verdicts_reason(v, ev->first_reason + k);
+                if (r->verdict == FP_FAIL && strncmp(r->key, "collectives.", 12) == 0 &&
+                    strncmp(r->key, "collectives.links.", 18) != 0 &&
+                    (pass == 1 || strstr(r->key, "wrong")))
+                    key = r->key;
+            }
         }
-    }
     const char *const *names;
     size_t nfail = fp_verdicts_nodes_at(v, FP_FAIL, &names), nodes = fp_verdicts_node_count(v);
     /* without a culprit: no node fails, or more than half do (the failure
@@ -383,6 +386,17 @@ fp_status fp_app_isolate_after(const char *strategy, const fp_config *rt, const 
                        .window = 1.0, .max_rounds = 32};
     measure_out imo = {.tag = "isolate", .store = mo->store};
     return fp_app_isolate(rt, &io, &imo, o, w);
+}
+
+fp_status fp_app_isolate_check(const char *strategy, bool speak)
+{
+    fp_iso_strategy s;
+    if (!strategy || fp_iso_strategy_parse(strategy, &s))
+        return FP_OK;
+    if (speak)
+        fprintf(stderr, "fleetprint preflight: --isolate '%s': expected grid, bisect or auto\n",
+                strategy);
+    return FP_EUSAGE;
 }
 
 /* ==== fleetprint isolate ================================================================= */
@@ -429,7 +443,7 @@ static const fp_opt isolate_opts_table[] = {
 
 static fp_status isolate_check_cfg(const void *config, bool speak)
 {
-    return isolate_check(&((const isolate_cfg *)config)->iso, speak);
+    return isolate_check(&((const isolate_cfg *)config)->iso, speak, "isolate");
 }
 
 static fp_status isolate_main(const void *config, fp_world *w)

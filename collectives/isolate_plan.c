@@ -95,23 +95,27 @@ struct fp_iso_plan {
     bool over, truncated;
     fp_iso_finding *findings;
     size_t nfindings, capfindings;
-    char *notes[MAX_NOTES];
+    fp_iso_note notes[MAX_NOTES];
     size_t nnotes;
     int named_link[MAX_LINKS]; /* per link candidate (set index mod MAX_LINKS): when it failed */
 };
 
-__attribute__((format(printf, 2, 3))) static void note(fp_iso_plan *p, const char *fmt, ...)
+/* A suspicion that ended without a finding: its units (the first
+ * FP_ISO_NOTE_UNITS of them) and why. */
+__attribute__((format(printf, 4, 5))) static void note(fp_iso_plan *p, const int *units, int n,
+                                                       const char *fmt, ...)
 {
     if (p->nnotes >= MAX_NOTES)
         return;
-    char buf[256];
+    fp_iso_note *x = &p->notes[p->nnotes++];
+    memset(x, 0, sizeof *x);
+    x->nunits = n;
+    for (int i = 0; i < n && i < FP_ISO_NOTE_UNITS; i++)
+        x->units[i] = units[i];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    vsnprintf(x->what, sizeof x->what, fmt, ap);
     va_end(ap);
-    char *s = strdup(buf);
-    if (s)
-        p->notes[p->nnotes++] = s;
 }
 
 /* A new open set over units[0..n) (copied); its index, or -1 without memory. */
@@ -223,8 +227,6 @@ void fp_iso_plan_free(fp_iso_plan *p)
         free(p->rounds[i].units);
         free(p->tags[i]);
     }
-    for (size_t i = 0; i < p->nnotes; i++)
-        free(p->notes[i]);
     free(p->sets);
     free(p->rounds);
     free(p->tags);
@@ -317,21 +319,38 @@ static void grid_groups(fp_iso_plan *p, fp_iso_round *r, bool columns)
 
 /* The units that may pad a half, partner a candidate or form a control:
  * passed, not a finding, not under suspicion; in unit order. */
+typedef struct ranked {
+    int failures, unit;
+} ranked;
+
+/* More failures first, then by unit: a stable order every rank agrees on. */
+static int cmp_ranked(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+    if (x->failures != y->failures)
+        return x->failures > y->failures ? -1 : 1;
+    return (x->unit > y->unit) - (x->unit < y->unit);
+}
+
 static int pool_of(const fp_iso_plan *p, const bool *used, int *pool)
 {
     int k = 0;
+    ranked *rk = malloc((size_t)p->n * sizeof *rk);
     for (int u = 0; u < p->n; u++)
-        if (p->cleared[u] && !p->culprit[u] && !used[u] && !suspected(p, u))
+        if (p->cleared[u] && !p->culprit[u] && !used[u] && !suspected(p, u)) {
+            if (rk)
+                rk[k] = (ranked){p->failures[u], u};
             pool[k++] = u;
+        }
     /* those that were in fewer failing groups last, where pads and partners
      * are taken: a fault that one noisy reading cleared must not slow the
-     * candidates it partners (a stable order: every rank sorts alike) */
-    for (int i = 1; i < k; i++) {
-        int u = pool[i], j = i;
-        for (; j > 0 && p->failures[pool[j - 1]] < p->failures[u]; j--)
-            pool[j] = pool[j - 1];
-        pool[j] = u;
+     * candidates it partners */
+    if (rk) {
+        qsort(rk, (size_t)k, sizeof *rk, cmp_ranked);
+        for (int i = 0; i < k; i++)
+            pool[i] = rk[i].unit;
     }
+    free(rk);
     return k;
 }
 
@@ -594,13 +613,8 @@ fp_iso_round *fp_iso_plan_next(fp_iso_plan *p)
     if (!r) {
         for (int i = 0; i < p->nsets; i++)
             if (!p->sets[i].done) {
-                char list[160] = "";
-                size_t at = 0;
-                for (int k = 0; k < p->sets[i].n && at + 12 < sizeof list; k++)
-                    at += (size_t)snprintf(list + at, sizeof list - at, "%s%d", k ? "," : "",
-                                           p->sets[i].units[k]);
-                note(p, "units %s: still suspects, with no units that passed to pair them with",
-                     list);
+                note(p, p->sets[i].units, p->sets[i].n,
+                     "still suspects, with no units that passed to pair them with");
                 set_close(p, i);
             }
         p->over = true;
@@ -770,8 +784,8 @@ static fp_status node_set_done(fp_iso_plan *p, const fp_iso_round *r, int si, co
     }
     iso_set *s = &p->sets[si];
     if (!failed && s->n == 1) {
-        note(p, "unit %d: a candidate of round %d, passed with units that passed in round %d",
-             s->units[0], p->named[s->units[0]] ? p->named[s->units[0]] : r->index - 1, r->index);
+        note(p, s->units, 1, "a candidate of round %d, passed with units that passed in round %d",
+             p->named[s->units[0]] ? p->named[s->units[0]] : r->index - 1, r->index);
     } else if (!failed) {
         /* every unit of the set passed apart: the fault needs two of them */
         int *u = malloc((size_t)s->n * sizeof *u);
@@ -798,8 +812,8 @@ static fp_status pair_set_done(fp_iso_plan *p, const fp_iso_round *r, int si, co
         if (gidx[0] >= 0 && r->groups[gidx[0]].outcome != FP_ISO_OK) {
             s->stage = 0;
         } else {
-            note(p, "%d units that failed together passed together again: the fault did not "
-                 "show again", s->n);
+            note(p, s->units, s->n, "failed together, passed together again in round %d: the "
+                 "fault did not show again", r->index);
             set_close(p, si);
         }
         return FP_OK;
@@ -826,8 +840,8 @@ static fp_status pair_set_done(fp_iso_plan *p, const fp_iso_round *r, int si, co
         set_close(p, si);
     } else if (s->n == 2 || ++s->stage > 2) {
         set_close(p, si);
-        note(p, "%d units that failed together in an earlier round passed in every part and "
-             "cross-boundary union: the fault did not show again", s->n);
+        note(p, s->units, s->n, "failed together, passed in every part and cross-boundary "
+             "union by round %d: the fault did not show again", r->index);
     }
 cleanup:
     return st;
@@ -905,8 +919,8 @@ static fp_status link_done(fp_iso_plan *p, const fp_iso_round *r, int si, const 
                             .group = gidx[0]};
         FP_CHECK(add_finding(p, &f));
     } else {
-        note(p, "units %d and %d: failed together in round %d, passed apart and together "
-             "after", s->units[0], s->units[1], p->named_link[si % MAX_LINKS]);
+        note(p, s->units, 2, "failed together in round %d, passed apart and together by round "
+             "%d", p->named_link[si % MAX_LINKS], r->index);
     }
 cleanup:
     set_close(p, si);
@@ -1010,9 +1024,9 @@ double fp_iso_plan_seconds(const fp_iso_plan *p, int round)
     return p->rounds[round - 1].ended - p->rounds[0].started;
 }
 
-size_t fp_iso_plan_notes(const fp_iso_plan *p, const char *const **out)
+size_t fp_iso_plan_notes(const fp_iso_plan *p, const fp_iso_note **out)
 {
-    *out = (const char *const *)p->notes;
+    *out = p->notes;
     return p->nnotes;
 }
 

@@ -28,6 +28,25 @@ static const char *node_of(const fp_run *run, int u)
     return u >= 0 && u < run->nnodes ? run->nodes[u] : "?";
 }
 
+/* A note's nodes as a hostlist, "..." after the first FP_ISO_NOTE_UNITS
+ * (malloc'd; NULL without memory). */
+static char *note_nodes(const fp_run *run, const fp_iso_note *x)
+{
+    const char *names[FP_ISO_NOTE_UNITS];
+    int n = x->nunits < FP_ISO_NOTE_UNITS ? x->nunits : FP_ISO_NOTE_UNITS;
+    for (int k = 0; k < n; k++)
+        names[k] = node_of(run, x->units[k]);
+    char *list = fp_hostlist_compress(names, (size_t)n);
+    if (list && x->nunits > n) {
+        char *more = malloc(strlen(list) + 32);
+        if (more)
+            sprintf(more, "%s and %d more", list, x->nunits - n);
+        free(list);
+        list = more;
+    }
+    return list;
+}
+
 void fp_report_isolate_console(FILE *out, const fp_iso_plan *p, const fp_run *run,
                                const char *strategy)
 {
@@ -56,10 +75,13 @@ void fp_report_isolate_console(FILE *out, const fp_iso_plan *p, const fp_run *ru
                     node_of(run, f[i].unit), fp_iso_outcome_name(f[i].outcome), f[i].named,
                     f[i].confirmed);
     }
-    const char *const *notes;
+    const fp_iso_note *notes;
     size_t nn = fp_iso_plan_notes(p, &notes);
-    for (size_t i = 0; i < nn; i++)
-        fprintf(out, "note: %s\n", notes[i]);
+    for (size_t i = 0; i < nn; i++) {
+        char *nodes = note_nodes(run, &notes[i]);
+        fprintf(out, "note: %s: %s\n", nodes ? nodes : "?", notes[i].what);
+        free(nodes);
+    }
     int named = fp_iso_plan_named_round(p), rounds = fp_iso_plan_rounds(p);
     if (n)
         fprintf(out, "isolate (%s): %zu named in %d round%s (%.1f s); %d round%s in all (%.1f s)\n",
@@ -111,10 +133,14 @@ fp_status fp_report_isolate_json(const fp_iso_plan *p, const fp_run *run, const 
             json_object_set_new(one, "peer", json_string(node_of(run, f[i].peer)));
         json_array_append_new(finds, one);
     }
-    const char *const *notes;
+    const fp_iso_note *notes;
     size_t nn = fp_iso_plan_notes(p, &notes);
-    for (size_t i = 0; i < nn; i++)
-        json_array_append_new(notes_j, json_string(notes[i]));
+    for (size_t i = 0; i < nn; i++) {
+        char *nodes = note_nodes(run, &notes[i]);
+        json_array_append_new(notes_j, json_pack("{s:s, s:s}", "nodes", nodes ? nodes : "?",
+                                                 "note", notes[i].what));
+        free(nodes);
+    }
     int named = fp_iso_plan_named_round(p), rounds = fp_iso_plan_rounds(p);
     json_object_set_new(root, "run", json_string(run->id));
     json_object_set_new(root, "strategy", json_string(strategy));

@@ -139,10 +139,19 @@ int fp_iso_plan_named_round(const fp_iso_plan *p);
  * 0 or none run: 0), on the clock the caller stamped the rounds with. */
 double fp_iso_plan_seconds(const fp_iso_plan *p, int round);
 
-/* Suspicions that ended without a finding, as text lines ("n5: candidate of
- * round 2, passed with n2 in round 3"), and whether the plan stopped at
- * max_rounds with suspects left. */
-size_t fp_iso_plan_notes(const fp_iso_plan *p, const char *const **out);
+/* A suspicion that ended without a finding: its units (the first
+ * FP_ISO_NOTE_UNITS of nunits) and why ("a candidate of round 2, passed with
+ * units that passed in round 3"). */
+#define FP_ISO_NOTE_UNITS 8
+typedef struct fp_iso_note {
+    int units[FP_ISO_NOTE_UNITS];
+    int nunits;
+    char what[128];
+} fp_iso_note;
+
+/* The suspicions that ended without a finding (belong to p), and whether
+ * the plan stopped at max_rounds with suspects left. */
+size_t fp_iso_plan_notes(const fp_iso_plan *p, const fp_iso_note **out);
 bool fp_iso_plan_truncated(const fp_iso_plan *p);
 
 /* Whether unit u passed in some group (cleared). */

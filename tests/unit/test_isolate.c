@@ -119,8 +119,10 @@ static void test_two_faults(void)
     fp_iso_plan *p = run(FP_ISO_GRID, 16, f, 2, 0.8);
     CHECK(names_nodes(p, (int[]){5, 10}, 2, FP_ISO_WRONG));
     CHECK(fp_iso_plan_rounds(p) == 3 && fp_iso_plan_named_round(p) == 3);
-    const char *const *notes;
+    const fp_iso_note *notes;
     CHECK(fp_iso_plan_notes(p, &notes) == 2); /* units 6 and 9 */
+    CHECK(notes[0].nunits == 1 && notes[1].nunits == 1);
+    CHECK(notes[0].units[0] + notes[1].units[0] == 15 && strstr(notes[0].what, "candidate"));
     fp_iso_plan_free(p);
     /* auto: two rows fail, each is bisected */
     p = run(FP_ISO_AUTO, 16, f, 2, 0.8);
