@@ -218,9 +218,7 @@ static void check(const iso_run *ir, const int *members, int n, int round, doubl
     check_bufs b = {0};
     double *took = NULL;
     memset(rep, 0, sizeof *rep);
-    int me = 0;
-    for (int k = 0; k < n; k++)
-        me = members[k] == ctx->rank ? k : me;
+    int me = fp_world_group_rank(members, n, ctx->rank);
     FP_CHECK(ctx->comm_ops->open_group(&group, ctx->comm, members, n, round, deadline));
     fp_coll_geom g = fp_coll_geometry(cfg->coll, cfg->bytes, sizeof(float), n);
     FP_CHECK(bufs_open(ctx, &b, g.send_elems, g.recv_elems));

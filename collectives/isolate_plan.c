@@ -758,6 +758,12 @@ static fp_status grid_candidates(fp_iso_plan *p)
     return st;
 }
 
+/* Group g of r when it was tested (g >= 0) and failed, else NULL. */
+static const fp_iso_group *failing(const fp_iso_round *r, int g)
+{
+    return g >= 0 && r->groups[g].outcome != FP_ISO_OK ? &r->groups[g] : NULL;
+}
+
 /* A node set's round: a failing half's suspects are a new set (one suspect:
  * named); a pair confirms its candidate; no failing half leaves a fault that
  * needs a unit of each half. */
@@ -767,11 +773,11 @@ static fp_status node_set_done(fp_iso_plan *p, const fp_iso_round *r, int si, co
     fp_status st = FP_OK;
     bool failed = false;
     for (int part = 0; part < 2; part++) {
-        int g = gidx[part];
-        if (g < 0 || r->groups[g].outcome == FP_ISO_OK)
+        const fp_iso_group *x = failing(r, gidx[part]);
+        if (!x)
             continue;
         failed = true;
-        const fp_iso_group *x = &r->groups[g];
+        int g = gidx[part];
         if (x->role == FP_ISO_PAIR) {
             FP_CHECK(confirm_node(p, r, g, x->subject));
             continue;
@@ -819,12 +825,11 @@ static fp_status pair_set_done(fp_iso_plan *p, const fp_iso_round *r, int si, co
         return FP_OK;
     }
     for (int part = 0; part < 2; part++) {
-        int g = gidx[part];
-        if (g < 0 || r->groups[g].outcome == FP_ISO_OK)
+        const fp_iso_group *x = failing(r, gidx[part]);
+        if (!x)
             continue;
         failed = true;
-        const fp_iso_group *x = &r->groups[g];
-        int own = p->tags[p->nrounds - 1][g].own; /* the pads passed elsewhere */
+        int own = p->tags[p->nrounds - 1][gidx[part]].own; /* the pads passed elsewhere */
         if (own == 2) { /* a link, once it shows again and neither end alone */
             int li = set_add(p, units_of(r, x), 2, true, 0);
             if (li < 0)

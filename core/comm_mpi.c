@@ -337,9 +337,7 @@ static fp_status mpi_open_group(fp_comm **out, fp_comm *parent, const int *membe
     c->comm = MPI_COMM_NULL;
     c->deadline = deadline;
     c->size = n;
-    for (int i = 0; i < n; i++)
-        if (members[i] == parent->rank)
-            c->rank = i;
+    c->rank = fp_world_group_rank(members, n, parent->rank);
     char ready = 1;
     FP_CHECK(fp_world_meet(c->world, members, n, tag, deadline, &ready, 1));
     MPI_Comm world = fp_world_comm(c->world);

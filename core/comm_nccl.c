@@ -110,22 +110,34 @@ cleanup:
     return st;
 }
 
-static fp_status nccl_open(fp_comm **out, fp_world *w, fp_device *dev)
+/* A communicator over the world (members NULL: rank 0 makes the id and
+ * broadcasts it) or over the group of members[0..n) (its leader makes the
+ * id and hands it to the members as they meet, fp_world_meet: a
+ * communicator of the group alone, with the group's deadline). */
+static fp_status open_comm(fp_comm **out, fp_world *w, cudaStream_t compute, const int *members,
+                           int n, int tag, double deadline)
 {
     fp_status st = FP_OK;
     ncclUniqueId id;
+    memset(&id, 0, sizeof id);
     fp_comm *c = calloc(1, sizeof *c);
     FP_CHECK_ALLOC(c);
     c->world = w;
-    c->rank = fp_world_rank(w);
-    c->size = fp_world_size(w);
+    c->compute = compute;
+    c->group = members != NULL;
+    c->deadline = deadline;
+    c->size = members ? n : fp_world_size(w);
+    c->rank = members ? fp_world_group_rank(members, n, fp_world_rank(w)) : fp_world_rank(w);
     if (c->rank == 0)
         FP_CHECK_NCCL(ncclGetUniqueId(&id));
-    MPI_Request req;
-    FP_CHECK_MPI(MPI_Ibcast(&id, (int)sizeof id, MPI_BYTE, 0, fp_world_comm(w), &req));
-    FP_CHECK(fp_world_wait(w, &req, 1, "NCCL bootstrap"));
-    c->compute = (cudaStream_t)fp_device_cuda.native_stream(dev);
-    FP_CHECK(join(c, id, "NCCL communicator set-up"));
+    if (members) {
+        FP_CHECK(fp_world_meet(w, members, n, tag, deadline, &id, (int)sizeof id));
+    } else {
+        MPI_Request req;
+        FP_CHECK_MPI(MPI_Ibcast(&id, (int)sizeof id, MPI_BYTE, 0, fp_world_comm(w), &req));
+        FP_CHECK(fp_world_wait(w, &req, 1, "NCCL bootstrap"));
+    }
+    FP_CHECK(join(c, id, members ? "NCCL group set-up" : "NCCL communicator set-up"));
 cleanup:
     if (st != FP_OK) {
         nccl_close(c);
@@ -135,35 +147,15 @@ cleanup:
     return st;
 }
 
-/* The group's leader makes the id and hands it to the members as they meet
- * (fp_world_meet): a communicator of the group alone. */
+static fp_status nccl_open(fp_comm **out, fp_world *w, fp_device *dev)
+{
+    return open_comm(out, w, (cudaStream_t)fp_device_cuda.native_stream(dev), NULL, 0, 0, 0);
+}
+
 static fp_status nccl_open_group(fp_comm **out, fp_comm *parent, const int *members, int n,
                                  int tag, double deadline)
 {
-    fp_status st = FP_OK;
-    ncclUniqueId id;
-    memset(&id, 0, sizeof id);
-    fp_comm *c = calloc(1, sizeof *c);
-    FP_CHECK_ALLOC(c);
-    c->world = parent->world;
-    c->compute = parent->compute;
-    c->group = true;
-    c->deadline = deadline;
-    c->size = n;
-    for (int i = 0; i < n; i++)
-        if (members[i] == parent->rank)
-            c->rank = i;
-    if (c->rank == 0)
-        FP_CHECK_NCCL(ncclGetUniqueId(&id));
-    FP_CHECK(fp_world_meet(c->world, members, n, tag, deadline, &id, (int)sizeof id));
-    FP_CHECK(join(c, id, "NCCL group set-up"));
-cleanup:
-    if (st != FP_OK) {
-        nccl_close(c);
-        c = NULL;
-    }
-    *out = c;
-    return st;
+    return open_comm(out, parent->world, parent->compute, members, n, tag, deadline);
 }
 
 static bool nccl_supports(fp_dtype t, fp_redop op)

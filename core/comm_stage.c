@@ -16,6 +16,7 @@
 #include "fleetprint/comm.h"
 #include "fleetprint/device.h"
 #include "fleetprint/log.h"
+#include "fleetprint/world.h"
 
 struct fp_comm {
     const fp_comm_ops *inner;
@@ -164,9 +165,7 @@ static fp_status stage_open_group(fp_comm **out, fp_comm *parent, const int *mem
     c->dev = parent->dev;
     c->direct = parent->direct;
     c->size = n;
-    for (int i = 0; i < n; i++)
-        if (members[i] == parent->rank)
-            c->rank = i;
+    c->rank = fp_world_group_rank(members, n, parent->rank);
     FP_CHECK(c->inner->open_group(&c->host, parent->host, members, n, tag, deadline));
 cleanup:
     if (st != FP_OK) {

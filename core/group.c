@@ -12,6 +12,14 @@
  * link sweep and from those isolation's exchanges use (1000..9999). */
 enum { TAG_MEET = 10000 };
 
+int fp_world_group_rank(const int *members, int n, int rank)
+{
+    for (int i = 0; i < n; i++)
+        if (members[i] == rank)
+            return i;
+    return -1;
+}
+
 fp_status fp_world_poll(MPI_Request *reqs, int n, double deadline)
 {
     double start = fp_clock();

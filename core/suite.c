@@ -292,9 +292,7 @@ fp_status fp_group_collective(fp_ctx *ctx, fp_comm *group, const int *members, i
     double factor = group_factor(ctx, members, n, now);
     if (typical > 0 && factor > 1) /* it arrives late */
         fp_sleep((factor - 1) * typical);
-    int me = 0;
-    for (int k = 0; k < n; k++)
-        me = members[k] == ctx->rank ? k : me;
+    int me = fp_world_group_rank(members, n, ctx->rank);
     fp_status st = corrupt_input(ctx, a, me, false);
     *enter = fp_world_now(ctx->world);
     fp_comm_req *req = NULL;

@@ -115,6 +115,9 @@ fp_status fp_world_agree(fp_world *w, fp_status st);
  * first millisecond. */
 fp_status fp_world_poll(MPI_Request *reqs, int n, double deadline);
 
+/* The index of rank in members[0..n) (its rank in the group), or -1. */
+int fp_world_group_rank(const int *members, int n, int rank);
+
 /* The world ranks members[0..n) (ascending, this rank among them) meet
  * without the rest of the world, over point-to-point messages on the data
  * communicator: each greets the leader (members[0]); the leader, once every
