@@ -177,7 +177,8 @@ static void run_ring(int n, const fp_iso_fault *f, int k, const model *m, result
     int rounds = n % 2 ? 3 : 2, named = 0, wrong = 0;
     for (int u = 0; u < n; u++) {
         int prev = (u + n - 1) % n, next = (u + 1) % n;
-        bool a = is_fault(f, k, u) || is_fault(f, k, prev), b = is_fault(f, k, u) || is_fault(f, k, next);
+        bool me = is_fault(f, k, u);
+        bool a = me || is_fault(f, k, prev), b = me || is_fault(f, k, next);
         if (a && b) {
             named++;
             wrong += !is_fault(f, k, u); /* a ghost: confirmation clears it */
@@ -210,7 +211,10 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc) {
             char *end;
             double v = strtod(argv[++i], &end);
-            m.bytes = v * (*end == 'G' ? 1 << 30 : *end == 'M' ? 1 << 20 : *end == 'K' ? 1 << 10 : 1);
+            m.bytes = v * (*end == 'G'   ? 1 << 30
+                           : *end == 'M' ? 1 << 20
+                           : *end == 'K' ? 1 << 10
+                                         : 1);
         } else if (strcmp(argv[i], "--ranks-per-node") == 0 && i + 1 < argc) {
             m.ranks_per_node = atoi(argv[++i]);
         } else {

@@ -59,9 +59,10 @@ typedef struct iso_run {
 #define SETUP 0.25
 
 /* After a poll that timed out: the requests of reqs[0..n) that completed
- * become MPI_REQUEST_NULL, the others are cancelled and freed; their number.
- * (MPI_Testall leaves every request as it was unless all completed.) */
-static int give_up(MPI_Request *reqs, int n)
+ * become MPI_REQUEST_NULL, the others are freed (receives cancelled first:
+ * sends are left to MPI to deliver); their number. (MPI_Testall leaves
+ * every request as it was unless all completed.) */
+static int give_up(MPI_Request *reqs, int n, bool receives)
 {
     int lost = 0;
     for (int i = 0; i < n; i++) {
@@ -71,7 +72,8 @@ static int give_up(MPI_Request *reqs, int n)
         MPI_Test(&reqs[i], &done, MPI_STATUS_IGNORE);
         if (done)
             continue;
-        MPI_Cancel(&reqs[i]);
+        if (receives)
+            MPI_Cancel(&reqs[i]);
         MPI_Request_free(&reqs[i]);
         lost++;
     }
@@ -308,7 +310,7 @@ static fp_status collect(const iso_run *ir, const int *members, int n, int round
                 MPI_Test(&reqs[i], &done, MPI_STATUS_IGNORE);
             came[i] = came[i] || done;
         }
-        give_up(reqs, n);
+        give_up(reqs, n, true);
     }
     memset(res, 0, sizeof *res);
     res->outcome = FP_ISO_OK;
@@ -382,7 +384,7 @@ static fp_status exchange(iso_run *ir, fp_iso_round *r, const int *leaders, int 
             MPI_Test(&reqs[g], &done, MPI_STATUS_IGNORE);
         came[g] = done;
     }
-    give_up(reqs, r->ngroups);
+    give_up(reqs, r->ngroups, true);
     double latest = 0;
     for (int g = 0; g < r->ngroups; g++)
         latest = came[g] && all[g].sent > latest ? all[g].sent : latest;
@@ -402,7 +404,8 @@ static fp_status exchange(iso_run *ir, fp_iso_round *r, const int *leaders, int 
     }
     free(came);
     /* small messages: their sends complete without their receivers */
-    if (fp_world_poll(sends, size, fp_clock() + ir->margin) != FP_OK && give_up(sends, size))
+    if (fp_world_poll(sends, size, fp_clock() + ir->margin) != FP_OK &&
+        give_up(sends, size, false))
         out = NULL; /* left to MPI */
 cleanup:
     free(out);
@@ -448,9 +451,14 @@ static fp_status run_round(iso_run *ir, fp_iso_round *r)
             FP_CHECK(collect(ir, members, n, r->index, &rep, deadline + ir->margin, &res));
         } else {
             MPI_Request req;
-            FP_CHECK_MPI(MPI_Isend(&rep, (int)sizeof rep, MPI_BYTE, members[0],
+            member_report *out = malloc(sizeof *out); /* left to MPI if never sent */
+            FP_CHECK_ALLOC(out);
+            *out = rep;
+            FP_CHECK_MPI(MPI_Isend(out, (int)sizeof *out, MPI_BYTE, members[0],
                                    tag_of(r->index, TAG_REPORT), fp_world_comm(w), &req));
-            if (fp_world_poll(&req, 1, deadline + ir->margin) != FP_OK)
+            if (fp_world_poll(&req, 1, deadline + ir->margin) == FP_OK)
+                free(out);
+            else
                 MPI_Request_free(&req);
         }
     }
@@ -575,7 +583,8 @@ fp_status fp_isolate_finish(fp_ctx *ctx, const fp_iso_plan *p, fp_status st, dou
     if (writer < 0 || on_hung_node(p, w, me))
         return FP_ETIMEOUT;
     if (me != writer) {
-        int done = 1, *code = malloc(sizeof *code); /* left to MPI if the writer never says */
+        static const int done = 1;
+        int *code = malloc(sizeof *code); /* left to MPI if the writer never says */
         MPI_Request reqs[2];
         if (!code)
             return FP_ENOMEM;
@@ -583,7 +592,8 @@ fp_status fp_isolate_finish(fp_ctx *ctx, const fp_iso_plan *p, fp_status st, dou
             MPI_Isend(&done, 1, MPI_INT, writer, TAG_FINISHED, comm, &reqs[0]) != MPI_SUCCESS)
             return FP_EMPI;
         if (fp_world_poll(reqs, 2, fp_clock() + timeout) != FP_OK) {
-            give_up(reqs, 2);
+            give_up(reqs + 1, 1, true);
+            give_up(reqs, 1, false);
             fp_error("isolate: rank %d (the writer) never said how the isolation ended", writer);
             return FP_ETIMEOUT;
         }
@@ -607,7 +617,7 @@ fp_status fp_isolate_finish(fp_ctx *ctx, const fp_iso_plan *p, fp_status st, dou
         MPI_Irecv(&flags[rank], 1, MPI_INT, rank, TAG_FINISHED, comm, &reqs[rank]);
     }
     if (fp_world_poll(reqs, size, fp_clock() + timeout) != FP_OK)
-        give_up(reqs, size);
+        give_up(reqs, size, true);
     char missing[256] = "", one[96];
     size_t at = 0;
     bool lost = false;
@@ -631,7 +641,7 @@ fp_status fp_isolate_finish(fp_ctx *ctx, const fp_iso_plan *p, fp_status st, dou
     }
     if (lost)
         fp_error("isolate: %s never finished (not found hung): the job ends by abort", missing);
-    if (fp_world_poll(reqs, size, fp_clock() + timeout) != FP_OK && give_up(reqs, size))
+    if (fp_world_poll(reqs, size, fp_clock() + timeout) != FP_OK && give_up(reqs, size, false))
         codes = NULL; /* left to MPI */
     free(flags);
     free(codes);
