@@ -10,11 +10,9 @@
 #   - corrupt:rank=5 and corrupt:rank=10 (auto: two rows fail, bisected):
 #     both named;
 #   - link:ranks=1-2,factor=8: the link n1~n2 named, not a node.
-# FP_TEST_FAULT_SCALE=0 injects nothing: every case must then fail.
+# FP_TEST_FAULT_SCALE=0 injects nothing (tests/measure.sh): every case must then fail.
 . "$FP_TESTS/lib.sh"
 cd "$WORK"
-scale=${FP_TEST_FAULT_SCALE:-1}
-on() { [ "$scale" != 0 ] && echo "--inject $1"; } # a fault, unless scaled away
 outs() {
   mkdir -p "$1"
   echo --drain-file "$1/drain.txt" --exclude-file "$1/exclude.txt" --json "$1/verdicts.json" \
@@ -68,14 +66,14 @@ PY
 }
 
 # shellcheck disable=SC2046
-expect_rc 1 mpi 16 "$FLEETPRINT" isolate --strategy grid $(on corrupt:rank=5) --timeout 20s \
+expect_rc 1 mpi 16 "$FLEETPRINT" isolate --strategy grid $(inject corrupt:rank=5) --timeout 20s \
   $(outs corrupt)
 expect_out 'named: n5 wrong \(named after round 2, confirmed in round 3\)'
 check corrupt n5 wrong 2
 echo "ok: corrupt:rank=5 named in 2 rounds (grid): $(grep -E '^isolate' "$WORK/out")"
 
 # shellcheck disable=SC2046
-expect_rc 4 mpi 16 "$FLEETPRINT" isolate --strategy grid $(on hang:rank=6,after=0s) \
+expect_rc 4 mpi 16 "$FLEETPRINT" isolate --strategy grid $(inject hang:rank=6,after=0s) \
   --timeout 6s $(outs hang)
 expect_out 'named: n6 hung \(named after round 2, confirmed in round 3\)'
 expect_out 'isolate: 15 of 15 ranks off the hung nodes finished in'
@@ -83,19 +81,19 @@ check hang n6 hung 2
 echo "ok: hang:rank=6 named in 2 rounds, every other rank finished, exit 4"
 
 # shellcheck disable=SC2046
-expect_rc 1 mpi 16 "$FLEETPRINT" isolate $(on slow:rank=10,factor=4) --timeout 20s $(outs slow)
+expect_rc 1 mpi 16 "$FLEETPRINT" isolate $(inject slow:rank=10,factor=4) --timeout 20s $(outs slow)
 expect_out 'named: n10 slow'
 check slow n10 slow -
 echo "ok: slow:rank=10,factor=4 named: $(grep -E '^isolate' "$WORK/out")"
 
 # shellcheck disable=SC2046
-expect_rc 1 mpi 16 "$FLEETPRINT" isolate $(on corrupt:rank=5) $(on corrupt:rank=10) \
+expect_rc 1 mpi 16 "$FLEETPRINT" isolate $(inject corrupt:rank=5) $(inject corrupt:rank=10) \
   --timeout 20s $(outs two)
 check two 'n[5,10]' wrong -
 echo "ok: two corrupt ranks both named: $(grep -E '^isolate' "$WORK/out")"
 
 # shellcheck disable=SC2046
-expect_rc 1 mpi 16 "$FLEETPRINT" isolate --strategy grid $(on link:ranks=1-2,factor=8) \
+expect_rc 1 mpi 16 "$FLEETPRINT" isolate --strategy grid $(inject link:ranks=1-2,factor=8) \
   --timeout 20s --json link.json --drain-file link-drain.txt
 expect_out 'named: link n1~n2 slow'
 [ ! -s link-drain.txt ] || fail "a link drains no node: $(cat link-drain.txt)"

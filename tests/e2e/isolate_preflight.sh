@@ -7,15 +7,13 @@
 #     Isolation names n3, which alone is in the drain file (exit 1).
 #   - corrupt:rank=3: only rank 3's result is wrong: preflight names n3
 #     itself (its drain file holds n3), and no isolation runs.
-# FP_TEST_FAULT_SCALE=0 injects nothing: both cases must then fail.
+# FP_TEST_FAULT_SCALE=0 injects nothing (tests/measure.sh): both cases must then fail.
 . "$FP_TESTS/lib.sh"
 cd "$WORK"
-scale=${FP_TEST_FAULT_SCALE:-1}
-on() { [ "$scale" != 0 ] && echo "--inject $1"; }
 pf=(preflight --test allreduce -b 64K -e 64K -n 2 -w 1 --timeout 20s --isolate auto)
 
 # shellcheck disable=SC2046
-expect_rc 1 mpi 8 "$FLEETPRINT" "${pf[@]}" $(on corrupt:rank=3,input=1) \
+expect_rc 1 mpi 8 "$FLEETPRINT" "${pf[@]}" $(inject corrupt:rank=3,input=1) \
   --drain-file spread.txt --json spread.json
 expect_out 'detect .*: fail -- nodes: 0 pass, 0 warn, 8 fail'
 expect_out 'preflight: collectives\.allreduce\..* fails with 8 of 8 nodes failing: no culprit named: isolating in rounds \(--isolate auto\)'
@@ -26,7 +24,7 @@ py -c 'import json; v=json.load(open("spread.json")); assert v["failing_nodes"]=
 echo "ok: every node failed the allreduce; isolation drained n3 alone"
 
 # shellcheck disable=SC2046
-expect_rc 1 mpi 8 "$FLEETPRINT" "${pf[@]}" $(on corrupt:rank=3) --drain-file named.txt
+expect_rc 1 mpi 8 "$FLEETPRINT" "${pf[@]}" $(inject corrupt:rank=3) --drain-file named.txt
 ! grep -q 'isolating in rounds' "$WORK/out" || { cat "$WORK/out" >&2; fail "isolated though n3 was named"; }
 # preflight's own verdicts (beside n3, a timing on shared cores may fail too)
 grep -Eq '^n3$|^n\[([0-9,-]*,)?3[],-]' named.txt || fail "the drain file '$(cat named.txt)' lacks n3"

@@ -3,9 +3,11 @@
 # (issue 34, must show 4): 16 nodes, corrupt:rank=5, grid: every group's
 # communicator is ncclCommInitRank with an id of its own (its leader's, handed
 # over as the members meet), and n5 is named after round 2, confirmed in 3.
+# FP_TEST_FAULT_SCALE=0 injects nothing (tests/measure.sh): it must then fail.
 . "$FP_TESTS/emu/common.sh"
 cd "$WORK"
-expect_rc 1 emu 16 nccl isolate --strategy grid --inject corrupt:rank=5 --size 256K \
+# shellcheck disable=SC2046
+expect_rc 1 emu 16 nccl isolate --strategy grid $(inject corrupt:rank=5) --size 256K \
   --timeout 30s --drain-file drain.txt --rounds-json rounds.json
 no_crash
 expect_out 'comm nccl'
