@@ -254,6 +254,45 @@ typedef struct fp_measure_steps {
 fp_status fp_measure(const fp_config *cfg, const measure_out *out, fp_world *w,
                      const fp_measure_steps *steps, void *arg);
 
+/* ---- isolation in rounds (app/isolate.c) ---------------------------------------- */
+
+/* The settings of an isolation besides the runtime's. */
+typedef struct isolate_opts {
+    const char *strategy;    /* grid, bisect, auto */
+    const char *collective;  /* the check: allreduce, allgather, reduce_scatter, alltoall */
+    uint64_t bytes;          /* its size; 0: 64 MiB on devices with their own memory, else 1 MiB */
+    double warm, window;     /* seconds of warm-up and timed calls per round */
+    int max_rounds;
+    const char *rounds_json; /* the round table as JSON, or NULL */
+    const char *run_json;    /* the run as JSON, or NULL */
+} isolate_opts;
+
+/* Isolate on every rank of w (docs/isolate.md): open the test context of
+ * rt, run the rounds, then the writer (rank 0 unless its node hangs) prints
+ * the round table and the verdicts of what was named and writes o's outputs
+ * and the run (tag and store of mo), and every rank not on a hung node
+ * finishes. Returns, on every rank that returns: FP_OK nothing named,
+ * FP_EFAIL named, FP_ETIMEOUT a rank hangs (the job must end by abort),
+ * or an error. */
+fp_status fp_app_isolate(const fp_config *rt, const isolate_opts *io, const measure_out *mo,
+                         const detect_out *o, fp_world *w);
+
+/* Preflight's test (rank 0, its run and rules): whether a collective of the
+ * whole job failed without a culprit named (no node fails, or more than half
+ * do); why says so. */
+bool fp_app_isolate_wanted(const fp_run *run, const fp_rules *rules, const fp_baselines *base,
+                           const char *contended_note, char *why, size_t len);
+
+/* preflight --isolate's value: NULL or a strategy; else FP_EUSAGE with one
+ * line when speak. */
+fp_status fp_app_isolate_check(const char *strategy, bool speak);
+
+/* After preflight ended with st on every rank: when strategy is set and rank
+ * 0's why says isolation is wanted, isolate with it (fp_app_isolate, the run
+ * tagged "isolate") and return that status; else st. */
+fp_status fp_app_isolate_after(const char *strategy, const fp_config *rt, const measure_out *mo,
+                               const detect_out *o, fp_world *w, fp_status st, const char *why);
+
 /* ---- the manual (app/manual.c) ------------------------------------------------- */
 
 /* The man page (roff, section 1) of every command and option, from the tables. */

@@ -7,6 +7,7 @@
 
 extern const fp_command fp_cmd_run;
 extern const fp_command fp_cmd_preflight;
+extern const fp_command fp_cmd_isolate;
 extern const fp_command fp_cmd_burnin;
 extern const fp_command fp_cmd_baseline;
 extern const fp_command fp_cmd_detect;
@@ -21,6 +22,7 @@ extern const fp_command fp_cmd_version;
 const fp_command *const fp_commands[] = {
     &fp_cmd_run,
     &fp_cmd_preflight,
+    &fp_cmd_isolate,
     &fp_cmd_burnin,
     &fp_cmd_baseline,
     &fp_cmd_detect,

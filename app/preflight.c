@@ -27,6 +27,7 @@ typedef struct preflight_cfg {
     const char *run_json;
     bool no_baselines;
     const char *confirm; /* auto: re-test what failed before acting; off */
+    const char *isolate; /* --isolate STRATEGY: isolation when no culprit is named */
 } preflight_cfg;
 
 /* The quick default set, in registry order; tests not in this build are
@@ -65,6 +66,9 @@ static const fp_opt preflight_opts[] = {
     FP_DETECT_OUT_OPTS(preflight_cfg, out),
     {"run-json", 0, FP_OPT_STRING, offsetof(preflight_cfg, run_json), NULL,
      "also write the run's samples as JSON to FILE"},
+    {"isolate", 0, FP_OPT_STRING, offsetof(preflight_cfg, isolate), NULL,
+     "when a whole-job collective fails and no culprit is named, isolate in rounds: grid, "
+     "bisect or auto (docs/isolate.md)"},
     {"verbose", 'v', FP_OPT_FLAG, PF(verbose), NULL, "log from every rank"},
     {"quiet", 'q', FP_OPT_FLAG, PF(quiet), NULL, "only warnings, errors and the verdict"},
     {0},
@@ -197,6 +201,7 @@ typedef struct pf_state {
     detect_confirm dc;        /* rank 0: the confirm pass the report judges with */
     double t_confirm;         /* when the confirm pass began, on the run's clock */
     bool dc_set;
+    char isolate_why[160];    /* rank 0: why isolation is wanted (--isolate), or "" */
 } pf_state;
 
 static bool wanted(const tests_cfg *tc, const char *name)
@@ -639,7 +644,7 @@ static const fp_run *pf_also_store(void *arg)
 
 static fp_status pf_report(fp_run *run, void *arg)
 {
-    const pf_state *ps = arg;
+    pf_state *ps = arg;
     fp_info("preflight: %zu samples from %d %s on %d %s in %.1f s", run->nsamples, run->nranks,
             fp_plural(run->nranks, "rank", "ranks"), run->nnodes,
             fp_plural(run->nnodes, "node", "nodes"), fp_clock() - ps->t0);
@@ -653,6 +658,9 @@ static fp_status pf_report(fp_run *run, void *arg)
         out.confirm = &ps->dc;
     if (st == FP_OK)
         st = fp_app_detect_and_report(run, ps->rules, ps->base, &out, ps->contended);
+    if (st == FP_EFAIL && ps->pc->isolate)
+        fp_app_isolate_wanted(run, ps->rules, ps->base, ps->contended, ps->isolate_why,
+                              sizeof ps->isolate_why);
     return st;
 }
 
@@ -753,6 +761,7 @@ static fp_status preflight_main(const void *config, fp_world *w)
     ps.base = base;
     ps.contended = contended ? note : NULL;
     st = fp_measure(rt, &pc->run, w, &steps, &ps);
+    st = fp_app_isolate_after(pc->isolate, rt, &pc->run, &out, w, st, ps.isolate_why);
 cleanup:
     fp_world_on_timeout(w, NULL, NULL);
     fp_run_free(&ps.hang.ctx);
@@ -767,6 +776,11 @@ cleanup:
     return st;
 }
 
+static fp_status preflight_check(const void *config, bool speak)
+{
+    return fp_app_isolate_check(((const preflight_cfg *)config)->isolate, speak);
+}
+
 const fp_command fp_cmd_preflight = {
     .name = "preflight",
     .summary = "quick checks before a job starts, then detect: exit 0 = go; drain lists",
@@ -774,5 +788,6 @@ const fp_command fp_cmd_preflight = {
     .config_size = sizeof(preflight_cfg),
     .needs_world = true,
     .run = preflight_main,
+    .check = preflight_check,
 };
 

@@ -34,7 +34,7 @@ declare -A owner=(
   [mem]=core [opts]=core [outfile]=core [progress]=core [sample]=core [stats]=core
   [status]=core [suite]=core [timer]=core [world]=core
   [config]=core
-  [kernels]=kernels [collectives]=collectives [burnin]=burnin
+  [kernels]=kernels [collectives]=collectives [isolate]=collectives [burnin]=burnin
   [store]=fingerprint [jsonl]=fingerprint [history]=fingerprint
   [detect]=detect [whatif]=whatif [trace]=whatif
   [admit]=admit [topology]=admit [hostlist]=admit

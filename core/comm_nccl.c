@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fleetprint/comm.h"
 #include "fleetprint/cuda_kernels.h"
@@ -19,6 +20,8 @@ struct fp_comm {
     cudaEvent_t produced; /* recorded on compute, waited on by stream */
     float *scratch; /* one element, for barriers */
     int rank, size;
+    bool group;      /* a group's (open_group): its own deadline, nothing diagnosed */
+    double deadline;
 };
 
 struct fp_comm_req {
@@ -44,10 +47,23 @@ static void abort_comm(fp_comm *c)
     c->comm = NULL;
 }
 
+/* The deadline of a wait that begins now. */
+static double deadline_of(const fp_comm *c)
+{
+    return c->group ? c->deadline : fp_clock() + fp_world_timeout(c->world);
+}
+
+/* A wait that reached its deadline: the world's names the ranks that never
+ * arrived; a group's is abandoned by its caller. */
+static fp_status expired(fp_comm *c, const char *what)
+{
+    return c->group ? FP_ETIMEOUT : fp_world_timed_out(c->world, what);
+}
+
 /* Poll until the communicator has no operation in progress or the deadline. */
 static fp_status settle(fp_comm *c, const char *what)
 {
-    double deadline = fp_clock() + fp_world_timeout(c->world);
+    double deadline = deadline_of(c);
     ncclResult_t state = ncclInProgress;
     while (fp_clock() < deadline) {
         if (ncclCommGetAsyncError(c->comm, &state) != ncclSuccess || state != ncclInProgress)
@@ -58,7 +74,7 @@ static fp_status settle(fp_comm *c, const char *what)
         return FP_OK;
     abort_comm(c);
     if (state == ncclInProgress)
-        return fp_world_timed_out(c->world, what);
+        return expired(c, what);
     fp_error("NCCL error in %s: %s", what, ncclGetErrorString(state));
     return FP_ENCCL;
 }
@@ -78,28 +94,50 @@ static void nccl_close(fp_comm *c)
     free(c);
 }
 
-static fp_status nccl_open(fp_comm **out, fp_world *w, fp_device *dev)
+/* Join the communicator of id as c->rank of c->size, non-blocking, and
+ * wait for it within the deadline; c->world and c->compute are set. */
+static fp_status join(fp_comm *c, ncclUniqueId id, const char *what)
 {
     fp_status st = FP_OK;
-    ncclUniqueId id;
-    fp_comm *c = calloc(1, sizeof *c);
-    FP_CHECK_ALLOC(c);
-    c->world = w;
-    c->rank = fp_world_rank(w);
-    c->size = fp_world_size(w);
-    if (c->rank == 0)
-        FP_CHECK_NCCL(ncclGetUniqueId(&id));
-    MPI_Request req;
-    FP_CHECK_MPI(MPI_Ibcast(&id, (int)sizeof id, MPI_BYTE, 0, fp_world_comm(w), &req));
-    FP_CHECK(fp_world_wait(w, &req, 1, "NCCL bootstrap"));
     FP_CHECK_CUDA(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
     FP_CHECK_CUDA(cudaMalloc((void **)&c->scratch, sizeof *c->scratch));
     FP_CHECK_CUDA(cudaEventCreateWithFlags(&c->produced, cudaEventDisableTiming));
-    c->compute = (cudaStream_t)fp_device_cuda.native_stream(dev);
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
     FP_CHECK_NCCL(ncclCommInitRankConfig(&c->comm, c->size, id, c->rank, &config));
-    FP_CHECK(settle(c, "NCCL communicator set-up"));
+    FP_CHECK(settle(c, what));
+cleanup:
+    return st;
+}
+
+/* A communicator over the world (members NULL: rank 0 makes the id and
+ * broadcasts it) or over the group of members[0..n) (its leader makes the
+ * id and hands it to the members as they meet, fp_world_meet: a
+ * communicator of the group alone, with the group's deadline). */
+static fp_status open_comm(fp_comm **out, fp_world *w, cudaStream_t compute, const int *members,
+                           int n, int tag, double deadline)
+{
+    fp_status st = FP_OK;
+    ncclUniqueId id;
+    memset(&id, 0, sizeof id);
+    fp_comm *c = calloc(1, sizeof *c);
+    FP_CHECK_ALLOC(c);
+    c->world = w;
+    c->compute = compute;
+    c->group = members != NULL;
+    c->deadline = deadline;
+    c->size = members ? n : fp_world_size(w);
+    c->rank = members ? fp_world_group_rank(members, n, fp_world_rank(w)) : fp_world_rank(w);
+    if (c->rank == 0)
+        FP_CHECK_NCCL(ncclGetUniqueId(&id));
+    if (members) {
+        FP_CHECK(fp_world_meet(w, members, n, tag, deadline, &id, (int)sizeof id));
+    } else {
+        MPI_Request req;
+        FP_CHECK_MPI(MPI_Ibcast(&id, (int)sizeof id, MPI_BYTE, 0, fp_world_comm(w), &req));
+        FP_CHECK(fp_world_wait(w, &req, 1, "NCCL bootstrap"));
+    }
+    FP_CHECK(join(c, id, members ? "NCCL group set-up" : "NCCL communicator set-up"));
 cleanup:
     if (st != FP_OK) {
         nccl_close(c);
@@ -107,6 +145,17 @@ cleanup:
     }
     *out = c;
     return st;
+}
+
+static fp_status nccl_open(fp_comm **out, fp_world *w, fp_device *dev)
+{
+    return open_comm(out, w, (cudaStream_t)fp_device_cuda.native_stream(dev), NULL, 0, 0, 0);
+}
+
+static fp_status nccl_open_group(fp_comm **out, fp_comm *parent, const int *members, int n,
+                                 int tag, double deadline)
+{
+    return open_comm(out, parent->world, parent->compute, members, n, tag, deadline);
 }
 
 static bool nccl_supports(fp_dtype t, fp_redop op)
@@ -238,7 +287,7 @@ static fp_status nccl_test(fp_comm *c, fp_comm_req *q, bool *done)
 static fp_status nccl_wait(fp_comm *c, fp_comm_req *q, const char *what)
 {
     fp_status st = FP_OK;
-    double deadline = fp_clock() + fp_world_timeout(c->world);
+    double deadline = deadline_of(c);
     bool done = false;
     while (st == FP_OK) {
         st = nccl_test(c, q, &done);
@@ -256,7 +305,7 @@ static fp_status nccl_wait(fp_comm *c, fp_comm_req *q, const char *what)
             break;
         if (fp_clock() > deadline) {
             abort_comm(c);
-            st = fp_world_timed_out(c->world, what);
+            st = expired(c, what);
         }
     }
     cudaEventDestroy(q->done);
@@ -273,4 +322,5 @@ const fp_comm_ops fp_comm_nccl = {
     .start = nccl_start,
     .test = nccl_test,
     .wait = nccl_wait,
+    .open_group = nccl_open_group,
 };

@@ -16,6 +16,7 @@
 #include "fleetprint/comm.h"
 #include "fleetprint/device.h"
 #include "fleetprint/log.h"
+#include "fleetprint/world.h"
 
 struct fp_comm {
     const fp_comm_ops *inner;
@@ -142,10 +143,36 @@ static fp_status stage_test(fp_comm *c, fp_comm_req *q, bool *done)
 static fp_status stage_wait(fp_comm *c, fp_comm_req *q, const char *what)
 {
     fp_status st = c->inner->wait(c->host, q->inner, what);
+    if (st == FP_ETIMEOUT) { /* a group's deadline: MPI keeps the staging buffer */
+        free(q);
+        return st;
+    }
     if (st == FP_OK && q->host && q->recv_bytes)
         st = fp_device_cuda.copy(c->dev, q->recv, q->hrecv, q->recv_bytes, FP_COPY_H2D);
     free(q->host);
     free(q);
+    return st;
+}
+
+/* A group of the world's ranks, staged as the world is. */
+static fp_status stage_open_group(fp_comm **out, fp_comm *parent, const int *members, int n,
+                                  int tag, double deadline)
+{
+    fp_status st = FP_OK;
+    fp_comm *c = calloc(1, sizeof *c);
+    FP_CHECK_ALLOC(c);
+    c->inner = parent->inner;
+    c->dev = parent->dev;
+    c->direct = parent->direct;
+    c->size = n;
+    c->rank = fp_world_group_rank(members, n, parent->rank);
+    FP_CHECK(c->inner->open_group(&c->host, parent->host, members, n, tag, deadline));
+cleanup:
+    if (st != FP_OK) {
+        stage_close(c);
+        c = NULL;
+    }
+    *out = c;
     return st;
 }
 
@@ -159,6 +186,7 @@ const fp_comm_ops fp_comm_mpi_staged = {
     .start = stage_start,
     .test = stage_test,
     .wait = stage_wait,
+    .open_group = stage_open_group,
 };
 
 const fp_comm_ops *fp_comm_for_device(const fp_comm_ops *comm, const fp_device_ops *dev)

@@ -25,7 +25,7 @@ static const keyset kind_keys[FP_INJ_KIND_COUNT] = {
     [FP_INJ_HANG] = {"rank after", "rank after"},
     [FP_INJ_CRASH] = {"rank after", "rank"},
     [FP_INJ_BITFLIP] = {"rank at", "rank"},
-    [FP_INJ_CORRUPT] = {"rank", "rank"},
+    [FP_INJ_CORRUPT] = {"rank input", "rank"},
     [FP_INJ_CONFIG] = {"rank", "rank"}, /* and one configuration field: config_key() */
 };
 
@@ -132,6 +132,10 @@ static fp_status parse_one(const char *spec, fp_injection *out, char *err, size_
                 ok = parse_rank(a, &in.rank) && parse_rank(dash + 1, &in.rank_b) &&
                      in.rank != in.rank_b;
             }
+        } else if (strcmp(key, "input") == 0) {
+            int v = -1;
+            ok = fp_parse_int(val, &v) && (v == 0 || v == 1);
+            in.input = v == 1;
         } else if (strcmp(key, "factor") == 0) {
             ok = fp_parse_double(val, &in.factor) && in.factor >= 1 && in.factor <= 1000;
         } else if (strcmp(key, "until") == 0) {
@@ -218,7 +222,15 @@ bool fp_inject_bitflip(const fp_inject_set *s, int rank, double now)
 bool fp_inject_corrupt(const fp_inject_set *s, int rank)
 {
     for (int i = 0; i < s->n; i++)
-        if (s->item[i].kind == FP_INJ_CORRUPT && s->item[i].rank == rank)
+        if (s->item[i].kind == FP_INJ_CORRUPT && s->item[i].rank == rank && !s->item[i].input)
+            return true;
+    return false;
+}
+
+bool fp_inject_corrupt_input(const fp_inject_set *s, int rank)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->item[i].kind == FP_INJ_CORRUPT && s->item[i].rank == rank && s->item[i].input)
             return true;
     return false;
 }
@@ -283,6 +295,8 @@ void fp_inject_describe(const fp_inject_set *s, char *buf, size_t len)
         const char *req = kind_keys[in->kind].required;
         if (n < len && (in->factor != 1 || word_in("factor", 6, req)))
             n += (size_t)snprintf(buf + n, len - n, ",factor=%g", in->factor);
+        if (n < len && in->input)
+            n += (size_t)snprintf(buf + n, len - n, ",input=1");
         /* the key the spec was written with: bitflip takes at=, the rest after= */
         char t[32];
         if (n < len && (in->after > 0 || word_in("after", 5, req)))

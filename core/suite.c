@@ -2,6 +2,7 @@
  * regions and collectives with deadlines. The loop over the selected tests is
  * the app's (app/tests.c). */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -150,16 +151,13 @@ static void result_region(const fp_coll_args *a, int rank, int nranks, size_t *o
     }
 }
 
-/* corrupt:rank=R: flip the top exponent bit of the first element of R's
- * result (bit 6 of the most significant byte in every IEEE format), on the
- * device through the backend's copies when buffers live there. */
-static fp_status corrupt_result(fp_ctx *ctx, const fp_coll_args *a)
+/* Flip the top exponent bit of element buf[at] (bit 6 of the most
+ * significant byte in every IEEE format), on the device through the
+ * backend's copies when buffers live there; twice restores it. */
+static fp_status flip(fp_ctx *ctx, const fp_coll_args *a, void *buf, size_t at)
 {
-    size_t off, n, esz = fp_dtype_size(a->dtype);
-    result_region(a, ctx->rank, ctx->nranks, &off, &n);
-    if (n == 0)
-        return FP_OK;
-    unsigned char *elem = (unsigned char *)a->recv + off * esz, tmp[8];
+    size_t esz = fp_dtype_size(a->dtype);
+    unsigned char *elem = (unsigned char *)buf + at * esz, tmp[8];
     if (!ctx->comm_ops->device_buffers) {
         elem[esz - 1] ^= 0x40;
         return FP_OK;
@@ -169,6 +167,29 @@ static fp_status corrupt_result(fp_ctx *ctx, const fp_coll_args *a)
     if (st == FP_OK)
         st = ctx->dev_ops->copy(ctx->dev, elem, tmp, esz, FP_COPY_H2D);
     return st;
+}
+
+/* corrupt:rank=R: an element of R's result flipped (the first). */
+static fp_status corrupt_result(fp_ctx *ctx, const fp_coll_args *a, int rank, int nranks)
+{
+    size_t off, n;
+    result_region(a, rank, nranks, &off, &n);
+    return n ? flip(ctx, a, a->recv, off) : FP_OK;
+}
+
+/* corrupt:rank=R,input=1: the first element of R's contribution flipped
+ * before the call (after it again, where it is not overwritten: out of place
+ * restores the input). No contribution in a barrier, or outside a
+ * broadcast's root. */
+static fp_status corrupt_input(fp_ctx *ctx, const fp_coll_args *a, int rank, bool after)
+{
+    if (!fp_inject_corrupt_input(ctx->inject, ctx->rank) || a->coll == FP_BARRIER ||
+        a->count == 0 || (a->coll == FP_BROADCAST && rank != a->root) ||
+        (after && a->send == a->recv))
+        return FP_OK;
+    /* in place, allgather's contribution is this rank's block of recv */
+    size_t at = a->coll == FP_ALLGATHER && a->send == a->recv ? (size_t)rank * a->count : 0;
+    return flip(ctx, a, (void *)(uintptr_t)a->send, at);
 }
 
 /* Run one collective to completion: the backend's blocking run where it has
@@ -220,22 +241,72 @@ fp_status fp_collective_timed(fp_ctx *ctx, const fp_coll_args *a, const char *wh
                               double *enter, double *exit)
 {
     arrive(ctx, typical);
+    fp_status st = corrupt_input(ctx, a, ctx->rank, false);
+    if (st != FP_OK)
+        return st;
     double t0 = fp_clock();
     if (enter)
         *enter = fp_world_now(ctx->world);
-    fp_status st = start_wait(ctx, a, what);
+    st = start_wait(ctx, a, what);
     if (st == FP_OK && a->coll == FP_SENDRECV)
         st = slow_link(ctx, a, what, typical, fp_clock() - t0);
     if (exit)
         *exit = fp_world_now(ctx->world);
     if (st == FP_OK && fp_inject_corrupt(ctx->inject, ctx->rank))
-        st = corrupt_result(ctx, a);
+        st = corrupt_result(ctx, a, ctx->rank, ctx->nranks);
+    if (st == FP_OK)
+        st = corrupt_input(ctx, a, ctx->rank, true);
     return st;
 }
 
 fp_status fp_collective(fp_ctx *ctx, const fp_coll_args *a, const char *what)
 {
     return fp_collective_timed(ctx, a, what, 0, NULL, NULL);
+}
+
+/* ---- collectives of a group ------------------------------------------------------ */
+
+/* How many times as long this rank makes its group's calls: its own
+ * injected slowness, and that of an injected slow link from it to a member
+ * of a higher rank (one end of a link waits, not both). */
+static double group_factor(const fp_ctx *ctx, const int *members, int n, double now)
+{
+    double f = fp_inject_slow(ctx->inject, ctx->rank, now);
+    for (int i = 0; i < ctx->inject->n; i++) {
+        const fp_injection *in = &ctx->inject->item[i];
+        int lo = in->rank < in->rank_b ? in->rank : in->rank_b;
+        int hi = in->rank < in->rank_b ? in->rank_b : in->rank;
+        bool both = false;
+        for (int k = 0; k < n; k++)
+            both = both || members[k] == hi;
+        if (in->kind == FP_INJ_LINK && lo == ctx->rank && both && in->factor > f)
+            f = in->factor;
+    }
+    return f;
+}
+
+fp_status fp_group_collective(fp_ctx *ctx, fp_comm *group, const int *members, int n,
+                              const fp_coll_args *a, double typical, double *enter, double *exit)
+{
+    double now = fp_world_now(ctx->world);
+    fp_inject_point(ctx->inject, ctx->rank, now);
+    double factor = group_factor(ctx, members, n, now);
+    if (typical > 0 && factor > 1) /* it arrives late */
+        fp_sleep((factor - 1) * typical);
+    int me = fp_world_group_rank(members, n, ctx->rank);
+    fp_status st = corrupt_input(ctx, a, me, false);
+    *enter = fp_world_now(ctx->world);
+    fp_comm_req *req = NULL;
+    if (st == FP_OK)
+        st = ctx->comm_ops->start(group, a, &req);
+    if (st == FP_OK)
+        st = ctx->comm_ops->wait(group, req, fp_coll_name(a->coll)); /* frees req */
+    *exit = fp_world_now(ctx->world);
+    if (st == FP_OK && fp_inject_corrupt(ctx->inject, ctx->rank))
+        st = corrupt_result(ctx, a, me, n);
+    if (st == FP_OK)
+        st = corrupt_input(ctx, a, me, true);
+    return st;
 }
 
 /* ---- set-up --------------------------------------------------------------------- */

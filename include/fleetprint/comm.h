@@ -66,6 +66,23 @@ typedef struct fp_comm_ops {
      * ends, exit 4, naming the ranks that never arrived); what names it.
      * Not while started collectives are still unwaited. */
     fp_status (*run)(fp_comm *c, const fp_coll_args *a, const char *what);
+    /* Optional (NULL: the backend has no groups). Open a communicator over
+     * the world ranks members[0..n) (ascending, this rank among them), built
+     * by its members alone (fp_world_meet first, then MPI_Comm_create_group,
+     * or ncclCommInitRank with an id of the group's own): no other rank takes
+     * part, so a rank outside the group that hangs cannot stall it. parent
+     * is this backend's communicator over the world; tag (0..999) as
+     * fp_world_meet's. A group communicator keeps the deadline it was
+     * opened with (an fp_clock() time) instead of the world's: its set-up
+     * and every wait end there with FP_ETIMEOUT, naming nobody and ending
+     * nothing, and the caller abandons the group. Its collectives are
+     * allreduce, allgather, reduce_scatter, alltoall and barrier, through
+     * start, test and wait (no run); ranks in them are group ranks (the index
+     * in members). close after a timeout releases what it can without the
+     * members that never came and leaves the rest to the end of the job: an
+     * operation that never completed keeps its buffers (do not free them). */
+    fp_status (*open_group)(fp_comm **out, fp_comm *parent, const int *members, int n,
+                            int tag, double deadline);
 } fp_comm_ops;
 
 extern const fp_comm_ops fp_comm_mpi, fp_comm_nccl;

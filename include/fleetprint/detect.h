@@ -427,6 +427,29 @@ fp_status fp_verdicts_confirm(const fp_verdicts *first, const fp_verdicts *retes
 /* The confirm pass behind v, or NULL when v is one run's verdicts alone. */
 const fp_confirm_info *fp_verdicts_confirm_info(const fp_verdicts *v);
 
+/* ---- verdicts that a search named (fleetprint isolate; detect/named.c) ------------------ */
+
+/* One reason an entity was named: a node or a link found by isolation. */
+typedef struct fp_named {
+    fp_entity entity;
+    fp_reason reason;  /* its verdict is the entity's (the worst of its reasons) */
+} fp_named;
+
+/* The verdicts of a run in which nothing was judged against peers or
+ * baselines but some entities were named: every node of run, in run order,
+ * passes unless named, when it takes the worst verdict of its reasons; the
+ * other named entities (links) follow, in the order first named. The
+ * overall verdict is the worst. run needs only its context (nodes) and must
+ * outlive *out (free with fp_verdicts_free). FP_ENOMEM. */
+fp_status fp_verdicts_named(const fp_run *run, const fp_named *named, size_t n,
+                            fp_verdicts **out);
+
+/* The fraction worse than peers at which rules fail metric key (0.2: a value
+ * 20% below the peers' median), by the class that judges it; on contended
+ * runs at least the contended one, as fp_detect uses them. NaN when no
+ * relative class judges key. */
+double fp_rules_peer_fail(const fp_rules *rules, const char *key, bool contended);
+
 /* ---- fleet simulation --------------------------------------------------------------------- */
 
 typedef enum fp_sim_fault_kind {

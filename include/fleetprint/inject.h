@@ -10,7 +10,9 @@
  *   hang:rank=R,after=T              R stops making progress at T
  *   crash:rank=R[,after=T]           R dies at T
  *   bitflip:rank=R[,at=T]            one bit of R's compute results flips, from T on
- *   corrupt:rank=R                   R's collective results are perturbed
+ *   corrupt:rank=R[,input=1]         R's collective results are perturbed
+ *                                    (input=1: R's contribution instead, so the
+ *                                    result of a reduction is wrong on every rank)
  *   config:rank=R,FIELD=VALUE        R reports VALUE for configuration field FIELD
  *                                    (a field of its node or of its device; config.h)
  * Times are seconds since the run started (suffixes ms, s, m). */
@@ -40,6 +42,7 @@ typedef struct fp_injection {
     char field[32];  /* config: the field rank reports ... */
     char value[96];  /* ... and the value it reports */
     double until;    /* slow: seconds since start when it ends (until=); 0: never */
+    bool input;      /* corrupt: R's contribution, not its result */
 } fp_injection;
 
 typedef struct fp_inject_set {
@@ -62,6 +65,8 @@ double fp_inject_link(const fp_inject_set *s, int a, int b);
 bool fp_inject_bitflip(const fp_inject_set *s, int rank, double now);
 /* True when rank's collective results are to be corrupted. */
 bool fp_inject_corrupt(const fp_inject_set *s, int rank);
+/* True when rank's contribution to collectives is to be corrupted (input=1). */
+bool fp_inject_corrupt_input(const fp_inject_set *s, int rank);
 /* True when any injection of this kind is present. */
 bool fp_inject_has(const fp_inject_set *s, fp_inject_kind kind);
 

@@ -10,6 +10,7 @@
 #include "fleetprint/burnin.h"
 #include "fleetprint/detect.h"
 #include "fleetprint/history.h"
+#include "fleetprint/isolate.h"
 #include "fleetprint/jsonl.h"
 #include "fleetprint/sample.h"
 #include "fleetprint/trace.h"
@@ -172,6 +173,24 @@ typedef struct fp_history_listing {
  * reason; "[repeat offender]" where history flagged it then), and whether
  * it is a repeat offender now with the counts and the rule. */
 void fp_report_history(FILE *out, const fp_history_listing *l);
+
+/* ---- isolation in rounds (reports/isolate_report.c) ------------------------------------ */
+
+/* The round table of isolation plan p over run's nodes (units are run->nodes
+ * indices): one row per group with its round, role, nodes (a hostlist),
+ * outcome, busbw against the median of its round's other groups and time
+ * per call; then the findings, the suspicions that ended without one, and
+ * the rounds and seconds it took (strategy names it). */
+void fp_report_isolate_console(FILE *out, const fp_iso_plan *p, const fp_run *run,
+                               const char *strategy);
+
+/* The same as JSON to path ("-": stdout): {"strategy", "rounds_to_isolate",
+ * "rounds", "seconds_to_isolate", "seconds", "findings": [...], "notes":
+ * [...], "table": [{"round", "started", "ended", "groups": [{"role",
+ * "nodes", "outcome", "busbw", "expected", "seconds", "wrong"}]}]}. FP_EIO
+ * naming the path. */
+fp_status fp_report_isolate_json(const fp_iso_plan *p, const fp_run *run, const char *strategy,
+                                 const char *path);
 
 /* ---- what-if (reports/whatif_*.c) ------------------------------------------------ */
 

@@ -156,6 +156,23 @@ fp_status fp_coll_wait(fp_ctx *ctx, fp_coll_op *op, const char *what);
 fp_status fp_collective_timed(fp_ctx *ctx, const fp_coll_args *a, const char *what, double typical,
                               double *enter, double *exit);
 
+/* One collective on a group communicator (comm.h, open_group) of the world
+ * ranks members[0..n), with the injections judged within the group: an
+ * injection point (hang, crash); an injected slow rank, or the lower end of
+ * an injected slow link with both ends in the group, arrives (F - 1) x
+ * typical late (typical <= 0: on time, for warm-up calls): with typical
+ * the group's period (from one call's end to the next one's), its calls
+ * take about F times as long. (On shared cores the period is mostly waits
+ * for a core, which neither a multiple of the rank's own call nor F
+ * repeats of the call show: both run within the time slices the group
+ * gets anyway.) An injected corrupt rank has an element of its result
+ * perturbed (after *exit). *enter and *exit get this rank's arrival and
+ * completion on the common clock. Returns the group's wait: FP_ETIMEOUT at
+ * the group's deadline (nothing named, nothing ended: the caller abandons
+ * the group). */
+fp_status fp_group_collective(fp_ctx *ctx, fp_comm *group, const int *members, int n,
+                              const fp_coll_args *a, double typical, double *enter, double *exit);
+
 /* Barrier with the deadline; an injection point. */
 fp_status fp_ctx_barrier(fp_ctx *ctx, const char *what);
 

@@ -111,6 +111,32 @@ fp_status fp_world_gather_run(fp_world *w, const fp_rank_info *mine, const fp_sa
  * Use before returning from a command so every rank exits alike. */
 fp_status fp_world_agree(fp_world *w, fp_status st);
 
+/* ---- groups of the world (core/group.c): steps without the other ranks ---------- */
+
+/* Wait for n requests until deadline (an fp_clock() time) without naming or
+ * ending anything: FP_OK when all completed, FP_ETIMEOUT when the deadline
+ * came first (the requests stay pending: the caller cancels or abandons
+ * them), FP_EMPI. Polls as fp_world_wait does, yielding the core after the
+ * first millisecond. */
+fp_status fp_world_poll(MPI_Request *reqs, int n, double deadline);
+
+/* The index of rank in members[0..n) (its rank in the group), or -1. */
+int fp_world_group_rank(const int *members, int n, int rank);
+
+/* The world ranks members[0..n) (ascending, this rank among them) meet
+ * without the rest of the world, over point-to-point messages on the data
+ * communicator: each greets the leader (members[0]); the leader, once every
+ * member greeted it with time to spare before deadline (a fifth of what was
+ * left when it began, at most 1 s), answers each with its payload[0..bytes),
+ * which every member receives into payload. FP_ETIMEOUT, naming nobody, when
+ * the deadline comes first on this rank (a member or the leader never came;
+ * its messages are abandoned). tag (0..999) keeps one meeting's messages
+ * from another's: the members of one meeting pass the same tag, and a rank
+ * never takes one tag twice. Every member that returns FP_OK knows the others
+ * reached the meeting. */
+fp_status fp_world_meet(fp_world *w, const int *members, int n, int tag, double deadline,
+                        void *payload, int bytes);
+
 /* The command line this process was started with (for run contexts). */
 const char *fp_world_command_line(const fp_world *w);
 

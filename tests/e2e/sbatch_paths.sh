@@ -59,6 +59,8 @@ grep -q -- '--gpus-per-task=1' calls || fail "no GPU binding with 8 GPUs"
 sb 0 SLURM_GPUS_ON_NODE=8 FP_GPU_BIND=--gpu-bind=closest FP_SRUN_MPI=site FP_PREFLIGHT_OPTS="--rules r.json --test gemm"
 grep -q -- '--gpu-bind=closest' calls && ! grep -q -- '--mpi=' calls || fail "FP_GPU_BIND / FP_SRUN_MPI=site ignored"
 grep -q -- 'preflight --store .* --rules r.json --test gemm$' calls || fail "extra options not passed"
+sb 0 FP_PREFLIGHT_OPTS="--isolate auto" # isolation when no culprit is named (docs/isolate.md)
+grep -q -- 'preflight --store .* --isolate auto$' calls || fail "--isolate auto not passed"
 
 # an unwritable store: a warning, peers only, and the job still starts
 sb 0 FP_STORE=/nonexistent/fleetprint/fleet.h5

@@ -71,7 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FZ_ASSERT(st == FP_OK && back.n == set.n);
     for (int i = 0; i < set.n; i++) {
         const fp_injection *a = &set.item[i], *b = &back.item[i];
-        FZ_ASSERT(a->kind == b->kind && a->rank == b->rank && a->rank_b == b->rank_b);
+        FZ_ASSERT(a->kind == b->kind && a->rank == b->rank && a->rank_b == b->rank_b &&
+                  a->input == b->input);
         FZ_ASSERT(fabs(a->factor - b->factor) <= 1e-5 * a->factor);
         FZ_ASSERT(fabs(a->after - b->after) <= 1e-5 * a->after);
         FZ_ASSERT(a->until == b->until); /* described exactly: until= stays after after= */

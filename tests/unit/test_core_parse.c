@@ -119,6 +119,23 @@ int main(void)
         CHECK(back.item[2].kind == FP_INJ_SLOW && back.item[2].factor == 1);
     }
 
+    /* corrupt's input=1 (a contribution, not a result) parses, is told apart
+     * and describes back; only 0 or 1 */
+    {
+        fp_strlist in = {.n = 2, .item = {"corrupt:rank=2,input=1", "corrupt:rank=4"}};
+        fp_inject_set set;
+        char desc[128];
+        CHECK(fp_inject_parse(&in, &set, err, sizeof err) == FP_OK);
+        CHECK(set.item[0].input && !set.item[1].input);
+        CHECK(fp_inject_corrupt_input(&set, 2) && !fp_inject_corrupt(&set, 2));
+        CHECK(fp_inject_corrupt(&set, 4) && !fp_inject_corrupt_input(&set, 4));
+        fp_inject_describe(&set, desc, sizeof desc);
+        CHECK(strcmp(desc, "corrupt:rank=2,input=1;corrupt:rank=4") == 0);
+        fp_strlist bad = {.n = 1, .item = {"corrupt:rank=2,input=2"}};
+        CHECK(fp_inject_parse(&bad, &set, err, sizeof err) == FP_EUSAGE &&
+              strstr(err, "bad input '2'"));
+    }
+
     /* found by tests/fuzz/fuzz_inject: a bad spec longer than the error buffer
      * wrote its message past the end (heap overflow); a repeated key overflowed
      * the seen-keys buffer; a spec over 255 bytes was cut silently */
