@@ -280,8 +280,10 @@ fp_status fp_app_isolate(const fp_config *rt, const isolate_opts *io, const meas
     mine.cores = cores > 0 ? (int)cores : 1;
     mine.threads = fp_threads_per_rank(rt, w);
     FP_CHECK(fp_world_allgather(w, &mine, all, (int)sizeof mine, "isolate: start"));
-    if (!all[0].rules_ok)
-        FP_FAIL(FP_EINPUT, "isolate: the rules did not load (see rank 0)");
+    if (!all[0].rules_ok) { /* rank 0 said why */
+        st = FP_EINPUT;
+        goto cleanup;
+    }
     char note[112] = "";
     bool shared = contended(all, size, note, sizeof note);
     double fail = shared ? all[0].peer_fail_contended : all[0].peer_fail;

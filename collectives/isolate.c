@@ -524,9 +524,13 @@ fp_status fp_isolate_run(fp_ctx *ctx, const fp_iso_config *cfg, fp_iso_plan **ou
             fp_error("isolate: %s", err);
         return st;
     }
-    if (!(cfg->window > 0) || !(cfg->warm >= 0) || !(cfg->timeout > cfg->warm + cfg->window))
-        FP_FAIL(FP_EUSAGE, "isolate: --window must be above 0 and --timeout above --warm-window "
-                "plus --window");
+    if (!(cfg->window > 0) || !(cfg->warm >= 0) || !(cfg->timeout > cfg->warm + cfg->window)) {
+        if (speak)
+            fp_error("isolate: --window must be above 0 and --timeout above --warm-window plus "
+                     "--window");
+        st = FP_EUSAGE;
+        goto cleanup;
+    }
     iso_run ir = {.ctx = ctx, .cfg = cfg, .start = fp_world_now(ctx->world),
                   .margin = cfg->timeout / 4 > 1.0 ? cfg->timeout / 4 : 1.0};
     for (fp_iso_round *r; (r = fp_iso_plan_next(p));) {
