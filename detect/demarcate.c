@@ -80,22 +80,51 @@ cleanup:
 
 /* ---- demarcation ------------------------------------------------------------------------------ */
 
-/* The first failing reason of an entity (for a node's summary reason). */
-static const fp_reason *first_reason(const eng *g, uint32_t owner, fp_verdict v)
+/* The reasons of each owner found before demarcation, in order: a chain
+ * from first[owner] through next[reason] (-1 ends it). Demarcation asks for
+ * the reasons of devices, ranks and links, and adds reasons to nodes only:
+ * without it, a fleet with thousands of failing links (a split fleet) spent
+ * seconds scanning every reason for each. */
+typedef struct owner_index {
+    int64_t *first, *next;
+} owner_index;
+
+static fp_status index_owners(const eng *g, owner_index *x)
 {
-    for (size_t i = 0; i < g->nreasons; i++)
-        if (g->reasons[i].owner == owner && g->reasons[i].r.verdict == v)
+    size_t owners = g->nnodes + g->nents;
+    x->first = malloc((owners + 1) * sizeof *x->first);
+    x->next = malloc((g->nreasons + 1) * sizeof *x->next);
+    fp_status st = FP_OK;
+    if (!x->first || !x->next)
+        FP_FAIL(FP_ENOMEM, "out of memory indexing the %zu reasons of run %s", g->nreasons,
+                g->run->id);
+    for (size_t o = 0; o < owners; o++)
+        x->first[o] = -1;
+    for (size_t i = g->nreasons; i-- > 0;) {
+        x->next[i] = x->first[g->reasons[i].owner];
+        x->first[g->reasons[i].owner] = (int64_t)i;
+    }
+cleanup:
+    return st;
+}
+
+/* The first reason of an entity with verdict v (for a node's summary reason). */
+static const fp_reason *first_reason(const eng *g, const owner_index *x, uint32_t owner,
+                                     fp_verdict v)
+{
+    for (int64_t i = x->first[owner]; i >= 0; i = x->next[i])
+        if (g->reasons[i].r.verdict == v)
             return &g->reasons[i].r;
     return NULL;
 }
 
 /* A failing link that a failing node explains drops to warn, saying which. */
-static void explain_link(eng *g, size_t e, int32_t who, const char *why)
+static void explain_link(eng *g, const owner_index *x, size_t e, int32_t who, const char *why)
 {
     g->ents[e].v = FP_WARN;
-    for (size_t i = 0; i < g->nreasons; i++) {
+    for (int64_t i = x->first[g->nnodes + e]; i >= 0; i = x->next[i]) {
         owned_reason *o = &g->reasons[i];
-        if (o->owner == g->nnodes + e && o->r.verdict == FP_FAIL) {
+        if (o->r.verdict == FP_FAIL) {
             o->r.verdict = FP_WARN;
             snprintf(o->r.note, sizeof o->r.note, "explained by node %s (%s)", g->node[who], why);
         }
@@ -155,7 +184,7 @@ static void count_nodes(const eng *g, node_count *c)
                        c[n].bad_links >= r->node_link_fraction * c[n].links;
 }
 
-static fp_status roll_up_entities(eng *g)
+static fp_status roll_up_entities(eng *g, const owner_index *x)
 {
     fp_status st = FP_OK;
     for (size_t e = 0; e < g->nents; e++) {
@@ -172,7 +201,7 @@ static fp_status roll_up_entities(eng *g)
         }
         g->node_v[ei->node] = fp__det_worse(g->node_v[ei->node], v);
         if ((kind == FP_ENT_RANK || (kind == FP_ENT_LINK)) && v == FP_FAIL) {
-            const fp_reason *src = first_reason(g, (uint32_t)(g->nnodes + e), FP_FAIL);
+            const fp_reason *src = first_reason(g, x, (uint32_t)(g->nnodes + e), FP_FAIL);
             fp_reason *nr;
             FP_CHECK(fp__det_add_reason(g, (uint32_t)ei->node, &nr));
             if (src)
@@ -190,15 +219,15 @@ cleanup:
 
 /* Node n's own reasons (c: its counts): its failing devices (node-wide or one device), its
  * links when it is their culprit, and no results at all. */
-static fp_status judge_node(eng *g, const node_count *c, size_t n)
+static fp_status judge_node(eng *g, const owner_index *x, const node_count *c, size_t n)
 {
     const fp_rules *r = g->rules;
     fp_status st = FP_OK;
     fp_reason *nr;
     if (c->bad_gpus) {
         const ent_info *ei = &g->ents[c->first_gpu];
-        const fp_reason *src = first_reason(g, (uint32_t)(g->nnodes + (size_t)c->first_gpu),
-                                            FP_FAIL);
+        const fp_reason *src =
+            first_reason(g, x, (uint32_t)(g->nnodes + (size_t)c->first_gpu), FP_FAIL);
         FP_CHECK(fp__det_add_reason(g, (uint32_t)n, &nr));
         if (src)
             *nr = *src;
@@ -217,7 +246,7 @@ static fp_status judge_node(eng *g, const node_count *c, size_t n)
         g->node_v[n] = FP_FAIL;
         const fp_reason *src =
             c->first_link >= 0
-                ? first_reason(g, (uint32_t)(g->nnodes + (size_t)c->first_link), FP_WARN)
+                ? first_reason(g, x, (uint32_t)(g->nnodes + (size_t)c->first_link), FP_WARN)
                 : NULL;
         FP_CHECK(fp__det_add_reason(g, (uint32_t)n, &nr));
         if (src)
@@ -246,11 +275,13 @@ fp_status fp__det_demarcate(eng *g)
     size_t nn = g->nnodes;
     node_count *c = calloc(nn + 1, sizeof *c);
     g->node_v = malloc(nn * sizeof *g->node_v);
+    owner_index x = {0};
     fp_status st = FP_OK;
     if (!c || !g->node_v)
         FP_FAIL(FP_ENOMEM, "out of memory demarcating the %zu nodes of run %s", nn, g->run->id);
     for (size_t i = 0; i < nn; i++)
         g->node_v[i] = FP_UNKNOWN;
+    FP_CHECK(index_owners(g, &x));
     count_nodes(g, c);
     /* links: slow with a culprit node's every partner is the node, not the link */
     for (size_t e = 0; e < g->nents; e++) {
@@ -259,11 +290,11 @@ fp_status fp__det_demarcate(eng *g)
             continue;
         int32_t who = c[ei->node].culprit ? ei->node : c[ei->peer].culprit ? ei->peer : -1;
         if (who >= 0)
-            explain_link(g, e, who, "slow with most partners");
+            explain_link(g, &x, e, who, "slow with most partners");
     }
-    FP_CHECK(roll_up_entities(g));
+    FP_CHECK(roll_up_entities(g, &x));
     for (size_t n = 0; n < nn; n++)
-        FP_CHECK(judge_node(g, &c[n], n));
+        FP_CHECK(judge_node(g, &x, &c[n], n));
     /* a link of a node that fails on its own evidence (a slow rank, bad
      * devices) cannot be judged as a link: the node explains it */
     for (size_t e = 0; e < g->nents; e++) {
@@ -274,10 +305,12 @@ fp_status fp__det_demarcate(eng *g)
                       : g->node_v[ei->peer] == FP_FAIL ? ei->peer
                                                        : -1;
         if (who >= 0)
-            explain_link(g, e, who, "the node fails");
+            explain_link(g, &x, e, who, "the node fails");
     }
 cleanup:
     free(c);
+    free(x.first);
+    free(x.next);
     return st;
 }
 

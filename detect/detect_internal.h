@@ -164,12 +164,19 @@ typedef struct series {
     size_t off;    /* first of key.windows values */
     size_t woff;   /* first of key.raw_windows values in wvals */
     bool windowed; /* has per-window samples (else one summary) */
+    bool drift_judged; /* judged against its own baseline of min_runs runs */
+    fp_verdict drift;  /* that verdict, a transient far window aside */
+    double persist;    /* with drift_judged: how much worse its own baseline is than
+                          its SKU's (its persistent deficit; NaN: unknown) */
 } series;
 
 /* Why a failing reason's verdict waits for all evidence (a bit set). */
 enum {
     HOLD_EPISODE = 1, /* fewer than a persistent share of windows: fails only
                          where another series of the entity agrees */
+    HOLD_DRIFT = 2,   /* peers or fleet against an entity with its own baseline:
+                         fails unless drift saw no change and its persistent
+                         deficit is below the cost floor */
     HOLD_SHARED = 4,  /* a run summary on shared cores: fails only where
                          another series of the entity agrees */
     HOLD_HOST = 8     /* a host-side metric against its peers: fails only where

@@ -140,6 +140,8 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     int hold = 0;
     if (v == FP_FAIL && !persistent)
         hold |= HOLD_EPISODE;
+    if (v == FP_FAIL && g->base && !g->contended && (ev == FP_EV_PEERS || ev == FP_EV_FLEET))
+        hold |= HOLD_DRIFT;
     /* host-side metrics (pageable and small copies, launches) move with the
      * host's load between runs more than any baseline of a few runs shows:
      * against history they fail only once a re-test confirmed them */
@@ -157,7 +159,13 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
      * one metric, a median over many exchanges: their own thresholds) */
     if (v == FP_FAIL && g->contended && g->keys[se->key].use_summary && ei->kind == FP_ENT_GPU)
         hold |= HOLD_SHARED;
+    if (host_held)
+        hold = 0; /* a warning, whatever else would decide it */
     uint32_t si = (uint32_t)(se - g->ser);
+    if (ev == FP_EV_DRIFT) { /* did the level change? (one far window is no change) */
+        g->ser[si].drift_judged = true;
+        g->ser[si].drift = v == FP_WARN && !(nwarn >= need && best_w >= streak) ? FP_PASS : v;
+    }
     fp__det_set_ent_verdict(g, se->ent, hold || host_held ? FP_WARN : v);
     if (v == FP_PASS && !ei->explain)
         return FP_OK;
@@ -686,6 +694,21 @@ cleanup:
     return st;
 }
 
+/* How much worse an entity's own baseline b is than its SKU's (the run
+ * summaries' for summary classes, else the medians): its persistent deficit,
+ * as a fraction in the metric's better direction; NaN where either is
+ * missing or the class is absolute. */
+static double persistent_deficit(const key_info *k, const fp_baseline *b, const fp_baseline *sku)
+{
+    if (!sku || k->cls->absolute)
+        return NAN;
+    bool summary = k->use_summary && b->summary > 0 && sku->summary > 0;
+    double e = summary ? b->summary : b->median, s = summary ? sku->summary : sku->median;
+    if (!(e > 0 && s > 0))
+        return NAN;
+    return k->rep->better == FP_BETTER_HIGHER ? 1 - e / s : e / s - 1;
+}
+
 /* Judge a series against a baseline b (drift: the entity's own, sku its
  * SKU's for shrinking; fleet: the SKU's). Relative rules use the windows as
  * measured, never the run's summary alone where windows exist. */
@@ -714,6 +737,8 @@ static fp_status judge_baseline(eng *g, const series *se, const fp_baseline *b,
                  ev == FP_EV_DRIFT ? "runs" : "entity-runs", r->base_min_runs);
         return FP_OK;
     }
+    if (ev == FP_EV_DRIFT)
+        g->ser[se - g->ser].persist = persistent_deficit(k, b, sku);
     /* ranks sharing cores measure the scheduler as much as the device, and
      * how much it steals differs from one run to the next: against history
      * a contended run only warns (peers, sharing the same cores, decide) */
@@ -999,9 +1024,12 @@ cleanup:
  * a run summary. A host-side metric failing against its peers on most of
  * its node's devices is the host's (a whole-run dip or a host fault look
  * alike): it warns, needing a re-test, unless the run was confirmed; on one
- * device of several it is the device's, and fails. (A stable offset the
- * entity's own baseline knows is no excuse: at the cost floor and beyond
- * the noise, a job on it loses that much whatever its history.) FP_ENOMEM. */
+ * device of several it is the device's, and fails. Peer or fleet evidence
+ * against an entity whose own baseline (min_runs runs) saw no change is its
+ * normal where its baselines lie below its SKU's by less than the cost
+ * floor (a quirk within tolerance): it warns; at the floor and beyond, a job
+ * on it loses that much in every run, whatever its history: it fails.
+ * FP_ENOMEM. */
 fp_status fp__det_release(eng *g)
 {
     fp_status st = FP_OK;
@@ -1014,8 +1042,18 @@ fp_status fp__det_release(eng *g)
             continue;
         const series *se = &g->ser[o->ser];
         bool alone = (o->hold & (HOLD_EPISODE | HOLD_SHARED)) && !(g->ents[se->ent].bad2 & o->mask);
-        if (!alone && !shared[i]) {
+        /* a stable offset its own baseline knows: its normal below the cost
+         * floor; at the floor and beyond, a job on it loses that much in
+         * every run (a fail-slow device) */
+        double cost = g->keys[se->key].cls->cost;
+        bool stable = (o->hold & HOLD_DRIFT) && se->drift_judged && se->drift == FP_PASS;
+        bool normal = stable && isfinite(se->persist) && se->persist < cost;
+        if (!alone && !shared[i] && !normal) {
             fp__det_set_ent_verdict(g, se->ent, FP_FAIL);
+            if (stable && isfinite(se->persist) && !o->r.note[0])
+                snprintf(o->r.note, sizeof o->r.note,
+                         "persistent: its baselines %.1f%% below its SKU's too (cost floor %.0f%%)",
+                         100 * se->persist, 100 * cost);
             continue;
         }
         o->r.verdict = FP_WARN;
@@ -1026,11 +1064,14 @@ fp_status fp__det_release(eng *g)
         else if (alone)
             snprintf(o->r.note, sizeof o->r.note, "shared cores: no other metric agrees (%s)",
                      g->contended_note ? g->contended_note : "contended");
-        else {
+        else if (shared[i]) {
             o->r.needs_retest = true;
             snprintf(o->r.note, sizeof o->r.note,
                      "host-side metric, node-wide: needs a re-test to fail");
-        }
+        } else
+            snprintf(o->r.note, sizeof o->r.note,
+                     "its normal: its baselines %.1f%% below its SKU's, within the cost floor",
+                     100 * se->persist);
     }
 cleanup:
     free(shared);
