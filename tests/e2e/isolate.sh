@@ -65,16 +65,24 @@ PY
   [ $? = 0 ] || fail "$1: the outputs do not name $2 ($3, after round $4)"
 }
 
+# The wrong and hung cases judge their rounds on those outcomes: groups that
+# merely read slow beside a loaded machine (16 ranks on 2 cores) would add
+# suspects and rounds (a full suite beside other builds: n6 named after round
+# 3). Their rules judge a group slow only below 0.1x its round's median; the
+# slow case keeps the default rules.
+"$FLEETPRINT" detect --print-rules |
+  sed 's/"contended": {"warn": 0.3, "fail": 0.6}/"contended": {"warn": 0.3, "fail": 0.9}/' >faults.json
+grep -q '"fail": 0.9}' faults.json || fail "cannot write the rules of the wrong and hung cases"
 # shellcheck disable=SC2046
 expect_rc 1 mpi 16 "$FLEETPRINT" isolate --strategy grid $(inject corrupt:rank=5) --timeout 20s \
-  $(outs corrupt)
+  --rules faults.json $(outs corrupt)
 expect_out 'named: n5 wrong \(named after round 2, confirmed in round 3\)'
 check corrupt n5 wrong 2
 echo "ok: corrupt:rank=5 named in 2 rounds (grid): $(grep -E '^isolate' "$WORK/out")"
 
 # shellcheck disable=SC2046
 expect_rc 4 mpi 16 "$FLEETPRINT" isolate --strategy grid $(inject hang:rank=6,after=0s) \
-  --timeout 6s $(outs hang)
+  --timeout 6s --rules faults.json $(outs hang)
 expect_out 'named: n6 hung \(named after round 2, confirmed in round 3\)'
 expect_out 'isolate: 15 of 15 ranks off the hung nodes finished in'
 check hang n6 hung 2
@@ -88,7 +96,7 @@ echo "ok: slow:rank=10,factor=4 named: $(grep -E '^isolate' "$WORK/out")"
 
 # shellcheck disable=SC2046
 expect_rc 1 mpi 16 "$FLEETPRINT" isolate $(inject corrupt:rank=5) $(inject corrupt:rank=10) \
-  --timeout 20s $(outs two)
+  --timeout 20s --rules faults.json $(outs two)
 check two 'n[5,10]' wrong -
 echo "ok: two corrupt ranks both named: $(grep -E '^isolate' "$WORK/out")"
 
