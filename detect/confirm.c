@@ -330,12 +330,17 @@ static bool tests_ran(const fp_verdicts *v, const fp_entity_verdict *ev, const c
     return any;
 }
 
-/* "what; note" into r's note, cut to fit. */
+/* "what; note" into r's note, cut to fit ("note; what" for a configuration
+ * reason, whose note is the value its line prints: "config F = <note>"). */
 static void prefix_note(fp_reason *r, const char *what)
 {
     char old[sizeof r->note];
     memcpy(old, r->note, sizeof old);
-    if (old[0])
+    if (old[0] && r->evidence == FP_EV_CONFIG)
+        snprintf(r->note, sizeof r->note, "%.*s; %s",
+                 (int)(sizeof r->note > strlen(what) + 3 ? sizeof r->note - strlen(what) - 3 : 0),
+                 old, what);
+    else if (old[0])
         snprintf(r->note, sizeof r->note, "%s; %.*s", what,
                  (int)(sizeof r->note > strlen(what) + 3 ? sizeof r->note - strlen(what) - 3 : 0),
                  old);
