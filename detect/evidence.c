@@ -953,8 +953,9 @@ static size_t find_key_node(const key_node *pairs, size_t n, uint32_t key, int32
 /* Per held host-side reason (HOLD_HOST): whether its node's devices share
  * the deficit -- the median over the node's devices of how much worse their
  * values are than the peers' (the reason's expected) is at least half the
- * reason's own -- or the entity cannot be told from its host (a node of one
- * device, an entity that is no device). shared[i] for reason i. FP_ENOMEM. */
+ * reason's own, or the class's cost floor -- or the entity cannot be told
+ * from its host (a node of one device, an entity that is no device).
+ * shared[i] for reason i. FP_ENOMEM. */
 static fp_status host_shared(const eng *g, bool *shared)
 {
     size_t nheld = 0, ndev = 0;
@@ -1011,7 +1012,8 @@ static fp_status host_shared(const eng *g, bool *shared)
         double e = o->r.expected;
         for (size_t j = 0; j < n; j++)
             loss[j] = higher ? 1 - dev[at + j].value / e : dev[at + j].value / e - 1;
-        shared[i] = fp_median_select(loss, n) >= 0.5 * o->r.deviation;
+        double half = 0.5 * o->r.deviation, cost = g->keys[se->key].cls->cost;
+        shared[i] = fp_median_select(loss, n) >= (half < cost ? half : cost);
     }
 cleanup:
     free(held);
