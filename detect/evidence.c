@@ -359,17 +359,6 @@ typedef struct split {
     double gap;           /* between their nearest members, >= 1 */
 } split;
 
-typedef struct located {
-    double good; /* the series' median over windows, log, larger is better */
-    uint32_t i;
-} located;
-
-static int cmp_located(const void *a, const void *b)
-{
-    double x = ((const located *)a)->good, y = ((const located *)b)->good;
-    return x < y ? -1 : x > y;
-}
-
 /* A threshold t on how much worse (1 - v/e or v/e - 1) as the same factor
  * between two values: a split is as far apart in throughput as in time. */
 static double as_factor_loss(double t, fp_better better)
@@ -398,10 +387,10 @@ static fp_status find_split(const eng *g, const key_info *k, const limits *cls,
     if (cls->absolute || !isfinite(cls->fail) || m < 2 + min_better)
         return FP_OK;
     fp_status st = FP_OK;
-    located *loc = malloc(m * sizeof *loc);
-    double *dev = malloc(m * sizeof *dev);
-    FP_CHECK_ALLOC(loc);
-    FP_CHECK_ALLOC(dev);
+    /* good[i]: series i's median over windows, log, larger is better (NaN:
+     * none); low: the lower half of them in order; dev: scratch */
+    double *good = malloc(3 * m * sizeof *good), *low = good + m, *dev = low + m;
+    FP_CHECK_ALLOC(good);
     bool higher = k->rep->better == FP_BETTER_HIGHER;
     size_t n = 0;
     for (size_t i = 0; i < m; i++) {
@@ -409,44 +398,59 @@ static fp_status find_split(const eng *g, const key_info *k, const limits *cls,
         for (int w = 0; w < k->windows; w++) {
             double v = g->vals[g->ser[sers[i]].off + (size_t)w];
             if (!isnan(v))
-                tmp[c++] = log(v > 1e-300 ? v : 1e-300);
+                tmp[c++] = v;
         }
-        if (!c)
-            continue;
-        double x = fp_median_select(tmp, c);
-        loc[n].good = higher ? x : -x;
-        loc[n++].i = (uint32_t)i;
+        /* the log of the median: the median of the logs (one log a series) */
+        double x = c ? log(fmax(fp_median_select(tmp, c), 1e-300)) : NAN;
+        good[i] = higher ? x : -x;
+        if (c)
+            dev[n++] = good[i];
     }
-    qsort(loc, n, sizeof *loc, cmp_located);
+    if (n < 2 + min_better)
+        goto cleanup;
+    /* the worse cluster lies in the lower half: sort that only (and the
+     * value above it), a large fleet's groups are tens of thousands */
+    size_t h = n / 2 + 1, nl = 0;
+    double edge = fp_select_k(dev, n, h - 1);
+    for (size_t i = 0; i < m; i++)
+        if (good[i] <= edge) /* NaN: never */
+            low[nl++] = good[i];
+    fp_sort_doubles(low, nl);
     size_t cut = 0;
     double gap = 0;
     for (size_t j = 2; j <= n / 2 && n - j >= min_better; j++)
-        if (loc[j].good - loc[j - 1].good > gap) {
-            gap = loc[j].good - loc[j - 1].good;
+        if (low[j] - low[j - 1] > gap) {
+            gap = low[j] - low[j - 1];
             cut = j;
         }
-    if (!cut)
+    if (!cut || gap < cls->z * g->rules->scale_floor)
         goto cleanup;
-    for (size_t i = 0; i < n; i++)
-        dev[i] = loc[i].good;
-    double mw = fp_median_select(dev, cut), mb = fp_median_select(dev + cut, n - cut);
-    for (size_t i = 0; i < n; i++)
-        dev[i] = fabs(loc[i].good - (i < cut ? mw : mb));
-    double ww = 1.4826 * fp_median_select(dev, cut);
-    double wb = 1.4826 * fp_median_select(dev + cut, n - cut);
+    /* the clusters' (upper) medians and spreads: the worse cluster is
+     * low[0..cut), the better one every value above low[cut - 1] */
+    double mw = low[cut / 2], ww, wb;
+    size_t nb = 0;
+    for (size_t i = 0; i < m; i++)
+        if (good[i] > low[cut - 1])
+            dev[nb++] = good[i];
+    double mb = fp_select_k(dev, nb, nb / 2);
+    for (size_t i = 0; i < nb; i++)
+        dev[i] = fabs(dev[i] - mb);
+    wb = 1.4826 * fp_median_select(dev, nb);
+    for (size_t i = 0; i < cut; i++)
+        dev[i] = fabs(low[i] - mw);
+    ww = 1.4826 * fp_median_select(dev, cut);
     double within = ww > wb ? ww : wb;
     within = within > g->rules->scale_floor ? within : g->rules->scale_floor;
     if (gap < cls->z * within || mb - mw < log(1 + cls->fail))
         goto cleanup;
-    for (size_t i = 0; i < cut; i++)
-        worse[loc[i].i] = true;
+    for (size_t i = 0; i < m; i++) /* at or below the gap's lower edge */
+        worse[i] = good[i] <= low[cut - 1];
     out->worse = cut;
-    out->better = n - cut;
+    out->better = nb;
     out->factor = exp(mb - mw);
     out->gap = exp(gap);
 cleanup:
-    free(loc);
-    free(dev);
+    free(good);
     return st;
 }
 
@@ -949,8 +953,9 @@ static size_t find_key_node(const key_node *pairs, size_t n, uint32_t key, int32
 /* Per held host-side reason (HOLD_HOST): whether its node's devices share
  * the deficit -- the median over the node's devices of how much worse their
  * values are than the peers' (the reason's expected) is at least half the
- * reason's own -- or the entity cannot be told from its host (a node of one
- * device, an entity that is no device). shared[i] for reason i. FP_ENOMEM. */
+ * reason's own, or the class's cost floor -- or the entity cannot be told
+ * from its host (a node of one device, an entity that is no device).
+ * shared[i] for reason i. FP_ENOMEM. */
 static fp_status host_shared(const eng *g, bool *shared)
 {
     size_t nheld = 0, ndev = 0;
@@ -1007,7 +1012,8 @@ static fp_status host_shared(const eng *g, bool *shared)
         double e = o->r.expected;
         for (size_t j = 0; j < n; j++)
             loss[j] = higher ? 1 - dev[at + j].value / e : dev[at + j].value / e - 1;
-        shared[i] = fp_median_select(loss, n) >= 0.5 * o->r.deviation;
+        double half = 0.5 * o->r.deviation, cost = g->keys[se->key].cls->cost;
+        shared[i] = fp_median_select(loss, n) >= (half < cost ? half : cost);
     }
 cleanup:
     free(held);

@@ -62,6 +62,18 @@ static void metric(fp_run *run, int gpus, const char *test, const char *name, fp
         }
 }
 
+/* Rules of one class matching every key: "{...}" its fields besides name and
+ * match. NULL on a parse error, whose message is left in err. */
+static fp_rules *one_class(const char *fields, char *err, size_t errlen)
+{
+    char text[320];
+    snprintf(text, sizeof text,
+             "{\"fleetprint_rules\": 1, \"classes\": [{\"name\": \"c\", \"match\": \"*\", %s}]}",
+             fields);
+    fp_rules *x = NULL;
+    return fp_rules_parse(text, "r.json", &x, err, errlen) == FP_OK ? x : NULL;
+}
+
 static fp_verdicts *judge(const fp_run *run, const fp_detect_opts *o)
 {
     fp_verdicts *v = NULL;
@@ -126,15 +138,15 @@ static void test_cost_floor(const fp_rules *r)
     fp_verdicts_free(v);
 
     char err[256];
-    fp_rules *plain = NULL;
-    CHECK(fp_rules_parse("{\"fleetprint_rules\": 1, \"classes\": [{\"name\": \"compute\", "
-                         "\"match\": \"*\", \"warn\": 0.05, \"fail\": 0.07, \"z\": 3.5}]}",
-                         "plain.json", &plain, err, sizeof err) == FP_OK);
-    fp_detect_opts p = {.rules = plain};
-    v = judge(&run, &p);
-    CHECK(fp_verdicts_node(v, "n3") == FP_WARN);
-    fp_verdicts_free(v);
-    fp_rules_free(plain);
+    fp_rules *plain = one_class("\"warn\": 0.05, \"fail\": 0.07, \"z\": 3.5", err, sizeof err);
+    CHECK(plain != NULL);
+    if (plain) {
+        o = (fp_detect_opts){.rules = plain};
+        v = judge(&run, &o);
+        CHECK(fp_verdicts_node(v, "n3") == FP_WARN);
+        fp_verdicts_free(v);
+        fp_rules_free(plain);
+    }
     fp_run_free(&run);
 }
 
@@ -179,13 +191,26 @@ static void test_host_peers(const fp_rules *r)
  * run k, the speeds speed(node, k, window). */
 typedef double (*history_fn)(int node, int run, int window);
 
-/* Runs 0..nruns-2 of a fleet into a fresh store under dir, baselines built
- * over them and loaded into *base; run nruns-1, the live one, into *live. */
-static void with_history(const char *dir, int nodes, int nruns, const char *test, const char *name,
-                         uint64_t size, int W, history_fn speed, fp_baselines **base, fp_run *live)
+/* A fleet's history in a store of its own (dir), its baselines and its
+ * live run. */
+typedef struct history {
+    char dir[32];
+    fp_baselines *base;
+    fp_run live;
+} history;
+
+/* Runs 0..nruns-2 of a fleet into a fresh store in a new directory, the
+ * baselines built over them and loaded into h->base; run nruns-1, the live
+ * one, into h->live. history_close frees it all. */
+static void history_open(history *h, int nodes, int nruns, const char *test, const char *name,
+                         uint64_t size, int W, history_fn speed)
 {
     char path[96];
-    snprintf(path, sizeof path, "%s/s.h5", dir);
+    snprintf(h->dir, sizeof h->dir, "/tmp/fp_thresholds_XXXXXX");
+    h->base = NULL;
+    CHECK(mkdtemp(h->dir) != NULL);
+    snprintf(path, sizeof path, "%s/s.h5", h->dir);
+    fp_run *live = &h->live;
     fp_store *st = NULL;
     CHECK(fp_store_open(&st, path, FP_STORE_APPEND, 0) == FP_OK);
     fp_metric m = {name, "GB/s", FP_BETTER_HIGHER};
@@ -210,14 +235,16 @@ static void with_history(const char *dir, int nodes, int nruns, const char *test
     }
     fp_baseline_opts bo = {.reject = 3.5};
     CHECK(fp_store_build_baselines(st, &bo, NULL) == FP_OK);
-    CHECK(fp_store_load_baselines(st, base) == FP_OK);
+    CHECK(fp_store_load_baselines(st, &h->base) == FP_OK);
     fp_store_close(st);
 }
 
-static void remove_dir(const char *dir)
+static void history_close(history *h)
 {
     char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    fp_run_free(&h->live);
+    fp_baselines_free(h->base);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", h->dir);
     CHECK(system(cmd) == 0);
 }
 
@@ -234,25 +261,20 @@ static double copy_dip(int node, int run, int w)
  * needs_retest until a re-test confirms it. */
 static void test_host_baselines(const fp_rules *r)
 {
-    char dir[] = "/tmp/fp_thresholds_XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
-    fp_run run;
-    fp_baselines *base = NULL;
-    with_history(dir, 1, 4, "copy", "h2d_pageable_bw", 2u << 20, 20, copy_dip, &base, &run);
-    fp_detect_opts o = {.rules = r, .baselines = base};
-    fp_verdicts *v = judge(&run, &o);
+    history h;
+    history_open(&h, 1, 4, "copy", "h2d_pageable_bw", 2u << 20, 20, copy_dip);
+    fp_detect_opts o = {.rules = r, .baselines = h.base};
+    fp_verdicts *v = judge(&h.live, &o);
     CHECK(fp_verdicts_node(v, "n0") == FP_WARN);
     const fp_reason *re = reason(v, "gpu:n0/0", FP_WARN);
     CHECK(re && re->needs_retest && (re->evidence == FP_EV_DRIFT || re->evidence == FP_EV_FLEET));
     CHECK(re && strstr(re->note, "host-side metric: needs a re-test"));
     fp_verdicts_free(v);
     o.confirmed = true;
-    v = judge(&run, &o);
+    v = judge(&h.live, &o);
     CHECK(fp_verdicts_node(v, "n0") == FP_FAIL);
     fp_verdicts_free(v);
-    fp_run_free(&run);
-    fp_baselines_free(base);
-    remove_dir(dir);
+    history_close(&h);
 }
 
 /* ---- a stable offset --------------------------------------------------------------------- */
@@ -273,30 +295,24 @@ static double stable_offsets(int node, int run, int w)
  * its reason saying the deficit is persistent. */
 static void test_stable_offset(const fp_rules *r)
 {
-    char dir[] = "/tmp/fp_thresholds_XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
-    fp_run run;
-    fp_baselines *base = NULL;
-    with_history(dir, 12, 5, "gemm", "bf16_flops", 1u << 27, 6, stable_offsets, &base, &run);
-    fp_detect_opts o = {.rules = r, .baselines = base};
-    fp_verdicts *v = judge(&run, &o);
-    CHECK(fp_verdicts_node(v, "n4") == FP_FAIL);
-    const fp_reason *re = reason(v, "gpu:n4/0", FP_FAIL);
-    CHECK(re && re->evidence == FP_EV_PEERS && strstr(re->note, "persistent: its baselines"));
-    CHECK(fp_verdicts_node(v, "n6") == FP_WARN);
-    re = reason(v, "gpu:n6/0", FP_WARN);
-    CHECK(re && strstr(re->note, "its normal"));
+    history h;
+    history_open(&h, 12, 5, "gemm", "bf16_flops", 1u << 27, 6, stable_offsets);
+    fp_detect_opts o = {.rules = r, .baselines = h.base};
+    fp_verdicts *v = judge(&h.live, &o);
+    const fp_reason *normal = reason(v, "gpu:n6/0", FP_WARN);
+    const fp_reason *slow = reason(v, "gpu:n4/0", FP_FAIL);
+    CHECK(normal && strstr(normal->note, "its normal"));
+    CHECK(slow && slow->evidence == FP_EV_PEERS && strstr(slow->note, "persistent: its baselines"));
+    CHECK(fp_verdicts_node(v, "n4") == FP_FAIL && fp_verdicts_node(v, "n6") == FP_WARN);
     for (int i = 0; i < 12; i++)
-        CHECK(i == 4 || i == 6 || fp_verdicts_node(v, run.nodes[i]) == FP_PASS);
+        CHECK(i == 4 || i == 6 || fp_verdicts_node(v, h.live.nodes[i]) == FP_PASS);
     fp_verdicts_free(v);
     /* peers alone know no history: n6's 7% fails there */
     o.baselines = NULL;
-    v = judge(&run, &o);
+    v = judge(&h.live, &o);
     CHECK(fp_verdicts_node(v, "n4") == FP_FAIL && fp_verdicts_node(v, "n6") == FP_FAIL);
     fp_verdicts_free(v);
-    fp_run_free(&run);
-    fp_baselines_free(base);
-    remove_dir(dir);
+    history_close(&h);
 }
 
 /* ---- split peer groups ------------------------------------------------------------------- */
@@ -385,14 +401,10 @@ static void test_rules_fields(const fp_rules *r)
         {"\"warn\": 0.05, \"fail\": 0.07, \"host\": 1", "classes[0].host"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        char text[256], err[256];
-        snprintf(text, sizeof text,
-                 "{\"fleetprint_rules\": 1, \"classes\": [{\"name\": \"c\", "
-                 "\"match\": \"*\", %s}]}",
-                 bad[i].cls);
-        fp_rules *x = NULL;
-        CHECK(fp_rules_parse(text, "r.json", &x, err, sizeof err) == FP_EINPUT && !x);
-        CHECK(strstr(err, bad[i].field) != NULL);
+        char err[256] = "";
+        fp_rules *x = one_class(bad[i].cls, err, sizeof err);
+        CHECK(!x && strstr(err, bad[i].field) != NULL);
+        fp_rules_free(x);
     }
 }
 
