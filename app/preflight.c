@@ -255,7 +255,8 @@ typedef struct retest_msg {
     int iters, warmup;           /* of every test but the link sweep */
     int one_size;  /* 1: the collectives at the smallest message size only */
     int link_iters, link_warmup, passes; /* the link sweep's */
-    double link_deadline; /* no link pass may end after it (the run's clock) */
+    double deadline;      /* the collectives' (the run's clock): links come after them */
+    double link_deadline; /* the link sweep's */
     int ntests;
     char tests[FP_CONFIRM_TESTS][24];
     int pairs_len; /* bytes of the --pairs list broadcast next (0: none) */
@@ -471,8 +472,8 @@ static fp_status plan_retest(pf_state *ps, const fp_run *run, retest_msg *m, cha
     /* a quarter of the first pass, planned at 60% of that: the estimate
      * scales the first pass's times of the tests alone, while the re-test's
      * time counts its plan, broadcast, gather and verdicts too, and a busy
-     * machine's noise; the link sweep, last, also stops between passes at
-     * 85% of it (link_deadline) */
+     * machine's noise; the collectives and the link sweep also stop early at
+     * 85% of it (deadline, link_deadline) */
     info->budget_seconds = PF_CONFIRM_SHARE * ps->first_seconds;
     const fp_sweep *sw = &ps->tests->sweep;
     uint64_t sizes[64];
@@ -488,7 +489,12 @@ static fp_status plan_retest(pf_state *ps, const fp_run *run, retest_msg *m, cha
     if (m->ntests == 0)
         goto cleanup; /* the note says that nothing fits */
     m->run = 1;
+    /* the sweeps stop at 85% of it: the collectives in time for the link
+     * sweep's first pass, which always runs, the link sweep between passes */
     m->link_deadline = ps->t_confirm + 0.85 * info->budget_seconds;
+    double links_est;
+    retest_cost(ps, m, &cm, &links_est);
+    m->deadline = m->link_deadline - links_est;
     m->pairs_len = *pairs && strcmp(m->tests[m->ntests - 1], "links") == 0 ? (int)strlen(*pairs)
                                                                           : 0;
     size_t n = 0;
@@ -560,7 +566,8 @@ static fp_status pf_confirm(fp_ctx *ctx, fp_run *run, void *arg)
     lc.tests.n = m.pairs_len > 0;
     lc.tests.item[0] = "links";
     lc.coll.link_passes = m.passes;
-    lc.coll.link_deadline = m.link_deadline;
+    rc.coll.deadline = m.deadline;
+    lc.coll.deadline = m.link_deadline;
     lc.coll.pairs = pairs;
     double start = fp_world_now(w);
     ctx->local = &local;
