@@ -376,8 +376,8 @@ cleanup:
  * iterations over as many passes as its deadline allows (it runs last; the
  * estimate counts its first pass). Then, on whichever part costs more:
  * fewer link iterations (at least 3); the collectives at one message size,
- * fewer iterations (at least 2); last, the costliest tests are left out
- * (named in note). */
+ * fewer iterations (at least 2), no warm-up; last, the costliest tests are
+ * left out (named in note). */
 static void fit_budget(const pf_state *ps, retest_msg *m, const cost_model *cm, char *note,
                        size_t len)
 {
@@ -395,14 +395,16 @@ static void fit_budget(const pf_state *ps, retest_msg *m, const cost_model *cm, 
     size_t n = 0;
     while (m->ntests > 0 && (cost = retest_cost(ps, m, cm, &links)) > cm->target) {
         bool link_cut = links > 0 && m->link_iters > 3;
-        bool rest_cut = (colls && !m->one_size && cm->sizes1 > 1) || m->iters > 2;
+        bool rest_cut = (colls && !m->one_size && cm->sizes1 > 1) || m->iters > 2 || m->warmup > 0;
         if (link_cut && (links > cost - links || !rest_cut)) {
             m->link_iters--;
         } else if (rest_cut) {
             if (colls && !m->one_size && cm->sizes1 > 1)
                 m->one_size = 1;
-            else
+            else if (m->iters > 2)
                 m->iters--;
+            else /* the first pass warmed them up moments ago */
+                m->warmup = 0;
         } else { /* the costliest test keeps its first-pass verdict */
             int worst = 0;
             for (int t = 1; t < m->ntests; t++)
