@@ -264,7 +264,8 @@ typedef struct retest_msg {
     int iters, warmup;           /* of every test but the link sweep */
     int one_size;  /* 1: the collectives at the smallest message size only */
     int link_iters, link_warmup, passes; /* the link sweep's */
-    double link_deadline; /* no link pass may end after it (the run's clock) */
+    double deadline;      /* the collectives' (the run's clock): links come after them */
+    double link_deadline; /* the link sweep's */
     int ntests;
     char tests[FP_CONFIRM_TESTS][24];
     int pairs_len; /* bytes of the --pairs list broadcast next (0: none) */
@@ -384,8 +385,8 @@ cleanup:
  * iterations over as many passes as its deadline allows (it runs last; the
  * estimate counts its first pass). Then, on whichever part costs more:
  * fewer link iterations (at least 3); the collectives at one message size,
- * fewer iterations (at least 2); last, the costliest tests are left out
- * (named in note). */
+ * fewer iterations (at least 2), no warm-up; last, the costliest tests are
+ * left out (named in note). */
 static void fit_budget(const pf_state *ps, retest_msg *m, const cost_model *cm, char *note,
                        size_t len)
 {
@@ -403,14 +404,16 @@ static void fit_budget(const pf_state *ps, retest_msg *m, const cost_model *cm, 
     size_t n = 0;
     while (m->ntests > 0 && (cost = retest_cost(ps, m, cm, &links)) > cm->target) {
         bool link_cut = links > 0 && m->link_iters > 3;
-        bool rest_cut = (colls && !m->one_size && cm->sizes1 > 1) || m->iters > 2;
+        bool rest_cut = (colls && !m->one_size && cm->sizes1 > 1) || m->iters > 2 || m->warmup > 0;
         if (link_cut && (links > cost - links || !rest_cut)) {
             m->link_iters--;
         } else if (rest_cut) {
             if (colls && !m->one_size && cm->sizes1 > 1)
                 m->one_size = 1;
-            else
+            else if (m->iters > 2)
                 m->iters--;
+            else /* the first pass warmed them up moments ago */
+                m->warmup = 0;
         } else { /* the costliest test keeps its first-pass verdict */
             int worst = 0;
             for (int t = 1; t < m->ntests; t++)
@@ -480,8 +483,8 @@ static fp_status plan_retest(pf_state *ps, const fp_run *run, retest_msg *m, cha
     /* a quarter of the first pass, planned at 60% of that: the estimate
      * scales the first pass's times of the tests alone, while the re-test's
      * time counts its plan, broadcast, gather and verdicts too, and a busy
-     * machine's noise; the link sweep, last, also stops between passes at
-     * 85% of it (link_deadline) */
+     * machine's noise; the collectives and the link sweep also stop early at
+     * 85% of it (deadline, link_deadline) */
     info->budget_seconds = PF_CONFIRM_SHARE * ps->first_seconds;
     const fp_sweep *sw = &ps->tests->sweep;
     uint64_t sizes[64];
@@ -497,7 +500,12 @@ static fp_status plan_retest(pf_state *ps, const fp_run *run, retest_msg *m, cha
     if (m->ntests == 0)
         goto cleanup; /* the note says that nothing fits */
     m->run = 1;
+    /* the sweeps stop at 85% of it: the collectives in time for the link
+     * sweep's first pass, which always runs, the link sweep between passes */
     m->link_deadline = ps->t_confirm + 0.85 * info->budget_seconds;
+    double links_est;
+    retest_cost(ps, m, &cm, &links_est);
+    m->deadline = m->link_deadline - links_est;
     m->pairs_len = *pairs && strcmp(m->tests[m->ntests - 1], "links") == 0 ? (int)strlen(*pairs)
                                                                           : 0;
     size_t n = 0;
@@ -569,7 +577,8 @@ static fp_status pf_confirm(fp_ctx *ctx, fp_run *run, void *arg)
     lc.tests.n = m.pairs_len > 0;
     lc.tests.item[0] = "links";
     lc.coll.link_passes = m.passes;
-    lc.coll.link_deadline = m.link_deadline;
+    rc.coll.deadline = m.deadline;
+    lc.coll.deadline = m.link_deadline;
     lc.coll.pairs = pairs;
     double start = fp_world_now(w);
     ctx->local = &local;

@@ -19,11 +19,11 @@
 # T, on the run's clock as --inject reads it, lies halfway through the link
 # sweep (the first pass's last test: the slow rank has failed the
 # collectives by then) of the run before, as its "first pass" line says. On
-# a busy machine the next run's sweep may start after T (the fault missed the
-# collectives: nothing failed, so nothing to confirm) or end before it (the
-# fault lasted into the re-test, which then rightly reproduced it): such a run
-# tests nothing about the confirm pass, is counted apart and measured again
-# (at most UNTIL more times), with T from the run itself.
+# a busy machine a run's timings differ from the last one's: when its first
+# pass did not fail n5 (the fault ended too early) or its sweep ended before
+# T (the fault lasted into the re-test, which then rightly reproduced it),
+# the run tests nothing about the confirm pass: it is counted apart and
+# measured again (at most UNTIL more times), with T from the run itself.
 #
 # PREFLIGHT_OPTS adds options to every preflight ("--confirm off": the
 # series as before the confirm pass). FLEETPRINT names the binary (default
@@ -109,6 +109,7 @@ for i in $(seq "$LINK"); do
     "$F" detect --store "$W/s.h5" --run latest "${contended[@]}" --explain link:n2~n6 2>/dev/null |
       sed -n '/^explain /,$p' | grep -E '^explain|links\.bw_' || true
   fi
+  read -r coll_end links_end <<<"$(times_of)" || true
 done
 
 link_fa=$fa; fa=0 miss=0
@@ -122,10 +123,15 @@ for i in $(seq $((2 * UNTIL))); do
   rc=0; pf --inject "slow:rank=5,factor=1.5,until=${T}s" || rc=$?
   coll_end="" links_end=""
   read -r coll_end links_end <<<"$(times_of)" || true
-  # valid: the slowdown covered the first pass's collectives and ended before the re-test
-  valid=$(awk -v t="$T" -v a="${coll_end:-0}" -v b="${links_end:-0}" 'BEGIN { print (t > a && t < b) }')
+  # valid: the first pass failed n5 (a re-test ran, or with --confirm off n5
+  # was drained) and the slowdown ended before the re-test (after the sweep)
+  first=0
+  if grep -q '^confirm: re-test of' "$W/out" || [ "$(cat "$W/drain.txt")" = n5 ]; then first=1; fi
+  valid=$(awk -v t="$T" -v f="$first" -v b="${links_end:-0}" 'BEGIN { print (f && t < b) }')
   said=$(grep -c "did not reproduce on re-test" "$W/out" || true)
-  echo "until=${T}s run $i: exit $rc, drain '$(cat "$W/drain.txt")', collectives to ${coll_end:-?} s, sweep to ${links_end:-?} s$([ "$valid" = 1 ] || echo ": T outside the sweep, not counted"); $(confirm_line)"
+  why=": the first pass did not fail n5, not counted"
+  [ "$first" = 1 ] && why=": T after the sweep (the re-test saw the fault), not counted"
+  echo "until=${T}s run $i: exit $rc, drain '$(cat "$W/drain.txt")', collectives to ${coll_end:-?} s, sweep to ${links_end:-?} s$([ "$valid" = 1 ] || echo "$why"); $(confirm_line)"
   T=$(awk -v a="${coll_end:-0}" -v b="${links_end:-0}" 'BEGIN { printf "%.2f", (a + b) / 2 }')
   if [ "$valid" != 1 ]; then until_off=$((until_off + 1)); continue; fi
   until_runs=$((until_runs + 1))
@@ -148,7 +154,7 @@ split_fa=$fa split_miss=$miss
 echo "clean: $clean_fail of $CLEAN failed (want 0); $clean_first of them had a first pass that failed; false alarms: $clean_fa nodes"
 echo "slow rank 5: $slow_ok of $SLOW drained exactly n5 (want $SLOW); false alarms $slow_fa, misses $slow_miss"
 echo "slow link 2-6: $link_ok of $LINK named link:n2~n6 and drained nothing (want $LINK); false alarms $link_fa nodes"
-echo "slow rank 5 until T: $until_ok of $until_runs drained nothing and said 'did not reproduce' (want $UNTIL of $UNTIL; $until_off runs with T outside the sweep not counted)"
+echo "slow rank 5 until T: $until_ok of $until_runs drained nothing and said 'did not reproduce' (want $UNTIL of $UNTIL; $until_off runs that tested nothing not counted)"
 echo "split 1-4: $split_ok of $SPLIT failed exactly n1-n4 (want $SPLIT); false alarms $split_fa, misses $split_miss"
 [ "$count_only" = 1 ] && exit 0
 [ "$clean_fail" = 0 ] && [ "$slow_ok" = "$SLOW" ] && [ "$link_ok" = "$LINK" ] &&

@@ -508,15 +508,18 @@ fp_status fp_coll_sweep(fp_ctx *ctx, const fp_test *t, const fp_coll_variant *on
         fp_error("%s: cannot allocate %zu bytes of buffers", t->name, send_bytes + recv_bytes);
     FP_CHECK(fp_world_agree(ctx->world, st));
 
-    /* the one driver loop: data types x reductions x sizes x placement */
+    /* the one driver loop: data types x reductions x sizes x placement; with a
+     * deadline, no variant starts that would end past it */
     int nops = s.d->reduces ? (int)(sizeof redops / sizeof redops[0]) : 1;
-    for (size_t ti = 0; ti < sizeof dtypes / sizeof dtypes[0]; ti++) {
-        for (int oi = 0; oi < nops; oi++) {
+    bool go = true;
+    for (size_t ti = 0; ti < sizeof dtypes / sizeof dtypes[0] && go; ti++) {
+        for (int oi = 0; oi < nops && go; oi++) {
             fp_coll_variant v = {dtypes[ti], s.d->reduces ? redops[oi] : FP_REDOP_COUNT, false};
             if (!ctx->comm_ops->supports(v.dtype, s.d->reduces ? v.op : FP_SUM))
                 continue;
             if (only && (only->dtype != v.dtype || only->op != v.op))
                 continue;
+            double t0 = fp_world_now(ctx->world);
             uint64_t last = UINT64_MAX;
             for (int si = 0; si < nsizes; si++) {
                 fp_coll_geom g = fp_coll_geometry(s.d->coll, sizes[si], fp_dtype_size(v.dtype),
@@ -531,6 +534,9 @@ fp_status fp_coll_sweep(fp_ctx *ctx, const fp_test *t, const fp_coll_variant *on
                     FP_CHECK(row(&s, &v, sizes[si]));
                 }
             }
+            FP_CHECK(fp_coll_in_time(ctx, t0, &go));
+            if (!go && ctx->rank == 0)
+                fp_info("%s: the next variant would end past the deadline: stopped", t->name);
         }
     }
     if (s.wrong)

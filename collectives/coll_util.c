@@ -204,3 +204,16 @@ double fp_bf16_to_double(uint16_t h)
 {
     return bits_float((uint32_t)h << 16);
 }
+
+fp_status fp_coll_in_time(fp_ctx *ctx, double t0, bool *go)
+{
+    double deadline = FP_SUITE_CFG(fp_coll_config, ctx)->deadline;
+    *go = true;
+    if (deadline <= 0)
+        return FP_OK;
+    double now = fp_world_now(ctx->world);
+    int more = now + (now - t0) <= deadline;
+    fp_status st = fp_world_bcast(ctx->world, &more, (int)sizeof more, "the sweep's deadline");
+    *go = more != 0;
+    return st;
+}

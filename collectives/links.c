@@ -779,12 +779,9 @@ static fp_status links_run(fp_ctx *ctx, const fp_test *t)
                 FP_CHECK(exchange(&s, l));
             FP_CHECK(end_round(&s, l));
         }
-        if (s.cfg->link_deadline > 0 && pass + 1 < s.passes) {
-            /* another pass only when one more as long as this one ends in time:
-             * rank 0's clock decides for every rank */
-            double now = fp_world_now(ctx->world);
-            int go = now + (now - t0) <= s.cfg->link_deadline;
-            FP_CHECK(fp_world_bcast(ctx->world, &go, (int)sizeof go, "links: another pass"));
+        if (pass + 1 < s.passes) { /* another pass only when it ends in time */
+            bool go;
+            FP_CHECK(fp_coll_in_time(ctx, t0, &go));
             if (!go) {
                 if (ctx->rank == 0)
                     fp_info("links: %d of %d passes: the next would end past the deadline",

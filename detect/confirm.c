@@ -517,6 +517,33 @@ static void judge(const fp_verdicts *first, const fp_verdicts *retest,
     }
 }
 
+/* A node fails while one of its parts (a device, a rank, a link inside it)
+ * still fails: a part that reproduced confirms its node's fail, one not
+ * re-tested keeps it. nodes: first's node names, indexed. */
+static void roll_up(const fp_verdicts *first, const name_ix *nodes, judged *j, size_t n,
+                    fp_confirm_outcome *part)
+{
+    for (size_t i = 0; i < first->nnodes; i++)
+        part[i] = FP_CONFIRM_NOT_REPRODUCED;
+    for (size_t k = 0; k < n; k++) {
+        const fp_entity *e = &first->ents[j[k].slot].entity;
+        if (j[k].candidate || e->kind == FP_ENT_NODE || e->kind == FP_ENT_GROUP ||
+            (e->kind == FP_ENT_LINK && strcmp(e->peer, e->node) != 0))
+            continue;
+        int a = ix_find(nodes, e->node);
+        if (a >= 0 && (j[k].outcome == FP_CONFIRM_REPRODUCED ||
+                       (j[k].outcome == FP_CONFIRM_NOT_RETESTED &&
+                        part[a] != FP_CONFIRM_REPRODUCED)))
+            part[a] = j[k].outcome;
+    }
+    for (size_t k = 0; k < n; k++) {
+        const fp_entity *e = &first->ents[j[k].slot].entity;
+        int a = e->kind == FP_ENT_NODE && !j[k].candidate ? ix_find(nodes, e->node) : -1;
+        if (a >= 0 && j[k].outcome == FP_CONFIRM_NOT_REPRODUCED)
+            j[k].outcome = part[a];
+    }
+}
+
 /* The verdict an entity ends with, and the note its first-pass fails get. */
 static fp_verdict final_verdict(const judged *x, const char **note)
 {
@@ -546,6 +573,8 @@ fp_status fp_verdicts_confirm(const fp_verdicts *first, const fp_verdicts *retes
     judged *j = NULL;
     size_t nj = 0;
     int *of_slot = NULL;
+    fp_confirm_outcome *part = NULL;
+    name_ix nodes = {0};
     fp_verdicts *v = calloc(1, sizeof *v);
     *out = NULL;
     FP_CHECK_ALLOC(v);
@@ -553,6 +582,10 @@ fp_status fp_verdicts_confirm(const fp_verdicts *first, const fp_verdicts *retes
         retest = NULL;
     FP_CHECK(collect(first, retest, &j, &nj));
     judge(first, retest, info, j, nj);
+    part = malloc((first->nnodes + 1) * sizeof *part);
+    FP_CHECK_ALLOC(part);
+    FP_CHECK(ix_build(&nodes, first->nnodes, verdict_node_name, first));
+    roll_up(first, &nodes, j, nj, part);
     of_slot = malloc((first->nents + 1) * sizeof *of_slot);
     FP_CHECK_ALLOC(of_slot);
     for (size_t i = 0; i < first->nents; i++)
@@ -644,6 +677,8 @@ fp_status fp_verdicts_confirm(const fp_verdicts *first, const fp_verdicts *retes
 cleanup:
     free(j);
     free(of_slot);
+    free(part);
+    free(nodes.pair);
     if (st == FP_OK)
         *out = v;
     else

@@ -38,9 +38,11 @@ typedef struct fp_coll_config {
     const char *pairs;          /* link sweep: all, ring, k=K, random=K, or a list of
                                    node pairs A~B,... (fp_link_pairs_parse) */
     int link_passes;            /* link sweep: passes over its rounds (0: FP_LINK_PASSES) */
-    double link_deadline;       /* link sweep: > 0, no pass starts that would end after
-                                   this time on the run's clock (fp_world_now), decided on
-                                   rank 0 from the pass before; the first always runs */
+    double deadline;            /* > 0: a sweep stops early rather than run past this time
+                                   on the run's clock (fp_world_now): the link sweep between
+                                   passes, a collective between its variants (data type x
+                                   reduction), rank 0 deciding from the one before; the
+                                   first always runs (a re-test's budget) */
 } fp_coll_config;
 
 /* Option row of the suite's own setting; type is the command's config
@@ -96,6 +98,12 @@ fp_status fp_coll_sizes(uint64_t min, uint64_t max, double factor, uint64_t *siz
                         int *n, char *err, size_t len);
 
 /* ---- the driver -------------------------------------------------------------- */
+
+/* With a deadline (fp_coll_config.deadline > 0): whether another step that
+ * began at t0 and takes as long as the one that ended now still ends in
+ * time, as rank 0 says to every rank (a broadcast: every rank calls it at the
+ * same point). Without one, *go is true and nothing is sent. */
+fp_status fp_coll_in_time(fp_ctx *ctx, double t0, bool *go);
 
 /* Run collective test t (one of the suite's descriptors) on every rank over
  * the configured sizes; only != NULL restricts it to that one variant (the

@@ -21,7 +21,11 @@ cat >bin/scontrol <<'SH'
 echo "$*" >>"$SCONTROL_LOG"
 SH
 chmod +x bin/scontrol
-opts="--test membw --test gemm --test links --threads 1"
+# membw and the link sweep: the fault fails membw's four metrics together; GEMM
+# would take most of the first pass here (1 thread a rank), so that its
+# re-test would not fit the budget of a quarter of it and its fail would
+# stand, not re-tested (docs/confirm.md)
+opts="--test membw --test links --threads 1"
 export PATH="$WORK/bin:$PATH" SCONTROL_LOG=$WORK/scontrol.log FP_HC_CONF=$WORK/none \
   FLEETPRINT MPIRUN="$MPIEXEC --oversubscribe" FP_HC_RANKS=4 FP_HC_OUT=$WORK/hc \
   SLURMD_NODENAME=c1 FP_HC_TIMEOUT=120s
@@ -40,7 +44,7 @@ if [ "${FP_TEST_FAULT_SCALE:-1}" = 0 ]; then exit 0; fi
 calibrate() { # T: halfway through the sweep of a preflight with the fault all along
   FLEETPRINT_NODE=c1 "$MPIEXEC" -np 4 --oversubscribe "$FLEETPRINT" preflight $opts --confirm off \
     $(inject slow:rank=1,factor=4) >cal.txt 2>&1 || true
-  sed -nE 's/.*gemm [0-9.]+ s \(to ([0-9.]+)\).*links [0-9.]+ s \(to ([0-9.]+)\).*/\1 \2/p' cal.txt |
+  sed -nE 's/.*membw [0-9.]+ s \(to ([0-9.]+)\).*links [0-9.]+ s \(to ([0-9.]+)\).*/\1 \2/p' cal.txt |
     awk '{ printf "%.2f", ($1 + $2) / 2 }'
 }
 rm -f "$SCONTROL_LOG"
