@@ -10,11 +10,16 @@
 #                                                      says "did not reproduce"
 #   SPLIT with slow:rank=R,factor=2 on ranks 1-4     -> want: the verdict fails
 #         exactly n1-n4 (a split fleet; whether it drains is the breaker's call)
+#   SMALL with --inject slow:rank=3,factor=1.12 (a 12% slowdown, about twice
+#         the cost floor)                           -> want: each drains exactly n3;
+#         a run that does not is counted apart where its output names the
+#         blind spot that hid it ("blind ..."), and as a miss where nothing does
 # and print the counts, with the false alarms (healthy nodes failed) and
 # misses (faulty nodes not failed) of each case. The store keeps every run
 # (injected ones are never baseline material), as a real fleet's would.
 #
-#   bench/preflight_series.sh [--count] [BASE CLEAN SLOW LINK UNTIL SPLIT]   (default 3 20 5 5 5 3)
+#   bench/preflight_series.sh [--count] [BASE CLEAN SLOW LINK UNTIL SPLIT SMALL]
+#                                           (default 3 20 5 5 5 3 5)
 #
 # T, on the run's clock as --inject reads it, lies halfway through the link
 # sweep (the first pass's last test: the slow rank has failed the
@@ -33,7 +38,7 @@
 set -eu
 count_only=0
 if [ "${1:-}" = "--count" ]; then count_only=1; shift; fi
-BASE=${1:-3} CLEAN=${2:-20} SLOW=${3:-5} LINK=${4:-5} UNTIL=${5:-5} SPLIT=${6:-3}
+BASE=${1:-3} CLEAN=${2:-20} SLOW=${3:-5} LINK=${4:-5} UNTIL=${5:-5} SPLIT=${6:-3} SMALL=${7:-5}
 HERE=$(cd "$(dirname "$0")" && pwd)
 F=${FLEETPRINT:-$HERE/../build/fleetprint}
 read -ra mpiexec <<<"${MPIEXEC:-mpirun}"  # a launcher with its options
@@ -149,13 +154,28 @@ for i in $(seq "$SPLIT"); do
   if [ "$ok" = 1 ]; then split_ok=$((split_ok + 1))
   else grep -E "^(FAIL|warn)|^ +fail" "$W/out" | head -8; fi
 done
-split_fa=$fa split_miss=$miss
+split_fa=$fa split_miss=$miss; fa=0 miss=0
+
+small_ok=0 small_blind=0
+for i in $(seq "$SMALL"); do
+  rc=0; pf --inject slow:rank=3,factor=1.12 || rc=$?
+  failed "n3" || true
+  echo "small run $i: exit $rc, drain '$(cat "$W/drain.txt")'; $(confirm_line)"
+  if [ "$rc" = 1 ] && [ "$(cat "$W/drain.txt")" = "n3" ]; then small_ok=$((small_ok + 1))
+  else
+    grep -E "^(FAIL|warn|blind)|^ +(fail|warn)|^confirm" "$W/out" | head -8
+    grep -q "^blind " "$W/out" && small_blind=$((small_blind + 1))
+  fi
+done
+small_fa=$fa small_miss=$miss
 
 echo "clean: $clean_fail of $CLEAN failed (want 0); $clean_first of them had a first pass that failed; false alarms: $clean_fa nodes"
 echo "slow rank 5: $slow_ok of $SLOW drained exactly n5 (want $SLOW); false alarms $slow_fa, misses $slow_miss"
 echo "slow link 2-6: $link_ok of $LINK named link:n2~n6 and drained nothing (want $LINK); false alarms $link_fa nodes"
 echo "slow rank 5 until T: $until_ok of $until_runs drained nothing and said 'did not reproduce' (want $UNTIL of $UNTIL; $until_off runs that tested nothing not counted)"
 echo "split 1-4: $split_ok of $SPLIT failed exactly n1-n4 (want $SPLIT); false alarms $split_fa, misses $split_miss"
+echo "small 12% on n3: $small_ok of $SMALL drained exactly n3 (want $SMALL); $small_blind of the others named a blind spot; false alarms $small_fa, misses $small_miss"
 [ "$count_only" = 1 ] && exit 0
 [ "$clean_fail" = 0 ] && [ "$slow_ok" = "$SLOW" ] && [ "$link_ok" = "$LINK" ] &&
-  [ "$until_ok" = "$UNTIL" ] && [ "$until_runs" = "$UNTIL" ] && [ "$split_ok" = "$SPLIT" ]
+  [ "$until_ok" = "$UNTIL" ] && [ "$until_runs" = "$UNTIL" ] && [ "$split_ok" = "$SPLIT" ] &&
+  [ $((small_ok + small_blind)) = "$SMALL" ]
