@@ -103,7 +103,7 @@ fp_status fp_app_previous_run(fp_store *store, const fp_run *run, fp_run *prev, 
         if (rows[i].time < run->time && !rows[i].injected && strcmp(rows[i].id, run->id) != 0)
             best = &rows[i];
     if (best) {
-        st = fp_store_load_run(store, best->id, NULL, prev);
+        st = fp_store_load_run_context(store, best->id, prev); /* its configuration */
         *found = st == FP_OK;
     }
     free(rows);
@@ -260,7 +260,10 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
     if (c->store) {
         FP_CHECK(fp_store_open(&store, c->store, FP_STORE_READ, 0));
         fp_run_free(&run);
-        FP_CHECK(fp_store_load_run(store, c->run, c->tag, &run));
+        /* as rows (a ninth of the memory), given samples for the outputs that read them */
+        FP_CHECK(fp_store_load_run_rows(store, c->run, c->tag, &run));
+        if (c->out.html || c->out.junit || c->out.prometheus || c->out.retest_args)
+            FP_CHECK(fp_run_expand(&run));
         fp_run_free(&prev);
         FP_CHECK(fp_app_previous_run(store, &run, &prev, &have_prev));
         if (confirm && strcmp(run.status, FP_RUN_RETEST) != 0)

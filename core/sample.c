@@ -259,13 +259,56 @@ void fp_run_init(fp_run *run)
     snprintf(run->status, sizeof run->status, "complete");
 }
 
+static void rows_free(fp_run_rows *r)
+{
+    if (!r)
+        return;
+    free(r->row);
+    free(r->keys);
+    free(r->ents);
+    free(r);
+}
+
 void fp_run_free(fp_run *run)
 {
     free(run->nodes);
     free(run->ranks);
     free(run->samples);
+    rows_free(run->rows);
     free(run->config);
     memset(run, 0, sizeof *run);
+}
+
+void fp_run_sample(const fp_run *run, size_t i, fp_sample *out)
+{
+    if (!run->rows) {
+        *out = run->samples[i];
+        return;
+    }
+    const fp_sample_row *r = &run->rows->row[i];
+    *out = run->rows->keys[r->key];
+    out->entity = run->rows->ents[r->entity];
+    out->iter = r->iter;
+    out->value = r->value;
+    out->t_start = r->t_start;
+}
+
+fp_status fp_run_expand(fp_run *run)
+{
+    if (!run->rows)
+        return FP_OK;
+    size_t n = run->rows->n;
+    fp_sample *s = fp_malloc_huge((n ? n : 1) * sizeof *s);
+    if (!s)
+        return FP_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        fp_run_sample(run, i, &s[i]);
+    free(run->samples);
+    run->samples = s;
+    run->nsamples = run->cap = n;
+    rows_free(run->rows);
+    run->rows = NULL;
+    return FP_OK;
 }
 
 fp_status fp_run_set_config(fp_run *run, const fp_cfg_item *items, size_t n)

@@ -333,10 +333,30 @@ static int64_t next_series(eng *g, int64_t prev, uint32_t key, uint32_t ent)
     return found;
 }
 
+/* The key (entity) of a run read as rows at index k of its table: each is
+ * interned when a row first names it, so indices follow the order in which
+ * the samples meet them, as with samples. map holds index + 1, 0 when not yet
+ * met; -1: no memory. */
+static int64_t row_key(eng *g, int32_t *map, uint32_t k)
+{
+    if (!map[k])
+        map[k] = (int32_t)(key_intern(g, &g->run->rows->keys[k]) + 1);
+    return map[k] - 1;
+}
+
+static int64_t row_entity(eng *g, int32_t *map, uint32_t e)
+{
+    if (!map[e])
+        map[e] = (int32_t)(entity_intern(g, &g->run->rows->ents[e]) + 1);
+    return map[e] - 1;
+}
+
 static fp_status intern_samples(eng *g)
 {
     const fp_run *run = g->run;
+    const fp_run_rows *rows = run->rows;
     size_t n = run->nsamples;
+    int32_t *kmap = NULL, *emap = NULL;
     g->ents = fp_malloc_huge((n + 1) * sizeof *g->ents);
     g->ser = fp_malloc_huge((n + 1) * sizeof *g->ser);
     g->sample_ser = fp_malloc_huge((n + 1) * sizeof *g->sample_ser);
@@ -344,26 +364,39 @@ static fp_status intern_samples(eng *g)
     FP_CHECK_ALLOC(g->ents);
     FP_CHECK_ALLOC(g->ser);
     FP_CHECK_ALLOC(g->sample_ser);
-    if (!table_init(&g->ent_tab, 1024) || !table_init(&g->ser_tab, 1024))
+    /* a run read as rows knows its entities: no growing of their table */
+    if (!table_init(&g->ent_tab, rows ? rows->nents : 1024) || !table_init(&g->ser_tab, 1024))
         FP_FAIL(FP_ENOMEM, "out of memory for the entity and series tables of run %s", run->id);
+    if (rows) {
+        kmap = calloc(rows->nkeys + 1, sizeof *kmap);
+        emap = fp_calloc_huge(rows->nents + 1, sizeof *emap);
+        FP_CHECK_ALLOC(kmap);
+        FP_CHECK_ALLOC(emap);
+    }
     int64_t key = -1, ent = -1, se_prev = -1;
     const fp_sample *prev = NULL;
     for (size_t i = 0; i < n; i++) {
-        const fp_sample *s = &run->samples[i];
-        key = next_key(g, prev, key, s);
-        ent = next_entity(g, prev, ent, s);
+        const fp_sample *s = rows ? NULL : &run->samples[i];
+        int32_t iter = rows ? rows->row[i].iter : s->iter;
+        if (rows) {
+            key = row_key(g, kmap, rows->row[i].key);
+            ent = row_entity(g, emap, rows->row[i].entity);
+        } else {
+            key = next_key(g, prev, key, s);
+            ent = next_entity(g, prev, ent, s);
+        }
         int64_t se =
             key < 0 || ent < 0 ? -1 : next_series(g, se_prev, (uint32_t)key, (uint32_t)ent);
         if (se < 0)
             FP_FAIL(FP_ENOMEM, "out of memory interning sample %zu of run %s", i, run->id);
         g->sample_ser[i] = (uint32_t)se;
         key_info *ki = &g->keys[key];
-        ki->has_summary |= s->iter < 0;
-        if (s->iter >= 0) {
+        ki->has_summary |= iter < 0;
+        if (iter >= 0) {
             g->ser[se].windowed = true;
             ki->windowed = true;
-            if (s->iter + 1 > ki->windows)
-                ki->windows = s->iter + 1;
+            if (iter + 1 > ki->windows)
+                ki->windows = iter + 1;
         }
         ki->raw_windows = ki->windows > 1 ? ki->windows : 1;
         prev = s;
@@ -399,16 +432,19 @@ static fp_status intern_samples(eng *g)
     for (size_t i = 0; i < n; i++) {
         if (i + AHEAD < n)
             __builtin_prefetch(&g->ser[g->sample_ser[i + AHEAD]]);
-        const fp_sample *s = &run->samples[i];
+        int32_t iter = rows ? rows->row[i].iter : run->samples[i].iter;
+        double value = rows ? rows->row[i].value : run->samples[i].value;
         const series *se = &g->ser[g->sample_ser[i]];
-        if (se->windowed ? s->iter >= 0 : s->iter < 0)
-            g->wvals[se->woff + (size_t)(s->iter > 0 ? s->iter : 0)] = s->value;
+        if (se->windowed ? iter >= 0 : iter < 0)
+            g->wvals[se->woff + (size_t)(iter > 0 ? iter : 0)] = value;
         bool use_summary = g->keys[se->key].use_summary || !se->windowed;
-        if (use_summary ? s->iter >= 0 : s->iter < 0)
+        if (use_summary ? iter >= 0 : iter < 0)
             continue; /* windows or the summary, not both */
-        g->vals[se->off + (size_t)(use_summary ? 0 : s->iter)] = s->value;
+        g->vals[se->off + (size_t)(use_summary ? 0 : iter)] = value;
     }
 cleanup:
+    free(kmap);
+    free(emap);
     return st;
 }
 

@@ -445,7 +445,7 @@ static fp_status add_run(builder *b, const fp__runtab *t, uint32_t run)
         if (!isfinite(r->value))
             continue;
         uint32_t g;
-        FP_CHECK(group_id(&b->eg, lk[r->metric], le[r->entity], &g));
+        FP_CHECK(group_id(&b->eg, lk[r->key], le[r->entity], &g));
         FP_CHECK(obs_add(&b->eo, g, r->iter < 0 ? run | SUMMARY_BIT : run, r->value));
     }
 cleanup:

@@ -12,6 +12,7 @@ fp_status fp__run_copy_context(fp_run *dst, const fp_run *src)
 {
     *dst = *src;
     dst->samples = NULL;
+    dst->rows = NULL;
     dst->nsamples = dst->cap = 0;
     dst->nodes = NULL;
     dst->ranks = NULL;
@@ -110,10 +111,10 @@ fp_status fp__runtab_add(fp__runtab *t, const fp_sample *s, char *err, size_t er
     fp__row *r = &t->rows[t->nrows++];
     memset(r, 0, sizeof *r);
     r->entity = eid;
-    r->metric = mid;
+    r->key = mid;
     r->iter = s->iter;
     r->value = s->value;
-    r->t = s->t_start;
+    r->t_start = s->t_start;
     t->last_metric = mid;
 cleanup:
     return st;
@@ -132,10 +133,9 @@ fp_status fp__runtab_from_run(fp__runtab *t, const fp_run *run)
     return st;
 }
 
-void fp__runtab_sample(const fp__runtab *t, size_t i, fp_sample *s)
+void fp__runtab_key(const fp__runtab *t, uint32_t k, fp_sample *s)
 {
-    const fp__row *r = &t->rows[i];
-    const fp__metric *m = &t->metrics[r->metric];
+    const fp__metric *m = &t->metrics[k];
     memset(s, 0, sizeof *s);
     memcpy(s->suite, m->suite, sizeof s->suite);
     memcpy(s->test, m->test, sizeof s->test);
@@ -143,10 +143,16 @@ void fp__runtab_sample(const fp__runtab *t, size_t i, fp_sample *s)
     memcpy(s->unit, m->unit, sizeof s->unit);
     s->better = m->better ? FP_BETTER_LOWER : FP_BETTER_HIGHER;
     s->size = m->size;
+}
+
+void fp__runtab_sample(const fp__runtab *t, size_t i, fp_sample *s)
+{
+    const fp__row *r = &t->rows[i];
+    fp__runtab_key(t, r->key, s);
     s->entity = t->ent[r->entity];
     s->iter = r->iter;
     s->value = r->value;
-    s->t_start = r->t;
+    s->t_start = r->t_start;
 }
 
 void fp__runtab_free(fp__runtab *t)

@@ -9,14 +9,9 @@
 #include "fleetprint/sample.h"
 #include "intern.h"
 
-/* A sample as stored: keys into the run's entity and metric tables. */
-typedef struct fp__row {
-    uint32_t entity;
-    uint32_t metric;
-    int32_t iter;
-    double value;
-    double t;
-} fp__row;
+/* A sample as stored: keys into the run's entity and metric tables (the
+ * public fp_sample_row, so that a run read as rows takes them as they are). */
+typedef fp_sample_row fp__row;
 
 /* A metric key of a run: suite.test.metric@size with its unit and direction. */
 typedef struct fp__metric {
@@ -45,6 +40,9 @@ typedef struct fp__runtab {
 fp_status fp__runtab_add(fp__runtab *t, const fp_sample *s, char *err, size_t errlen);
 /* Build a runtab from a run (context copied, samples interned). */
 fp_status fp__runtab_from_run(fp__runtab *t, const fp_run *run);
+/* Metric key k as a sample: suite, test, metric, unit, better and size set,
+ * the rest zero. */
+void fp__runtab_key(const fp__runtab *t, uint32_t k, fp_sample *s);
 /* Expand the row i into a full sample. */
 void fp__runtab_sample(const fp__runtab *t, size_t i, fp_sample *s);
 /* Copy a context (nodes and ranks deep-copied; samples not). */

@@ -153,7 +153,7 @@ static fp_status show_run(const fp_store_action *c, fp_store *s, const char *whi
     count = calloc(t.keys.n ? t.keys.n : 1, sizeof *count);
     FP_CHECK_ALLOC(count);
     for (size_t i = 0; i < t.nrows; i++)
-        count[t.rows[i].metric]++;
+        count[t.rows[i].key]++;
     printf("\n%-48s %-10s %-7s %10s\n", "metric key", "unit", "better", "samples");
     for (uint32_t m = 0; m < t.keys.n; m++) {
         fp_sample smp;

@@ -55,10 +55,10 @@ static hid_t rec_type(rec_kind kind, bool file)
     case REC_ROW:
         t = H5Tcreate(H5T_COMPOUND, file ? 28 : sizeof(fp__row));
         FIELD("entity", u32, HOFFSET(fp__row, entity), 4);
-        FIELD("metric", u32, HOFFSET(fp__row, metric), 4);
+        FIELD("metric", u32, HOFFSET(fp__row, key), 4);
         FIELD("iter", i32, HOFFSET(fp__row, iter), 4);
         FIELD("value", f64, HOFFSET(fp__row, value), 8);
-        FIELD("t", f64, HOFFSET(fp__row, t), 8);
+        FIELD("t", f64, HOFFSET(fp__row, t_start), 8);
         break;
     case REC_METRIC:
         t = H5Tcreate(H5T_COMPOUND, file ? 16 + 24 + 32 + 16 + 1 + 8 : sizeof(fp__metric));
@@ -503,7 +503,9 @@ cleanup:
 
 /* ---- reading runs ------------------------------------------------------------------ */
 
-fp_status fp__store_read_runtab(fp_store *s, const char *id, fp__runtab *t)
+/* fp__store_read_runtab; with samples false, the context only (no entities,
+ * metrics or rows). */
+static fp_status read_runtab(fp_store *s, const char *id, fp__runtab *t, bool samples)
 {
     fp_status st = FP_OK;
     hid_t g = H5I_INVALID_HID, mt = H5I_INVALID_HID, nodet = H5I_INVALID_HID;
@@ -574,6 +576,8 @@ fp_status fp__store_read_runtab(fp_store *s, const char *id, fp__runtab *t)
             goto cleanup;
     }
 
+    if (!samples)
+        goto cleanup;
     FP_CHECK(fp__h5_read_strings(g, "entities", &t->entities));
     t->ent = calloc(t->entities.n ? t->entities.n : 1, sizeof *t->ent);
     FP_CHECK_ALLOC(t->ent);
@@ -604,7 +608,7 @@ fp_status fp__store_read_runtab(fp_store *s, const char *id, fp__runtab *t)
     FP_CHECK(fp__h5_read_table(g, "samples", mt, sizeof(fp__row), (void **)&t->rows, &t->nrows));
     t->row_cap = t->nrows;
     for (size_t i = 0; i < t->nrows; i++)
-        if (t->rows[i].entity >= t->entities.n || t->rows[i].metric >= nm)
+        if (t->rows[i].entity >= t->entities.n || t->rows[i].key >= nm)
             FP_FAIL(FP_EINPUT, "%s: run %s: sample %zu refers past the entity or metric table "
                                "(corrupt)", s->path, id, i);
 cleanup:
@@ -621,6 +625,11 @@ cleanup:
     if (part >= 0)
         H5Fclose(part);
     return st;
+}
+
+fp_status fp__store_read_runtab(fp_store *s, const char *id, fp__runtab *t)
+{
+    return read_runtab(s, id, t, true);
 }
 
 static int summary_cmp(const void *a, const void *b)
@@ -661,15 +670,12 @@ cleanup:
     return st;
 }
 
-fp_status fp_store_load_run(fp_store *s, const char *which, const char *tag, fp_run *run)
+/* The id of run which ("latest": see fp_store_load_run) into id. */
+static fp_status which_id(fp_store *s, const char *which, const char *tag, char id[48])
 {
     fp_status st = FP_OK;
-    fp__runtab t;
     fp_run_summary *rows = NULL;
     size_t n = 0;
-    char id[48];
-    memset(run, 0, sizeof *run);
-    memset(&t, 0, sizeof t);
     if (strcmp(which, "latest") == 0) {
         FP_CHECK(fp_store_list(s, &rows, &n));
         const fp_run_summary *best = NULL;
@@ -681,10 +687,23 @@ fp_status fp_store_load_run(fp_store *s, const char *which, const char *tag, fp_
         if (!best)
             FP_FAIL(FP_EINPUT, "%s holds no run%s%s", s->path, tag && tag[0] ? " tagged " : "",
                     tag && tag[0] ? tag : "");
-        snprintf(id, sizeof id, "%s", best->id);
+        snprintf(id, 48, "%s", best->id);
     } else {
-        snprintf(id, sizeof id, "%s", which);
+        snprintf(id, 48, "%s", which);
     }
+cleanup:
+    free(rows);
+    return st;
+}
+
+fp_status fp_store_load_run(fp_store *s, const char *which, const char *tag, fp_run *run)
+{
+    fp_status st = FP_OK;
+    fp__runtab t;
+    char id[48];
+    memset(run, 0, sizeof *run);
+    memset(&t, 0, sizeof t);
+    FP_CHECK(which_id(s, which, tag, id));
     FP_CHECK(fp__store_read_runtab(s, id, &t));
     FP_CHECK(fp__run_copy_context(run, &t.ctx));
     run->samples = malloc((t.nrows ? t.nrows : 1) * sizeof *run->samples);
@@ -694,7 +713,46 @@ fp_status fp_store_load_run(fp_store *s, const char *which, const char *tag, fp_
         fp__runtab_sample(&t, i, &run->samples[i]);
     run->nsamples = t.nrows;
 cleanup:
-    free(rows);
+    fp__runtab_free(&t);
+    return st;
+}
+
+fp_status fp_store_load_run_rows(fp_store *s, const char *which, const char *tag, fp_run *run)
+{
+    fp_status st = FP_OK;
+    fp__runtab t;
+    char id[48];
+    memset(run, 0, sizeof *run);
+    memset(&t, 0, sizeof t);
+    FP_CHECK(which_id(s, which, tag, id));
+    FP_CHECK(fp__store_read_runtab(s, id, &t));
+    FP_CHECK(fp__run_copy_context(run, &t.ctx));
+    fp_run_rows *r = run->rows = calloc(1, sizeof *r);
+    FP_CHECK_ALLOC(r);
+    r->keys = malloc((t.keys.n ? t.keys.n : 1) * sizeof *r->keys);
+    FP_CHECK_ALLOC(r->keys);
+    for (uint32_t k = 0; k < t.keys.n; k++)
+        fp__runtab_key(&t, k, &r->keys[k]);
+    r->nkeys = t.keys.n;
+    /* the runtab's parsed entities and rows become the run's */
+    r->ents = t.ent;
+    r->nents = t.entities.n;
+    r->row = t.rows;
+    r->n = run->nsamples = t.nrows;
+    t.ent = NULL;
+    t.rows = NULL;
+cleanup:
+    fp__runtab_free(&t);
+    return st;
+}
+
+fp_status fp_store_load_run_context(fp_store *s, const char *id, fp_run *run)
+{
+    fp__runtab t;
+    fp_status st = read_runtab(s, id, &t, false);
+    memset(run, 0, sizeof *run);
+    if (st == FP_OK)
+        st = fp__run_copy_context(run, &t.ctx);
     fp__runtab_free(&t);
     return st;
 }

@@ -99,6 +99,30 @@ typedef struct fp_cfg_item {
     char value[96];
 } fp_cfg_item;
 
+/* A sample as a row of its run's tables (fp_run_rows): what the store keeps,
+ * 32 bytes where an fp_sample takes 280. */
+typedef struct fp_sample_row {
+    uint32_t entity; /* into fp_run_rows.ents */
+    uint32_t key;    /* into fp_run_rows.keys */
+    int32_t iter;
+    double value;
+    double t_start;
+} fp_sample_row;
+
+/* A run's samples in compact form: rows into a table of metric keys (one
+ * sample each, whose suite, test, metric, unit, better and size are the key's;
+ * its entity, iter and value mean nothing) and a table of entities. A run
+ * read this way (fp_store_load_run_rows) has rows and no samples, until
+ * fp_run_expand. */
+typedef struct fp_run_rows {
+    fp_sample_row *row;
+    size_t n;
+    fp_sample *keys;
+    size_t nkeys;
+    fp_entity *ents;
+    size_t nents;
+} fp_run_rows;
+
 typedef struct fp_run {
     char id[48];               /* unique: UTC time + random suffix */
     char tag[32];              /* nightly, preflight, ci, ... */
@@ -126,8 +150,9 @@ typedef struct fp_run {
     char (*nodes)[FP_NAME_MAX]; /* nnodes names, in order of first rank */
     fp_rank_info *ranks;        /* nranks entries */
     fp_sample *samples;
-    size_t nsamples;
+    size_t nsamples;            /* samples, or rows when there are rows */
     size_t cap;
+    fp_run_rows *rows;          /* the samples in compact form instead, or NULL */
     fp_cfg_item *config;        /* the configuration records of its nodes and devices */
     size_t nconfig;             /* (0: none recorded, as in runs of older versions) */
 } fp_run;
@@ -150,6 +175,12 @@ void fp_run_init(fp_run *run);
 void fp_run_free(fp_run *run);
 /* Size the nodes and ranks arrays (zeroed). */
 fp_status fp_run_set_shape(fp_run *run, int nnodes, int nranks);
+/* Sample i of run, of either form (samples or rows), into *out. */
+void fp_run_sample(const fp_run *run, size_t i, fp_sample *out);
+/* Give a run read as rows its samples (and free the rows): for what reads
+ * run->samples. FP_ENOMEM when they do not fit; a run of samples is left as
+ * it is. */
+fp_status fp_run_expand(fp_run *run);
 /* Append one sample (copied). */
 fp_status fp_run_add(fp_run *run, const fp_sample *s);
 /* Replace run's configuration records by a copy of items[0..n). */

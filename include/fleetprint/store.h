@@ -116,6 +116,12 @@ fp_status fp_store_list(fp_store *store, fp_run_summary **out, size_t *n);
  * re-test: status FP_RUN_RETEST). FP_EINPUT naming
  * the id when there is no such run. */
 fp_status fp_store_load_run(fp_store *store, const char *which, const char *tag, fp_run *run);
+/* The same, with the samples as rows (run->rows; see fp_run_rows): a ninth of
+ * the memory, for what reads them through fp_run_sample or detect. */
+fp_status fp_store_load_run_rows(fp_store *store, const char *which, const char *tag,
+                                 fp_run *run);
+/* Run id's context only (nodes, ranks, configuration records; no samples). */
+fp_status fp_store_load_run_context(fp_store *store, const char *id, fp_run *run);
 
 /* The SKU an entity of a run belongs to, for per-SKU baselines: the device
  * model (fp_rank_info.model) of the rank that owns it -- a gpu by node and
