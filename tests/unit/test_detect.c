@@ -8,6 +8,7 @@
 #include "check.h"
 #include "fleetprint/detect.h"
 #include "fleetprint/report.h"
+#include "fleetprint/store.h"
 
 static fp_rules *rules_default(void)
 {
@@ -484,6 +485,20 @@ static void test_late_rank(const fp_rules *r)
     fp_run_free(&run);
 }
 
+/* Whether files a and b hold the same bytes. */
+static bool same_file(const char *a, const char *b)
+{
+    FILE *x = fopen(a, "rb"), *y = fopen(b, "rb");
+    bool same = x && y;
+    for (int c = 0, d = 0; same && c != EOF; same = c == d)
+        c = fgetc(x), d = fgetc(y);
+    if (x)
+        fclose(x);
+    if (y)
+        fclose(y);
+    return same;
+}
+
 /* The simulator: same seed, same run; its faults are found. */
 static void test_sim(const fp_rules *r)
 {
@@ -503,6 +518,25 @@ static void test_sim(const fp_rules *r)
     fp_sim_score_verdicts(sim, v, &sc);
     CHECK(sc.tp == 6 && sc.fn == 0 && sc.fp == 0);
     CHECK(sc.link_tp == 1 && sc.link_fp == 0);
+    /* the run stored and read back as rows: the same verdict JSON, byte for byte */
+    char dir[] = "/tmp/fp_test_detect_XXXXXX", store[64], ja[64], jb[64];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(store, sizeof store, "%s/s.h5", dir);
+    snprintf(ja, sizeof ja, "%s/a.json", dir);
+    snprintf(jb, sizeof jb, "%s/b.json", dir);
+    fp_store *st = NULL;
+    fp_run rows;
+    CHECK(fp_store_open(&st, store, FP_STORE_APPEND, 1) == FP_OK && fp_store_append(st, &a) == FP_OK);
+    CHECK(fp_store_load_run_rows(st, a.id, NULL, &rows) == FP_OK && rows.rows);
+    fp_verdicts *vr = detect(&rows, r);
+    CHECK(fp_verdicts_write_json(v, &a, ja) == FP_OK && fp_verdicts_write_json(vr, &rows, jb) == FP_OK);
+    CHECK(same_file(ja, jb));
+    fp_verdicts_free(vr);
+    fp_run_free(&rows);
+    fp_store_close(st);
+    char cmd[96];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
     fp_verdicts_free(v);
     fp_run_free(&a);
     fp_run_free(&b);

@@ -176,6 +176,24 @@ static void make_run(fp_run *run, const char *id, double time, const char *tag, 
     fp_run_add(run, &s);
 }
 
+/* Whether runs a and b (of samples or rows) hold the same samples. */
+static bool same_samples(const fp_run *a, const fp_run *b)
+{
+    bool same = a->nsamples == b->nsamples;
+    for (size_t i = 0; same && i < a->nsamples; i++) {
+        fp_sample x, y;
+        fp_run_sample(a, i, &x);
+        fp_run_sample(b, i, &y);
+        char ex[160], ey[160];
+        same = x.value == y.value && x.t_start == y.t_start && x.iter == y.iter &&
+               x.size == y.size && x.better == y.better && strcmp(x.metric, y.metric) == 0 &&
+               strcmp(x.unit, y.unit) == 0 &&
+               strcmp(fp_entity_format(&x.entity, ex, sizeof ex),
+                      fp_entity_format(&y.entity, ey, sizeof ey)) == 0;
+    }
+    return same;
+}
+
 static void test_store(const char *dir)
 {
     char path[512];
@@ -207,18 +225,19 @@ static void test_store(const char *dir)
     /* load by id and latest-with-tag; the samples come back exactly */
     fp_run back;
     CHECK(fp_store_load_run(st, "r1", NULL, &back) == FP_OK);
-    CHECK(back.nsamples == runs[1].nsamples);
-    bool same = back.nsamples == runs[1].nsamples;
-    for (size_t i = 0; same && i < back.nsamples; i++) {
-        const fp_sample *a = &back.samples[i], *b = &runs[1].samples[i];
-        char ea[160], eb[160];
-        same = a->value == b->value && a->t_start == b->t_start && a->iter == b->iter &&
-               a->size == b->size && strcmp(a->metric, b->metric) == 0 &&
-               strcmp(fp_entity_format(&a->entity, ea, sizeof ea),
-                      fp_entity_format(&b->entity, eb, sizeof eb)) == 0;
-    }
-    CHECK(same);
+    CHECK(same_samples(&back, &runs[1]) && !back.rows);
     CHECK(strcmp(back.ranks[12].model, "H100") == 0 && strcmp(back.nodes[19], "n19") == 0);
+    fp_run_free(&back);
+    /* as rows: the same samples through fp_run_sample, and after expanding */
+    CHECK(fp_store_load_run_rows(st, "r1", NULL, &back) == FP_OK);
+    CHECK(back.rows && !back.samples && back.rows->nkeys < back.nsamples);
+    CHECK(same_samples(&back, &runs[1]) && strcmp(back.nodes[19], "n19") == 0);
+    CHECK(fp_run_expand(&back) == FP_OK && !back.rows && same_samples(&back, &runs[1]));
+    fp_run_free(&back);
+    /* the context alone */
+    CHECK(fp_store_load_run_context(st, "r1", &back) == FP_OK);
+    CHECK(back.nsamples == 0 && !back.samples && !back.rows && back.nranks == 20);
+    CHECK(strcmp(back.ranks[12].model, "H100") == 0);
     fp_run_free(&back);
     CHECK(fp_store_load_run(st, "latest", "ci", &back) == FP_OK && strcmp(back.id, "r2") == 0);
     fp_run_free(&back);
