@@ -696,27 +696,6 @@ cleanup:
     return st;
 }
 
-fp_status fp_store_load_run(fp_store *s, const char *which, const char *tag, fp_run *run)
-{
-    fp_status st = FP_OK;
-    fp__runtab t;
-    char id[48];
-    memset(run, 0, sizeof *run);
-    memset(&t, 0, sizeof t);
-    FP_CHECK(which_id(s, which, tag, id));
-    FP_CHECK(fp__store_read_runtab(s, id, &t));
-    FP_CHECK(fp__run_copy_context(run, &t.ctx));
-    run->samples = malloc((t.nrows ? t.nrows : 1) * sizeof *run->samples);
-    FP_CHECK_ALLOC(run->samples);
-    run->cap = t.nrows;
-    for (size_t i = 0; i < t.nrows; i++)
-        fp__runtab_sample(&t, i, &run->samples[i]);
-    run->nsamples = t.nrows;
-cleanup:
-    fp__runtab_free(&t);
-    return st;
-}
-
 fp_status fp_store_load_run_rows(fp_store *s, const char *which, const char *tag, fp_run *run)
 {
     fp_status st = FP_OK;
@@ -743,6 +722,14 @@ fp_status fp_store_load_run_rows(fp_store *s, const char *which, const char *tag
     t.rows = NULL;
 cleanup:
     fp__runtab_free(&t);
+    return st;
+}
+
+fp_status fp_store_load_run(fp_store *s, const char *which, const char *tag, fp_run *run)
+{
+    fp_status st = fp_store_load_run_rows(s, which, tag, run);
+    if (st == FP_OK && (st = fp_run_expand(run)) != FP_OK)
+        fp_error("%s: run %s: no memory for its %zu samples", s->path, run->id, run->nsamples);
     return st;
 }
 
