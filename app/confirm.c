@@ -66,6 +66,7 @@ fp_status fp_app_confirm_apply(const fp_detect_opts *d, const detect_confirm *c,
     if (c->retest) {
         fp_detect_opts rd = *d;
         rd.explain = NULL; /* the evidence chain is the run's; the re-test adds its failures */
+        rd.confirmed = true; /* it is the re-test: a host-side deficit it sees again fails */
         if (c->retest->contended[0]) {
             rd.contended = true;
             rd.contended_note = c->retest->contended;
@@ -132,8 +133,9 @@ fp_status fp_app_write_retest_args(const fp_run *run, const fp_verdicts *v, cons
     char *pairs = NULL;
     FILE *f = NULL;
     fp_link_plan lp = {0};
-    bool needed = fp_verdicts_overall(v) == FP_FAIL;
-    if (needed)
+    /* what failed, and what warns until a re-test confirms it */
+    fp_verdict overall = fp_verdicts_overall(v);
+    if (overall == FP_FAIL || overall == FP_WARN)
         FP_CHECK(fp_confirm_plan_make(v, run, rules, &plan));
     /* the iterations that keep the re-test within a quarter of the run: each
      * test's time scales with its windows */

@@ -451,11 +451,12 @@ static fp_status plan_retest(pf_state *ps, const fp_run *run, retest_msg *m, cha
     fp_detect_opts d = {.rules = ps->rules, .baselines = ps->base,
                         .contended = ps->contended != NULL, .contended_note = ps->contended};
     FP_CHECK(fp_detect(run, &d, &v));
-    if (fp_verdicts_overall(v) != FP_FAIL) {
+    FP_CHECK(fp_confirm_plan_make(v, run, ps->rules, &plan));
+    /* nothing failed, and no warn waits for a re-test (a host-side deficit) */
+    if (fp_verdicts_overall(v) != FP_FAIL && plan.nsuspects == 0) {
         snprintf(info->note, sizeof info->note, "nothing failed");
         goto cleanup;
     }
-    FP_CHECK(fp_confirm_plan_make(v, run, ps->rules, &plan));
     bool links = false;
     for (int t = 0; t < plan.ntests; t++) {
         if (strcmp(plan.tests[t], "links") == 0 && !links) {

@@ -195,6 +195,26 @@ cleanup:
 }
 
 /* Is any failing reason of ev the rule "hung", and does it have another? */
+/* Whether ev only warns for want of a re-test: a host-side metric's deficit
+ * on baseline evidence, or on every device of a node (fp_reason.needs_retest),
+ * which the re-test turns into a fail when it reproduces. */
+static bool held(const fp_verdicts *v, const fp_entity_verdict *ev)
+{
+    for (size_t k = 0; ev->verdict == FP_WARN && k < ev->nreasons; k++)
+        if (v->reasons[ev->first_reason + k].needs_retest)
+            return true;
+    return false;
+}
+
+/* Whether the re-test judges reason r again: a fail (not a hang) of an
+ * entity that failed, a warn that needs a re-test of one that is held. */
+static bool retested_reason(const fp_reason *r, bool is_held)
+{
+    if (is_held)
+        return r->verdict == FP_WARN && r->needs_retest;
+    return r->verdict == FP_FAIL && strcmp(r->rule, "hung") != 0;
+}
+
 static void reason_kinds(const fp_verdicts *v, const fp_entity_verdict *ev, bool *hung,
                          bool *other, bool *links)
 {
@@ -234,19 +254,18 @@ fp_status fp_confirm_plan_make(const fp_verdicts *v, const fp_run *run, const fp
     FP_CHECK(ix_build(&nodes, (size_t)nn, run_node_name, run));
     for (size_t i = 0; i < v->nents; i++) {
         const fp_entity_verdict *ev = &v->ents[i];
-        if (ev->verdict != FP_FAIL)
+        bool is_held = held(v, ev);
+        if (ev->verdict != FP_FAIL && !is_held)
             continue;
         bool hung, other, links;
         reason_kinds(v, ev, &hung, &other, &links);
         plan->nhung += hung;
-        if (!other)
+        if (!other && !is_held)
             continue;
         plan->nsuspects++;
-        for (size_t k = 0; k < ev->nreasons; k++) {
-            const fp_reason *r = &v->reasons[ev->first_reason + k];
-            if (r->verdict == FP_FAIL && strcmp(r->rule, "hung") != 0)
-                reason_tests(plan, r, &late);
-        }
+        for (size_t k = 0; k < ev->nreasons; k++)
+            if (retested_reason(&v->reasons[ev->first_reason + k], is_held))
+                reason_tests(plan, &v->reasons[ev->first_reason + k], &late);
         const fp_entity *e = &ev->entity;
         int a = ix_find(&nodes, e->node);
         if (a < 0)
@@ -299,15 +318,16 @@ cleanup:
 
 /* ---- the verdicts after the re-test ------------------------------------------------------- */
 
-/* Whether every re-testable test of ev's failing reasons is among the tests
- * the re-test ran ("a,b,c"; late: it judged late-rank records), and it has one. */
-static bool tests_ran(const fp_verdicts *v, const fp_entity_verdict *ev, const char *ran,
-                      bool late)
+/* Whether every re-testable test of ev's failing reasons (of a held entity:
+ * those that need a re-test) is among the tests the re-test ran ("a,b,c";
+ * late: it judged late-rank records), and it has one. */
+static bool tests_ran(const fp_verdicts *v, const fp_entity_verdict *ev, bool is_held,
+                      const char *ran, bool late)
 {
     bool any = false;
     for (size_t k = 0; k < ev->nreasons; k++) {
         const fp_reason *r = &v->reasons[ev->first_reason + k];
-        if (r->verdict != FP_FAIL || strcmp(r->rule, "hung") == 0)
+        if (!retested_reason(r, is_held))
             continue;
         const char *t;
         size_t len = key_test(r->key, &t);
@@ -352,7 +372,8 @@ static void prefix_note(fp_reason *r, const char *what)
 typedef struct judged {
     size_t slot;     /* its entity in first */
     int retest;      /* its entity in retest, or -1 */
-    bool suspect;    /* failed in the first pass */
+    bool suspect;    /* failed in the first pass, or held (below) */
+    bool held;       /* only warned, for want of a re-test (a host-side metric) */
     bool candidate;  /* passed, an end of a failing link or slow with partners */
     bool retested, certain;
     fp_confirm_outcome outcome;
@@ -422,8 +443,11 @@ static fp_status collect(const fp_verdicts *first, const fp_verdicts *retest, ju
         if (ev->entity.kind == FP_ENT_NODE && a >= 0 && fails_by(first, ev, FP_EV_LINKS))
             cand[a] = true;
     }
+    for (size_t i = 0; i < first->nents; i++)
+        if (held(first, &first->ents[i]))
+            j[m++] = (judged){.slot = i, .retest = -1, .suspect = true, .held = true};
     for (size_t i = 0; i < first->nnodes; i++)
-        if (cand[i] && first->ents[i].verdict != FP_FAIL)
+        if (cand[i] && first->ents[i].verdict != FP_FAIL && !held(first, &first->ents[i]))
             j[m++] = (judged){.slot = i, .retest = -1, .candidate = true};
     if (retest && m) {
         jn.j = j;
@@ -467,7 +491,7 @@ static bool late_judged(const fp_verdicts *retest)
  * short at its deadline can leave a failing link's bandwidth out, and a
  * series not measured again says nothing either way. */
 static bool series_measured(const fp_verdicts *first, const fp_entity_verdict *ev,
-                            const fp_verdicts *retest)
+                            bool is_held, const fp_verdicts *retest)
 {
     const fp_run *run = retest->run;
     if (ev->entity.kind != FP_ENT_GPU && ev->entity.kind != FP_ENT_LINK)
@@ -476,7 +500,8 @@ static bool series_measured(const fp_verdicts *first, const fp_entity_verdict *e
     fp_entity_format(&ev->entity, want, sizeof want);
     for (size_t k = 0; k < ev->nreasons; k++) {
         const fp_reason *r = &first->reasons[ev->first_reason + k];
-        if (r->verdict != FP_FAIL || (r->evidence != FP_EV_PEERS && r->evidence != FP_EV_DRIFT &&
+        if (!retested_reason(r, is_held) ||
+            (r->evidence != FP_EV_PEERS && r->evidence != FP_EV_DRIFT &&
                                       r->evidence != FP_EV_FLEET &&
                                       r->evidence != FP_EV_REFERENCE))
             continue;
@@ -506,9 +531,9 @@ static void judge(const fp_verdicts *first, const fp_verdicts *retest,
                              : FP_CONFIRM_NOT_REPRODUCED;
             continue;
         }
-        x->retested = info->ran && retest && tests_ran(first, ev, info->tests, late) &&
+        x->retested = info->ran && retest && tests_ran(first, ev, x->held, info->tests, late) &&
                       (ev->entity.kind != FP_ENT_LINK || rv) &&
-                      series_measured(first, ev, retest);
+                      series_measured(first, ev, x->held, retest);
         if (!x->retested)
             x->outcome = FP_CONFIRM_NOT_RETESTED;
         else
@@ -518,8 +543,9 @@ static void judge(const fp_verdicts *first, const fp_verdicts *retest,
 }
 
 /* A node fails while one of its parts (a device, a rank, a link inside it)
- * still fails: a part that reproduced confirms its node's fail, one not
- * re-tested keeps it. nodes: first's node names, indexed. */
+ * still fails: a part that reproduced confirms its node's fail (and fails a
+ * node that only warned, where the part was held), one that failed and was
+ * not re-tested keeps it. nodes: first's node names, indexed. */
 static void roll_up(const fp_verdicts *first, const name_ix *nodes, judged *j, size_t n,
                     fp_confirm_outcome *part)
 {
@@ -532,7 +558,7 @@ static void roll_up(const fp_verdicts *first, const name_ix *nodes, judged *j, s
             continue;
         int a = ix_find(nodes, e->node);
         if (a >= 0 && (j[k].outcome == FP_CONFIRM_REPRODUCED ||
-                       (j[k].outcome == FP_CONFIRM_NOT_RETESTED &&
+                       (j[k].outcome == FP_CONFIRM_NOT_RETESTED && !j[k].held &&
                         part[a] != FP_CONFIRM_REPRODUCED)))
             part[a] = j[k].outcome;
     }
@@ -544,10 +570,17 @@ static void roll_up(const fp_verdicts *first, const name_ix *nodes, judged *j, s
     }
 }
 
-/* The verdict an entity ends with, and the note its first-pass fails get. */
+/* The verdict an entity ends with (FP_UNKNOWN: its first pass's), and the
+ * note its first-pass fails (a held entity's warns that wait for a re-test)
+ * get. */
 static fp_verdict final_verdict(const judged *x, const char **note)
 {
     *note = NULL;
+    if (x->held && x->outcome != FP_CONFIRM_REPRODUCED) {
+        *note = x->outcome == FP_CONFIRM_NOT_RETESTED ? "not re-tested"
+                                                      : "did not reproduce on re-test";
+        return FP_UNKNOWN;
+    }
     switch (x->outcome) {
     case FP_CONFIRM_REPRODUCED: /* its re-test reasons follow its own */
         return FP_FAIL;
@@ -626,13 +659,15 @@ fp_status fp_verdicts_confirm(const fp_verdicts *first, const fp_verdicts *retes
         const judged *x = of_slot[i] >= 0 ? &j[of_slot[i]] : NULL;
         const char *note = NULL;
         fp_verdict fv = x ? final_verdict(x, &note) : FP_UNKNOWN;
+        if (!x && i < nn && part[i] == FP_CONFIRM_REPRODUCED)
+            fv = FP_FAIL; /* a node that warned: a held part of it reproduced */
         *nv = *ev;
         nv->verdict = fv == FP_UNKNOWN ? ev->verdict : fv;
         nv->first_reason = v->nreasons;
         nv->nreasons = 0;
         for (size_t k = 0; k < ev->nreasons; k++) {
             fp_reason r = first->reasons[ev->first_reason + k];
-            if (note && r.verdict == FP_FAIL) {
+            if (note && (r.verdict == FP_FAIL || (x->held && r.needs_retest))) {
                 prefix_note(&r, note);
                 if (fv == FP_WARN)
                     r.verdict = FP_WARN;

@@ -187,6 +187,52 @@ static void test_host_peers(const fp_rules *r)
     fp_run_free(&run);
 }
 
+static double same_speed(int node, int gpu, int w)
+{
+    (void)node, (void)gpu, (void)w;
+    return 1;
+}
+
+/* The confirm pass re-tests a held warn (n1's launches, every device) with
+ * what failed (n2's device 3): judged as a re-test, a deficit seen again
+ * fails, device and node; one gone warns, "did not reproduce on re-test". */
+static void test_host_confirm(const fp_rules *r)
+{
+    fp_run run, healthy;
+    fleet(&run, 5, 8);
+    metric(&run, 8, "launch", "launch_us", FP_BETTER_LOWER, 0, 6, 3.2, launch_speed);
+    fleet(&healthy, 5, 8);
+    metric(&healthy, 8, "launch", "launch_us", FP_BETTER_LOWER, 0, 6, 3.2, same_speed);
+    fp_detect_opts o = {.rules = r};
+    fp_verdicts *first = judge(&run, &o);
+    fp_confirm_plan plan;
+    CHECK(fp_confirm_plan_make(first, &run, r, &plan) == FP_OK);
+    /* n2 and its device 3 fail, n1's 8 devices are held */
+    CHECK(plan.nsuspects == 10 && plan.ntests == 1 && strcmp(plan.tests[0], "launch") == 0);
+    fp_confirm_plan_free(&plan);
+    fp_confirm_info info = {.ran = true, .seconds = 1, .first_seconds = 8};
+    snprintf(info.tests, sizeof info.tests, "launch");
+    o.confirmed = true;
+    for (int gone = 0; gone < 2; gone++) {
+        fp_verdicts *rv = judge(gone ? &healthy : &run, &o), *v = NULL;
+        CHECK(fp_verdicts_confirm(first, rv, &info, &v) == FP_OK);
+        const fp_reason *re = reason(v, "gpu:n1/0", FP_WARN);
+        if (!gone) {
+            CHECK(fp_verdicts_node(v, "n1") == FP_FAIL && fp_verdicts_node(v, "n2") == FP_FAIL);
+            CHECK(entity(v, "gpu:n1/0")->verdict == FP_FAIL && reason(v, "gpu:n1/0", FP_FAIL));
+        } else {
+            CHECK(fp_verdicts_node(v, "n1") == FP_WARN && fp_verdicts_node(v, "n2") == FP_WARN);
+            CHECK(re && strstr(re->note, "did not reproduce on re-test"));
+        }
+        CHECK(fp_verdicts_node(v, "n0") == FP_PASS);
+        fp_verdicts_free(rv);
+        fp_verdicts_free(v);
+    }
+    fp_verdicts_free(first);
+    fp_run_free(&run);
+    fp_run_free(&healthy);
+}
+
 /* A run of `nodes` nodes x 1 device whose key (higher is better) has, in
  * run k, the speeds speed(node, k, window). */
 typedef double (*history_fn)(int node, int run, int window);
@@ -417,6 +463,7 @@ int main(void)
         CHECK_DONE();
     test_cost_floor(r);
     test_host_peers(r);
+    test_host_confirm(r);
     test_host_baselines(r);
     test_stable_offset(r);
     test_split(r);
