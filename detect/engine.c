@@ -364,8 +364,13 @@ static fp_status intern_samples(eng *g)
     FP_CHECK_ALLOC(g->ents);
     FP_CHECK_ALLOC(g->ser);
     FP_CHECK_ALLOC(g->sample_ser);
-    /* a run read as rows knows its entities: no growing of their table */
-    if (!table_init(&g->ent_tab, rows ? rows->nents : 1024) || !table_init(&g->ser_tab, 1024))
+    /* a run read as rows knows its entities, and each series starts with a
+     * first window or a summary: tables that need not grow */
+    size_t firsts = 0;
+    for (size_t i = 0; rows && i < n; i++)
+        firsts += rows->row[i].iter <= 0;
+    if (!table_init(&g->ent_tab, rows ? rows->nents : 1024) ||
+        !table_init(&g->ser_tab, rows ? firsts : 1024))
         FP_FAIL(FP_ENOMEM, "out of memory for the entity and series tables of run %s", run->id);
     if (rows) {
         kmap = calloc(rows->nkeys + 1, sizeof *kmap);
