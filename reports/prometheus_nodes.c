@@ -555,7 +555,8 @@ fp_status fp_prom_files_write(const fp_prom_files *files, const char *dir)
         }
         err = write_synced(tmp, files->file[done].text, files->file[done].len);
         if (err) {
-            fp_error("%s: cannot write: %s (the folder's files are left as they were)", tmp,
+            join(path, sizeof path, dir, files->file[done].name, "");
+            fp_error("%s: cannot write: %s (the folder's files are left as they were)", path,
                      strerror(err));
             done++; /* its temporary too */
         }
