@@ -10,7 +10,8 @@
 # The binary comes from FLEETPRINT or the build dir FP_BUILD.
 set -euo pipefail
 NODES=${1:-1000} GPUS=${2:-8} REPEAT=${3:-3}
-B=${FP_BUILD:-$(cd "$(dirname "$0")/../build" && pwd)}
+S=$(cd "$(dirname "$0")/.." && pwd)
+B=${FP_BUILD:-$S/build}
 F=${FLEETPRINT:-$B/fleetprint}
 W=$(mktemp -d /tmp/fp_prom_nodes.XXXXXX)
 trap 'rm -rf "$W"' EXIT
@@ -46,20 +47,5 @@ for f in dir/*.prom; do
     promtool check metrics <"$f" >lint.txt 2>&1 || { bad=$((bad + 1)); cat lint.txt; }
 done
 echo "promtool check metrics: $((files - bad)) of $files clean"
-python3 - <<'PY'
-import glob, re
-line_re = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)\{(.*)\} (\S+)$')
-seen, help_of = {}, {}
-for path in glob.glob("dir/*.prom"):
-    for l in open(path):
-        if l.startswith("# HELP "):
-            fam, text = l[7:].rstrip("\n").split(" ", 1)
-            assert help_of.setdefault(fam, text) == text, f"{fam}: two help texts"
-        elif not l.startswith("#"):
-            m = line_re.match(l.rstrip("\n"))
-            key = (m[1], m[2])
-            assert key not in seen, f"{l!r} in {path} and {seen[key]}"
-            seen[key] = path
-print(f"duplicates: none in {len(seen)} series of {len(glob.glob('dir/*.prom'))} files")
-PY
+python3 "$S/tests/prom_gather.py" dir/*.prom # node_exporter's duplicate check
 [ "$bad" = 0 ]

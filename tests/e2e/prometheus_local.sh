@@ -34,34 +34,22 @@ cmp local/n0/fleetprint-run.prom shared/fleetprint-run.prom || fail "the local r
 for f in local/*/*.prom; do
   promtool check metrics <"$f" >lint.txt 2>&1 || { cat lint.txt; fail "promtool check metrics $f"; }
 done
-py <<'PY'
-import glob, re
-line_re = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)\{(.*)\} (\S+)$')
-label_re = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
-seen, help_of, ranks = {}, {}, {}
-for path in sorted(glob.glob("local/*/*.prom")):
+py - "$FP_TESTS" <<'PY'
+import glob, sys
+sys.path.insert(0, sys.argv[1])
+from prom_gather import gather
+paths = sorted(glob.glob("local/*/*.prom"))
+series = gather(paths)  # no series twice, one help text per family
+ranks = {}
+for path, name, labels, value in series:
     node = path.split("/")[1]
-    for l in open(path):
-        l = l.rstrip("\n")
-        if l.startswith("# HELP "):
-            fam, text = l[7:].split(" ", 1)
-            assert help_of.setdefault(fam, text) == text, f"{fam}: two help texts ({path})"
-            continue
-        if l.startswith("#"):
-            continue
-        m = line_re.match(l)
-        assert m, f"{path}: unparsed {l!r}"
-        labels = dict(label_re.findall(m[2]))
-        key = (m[1], tuple(sorted(labels.items())))
-        assert key not in seen, f"{l!r} in {path} was collected before in {seen[key]}"
-        seen[key] = path
-        if "run" not in path:
-            assert labels.get("Hostname") == node, f"{path}: {l!r} is not {node}'s"
-        if m[1].startswith("fleetprint_node_collective_") or (
-                m[1].startswith("fleetprint_collective_") and "rank" in labels):
-            ranks[node] = ranks.get(node, 0) + 1
-assert sorted(ranks) == ["n0", "n1", "n2", "n3"], f"no per-rank collective series in {set('n0 n1 n2 n3'.split()) - set(ranks)}"
-print(f"ok: {len(seen)} series in {len(glob.glob('local/*/*.prom'))} local files, none collected twice")
+    if "run" not in path:
+        assert labels.get("Hostname") == node, f"{path}: {name}{labels} is not {node}'s"
+    if name.startswith("fleetprint_node_collective_") or (
+            name.startswith("fleetprint_collective_") and "gpu" in labels):
+        ranks[node] = ranks.get(node, 0) + 1
+assert sorted(ranks) == ["n0", "n1", "n2", "n3"], f"per-rank collective series only in {sorted(ranks)}"
+print(f"ok: {len(series)} series in {len(paths)} local files, none collected twice")
 PY
 [ $? = 0 ] || fail "the local files collide or lack their node's series"
 

@@ -52,34 +52,16 @@ for f in nodes/*.prom breaker/*.prom; do
   promtool check metrics <"$f" >lint.txt 2>&1 || { cat lint.txt; fail "promtool check metrics $f"; }
 done
 
-py - "$rules" <<'PY'
-import glob, json, os, re, statistics, sys
-line_re = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)\{(.*)\} (\S+)$')
-label_re = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+py - "$rules" "$FP_TESTS" <<'PY'
+import glob, json, os, sys
+sys.path.insert(0, sys.argv[2])
+from prom_gather import gather
 def parse(path):
-    out = []
-    for l in open(path):
-        l = l.rstrip("\n")
-        if l.startswith("#"):
-            continue
-        m = line_re.match(l)
-        assert m, f"{path}: unparsed line {l!r}"
-        out.append((m[1], dict(label_re.findall(m[2])), float(m[3])))
-    return out
+    return [(n, l, v) for p, n, l, v in gather([path])]
 
 # node_exporter's gather check over the whole folder, another tag's file included
-seen, help_of, type_of = {}, {}, {}
-for path in sorted(glob.glob("nodes/*.prom")):
-    for l in open(path):
-        if l.startswith("# HELP ") or l.startswith("# TYPE "):
-            fam, text = l[7:].rstrip("\n").split(" ", 1)
-            d = help_of if l[2] == "H" else type_of
-            assert d.setdefault(fam, text) == text, f"{fam}: two help texts or types ({path})"
-    for n, labels, v in parse(path):
-        key = (n, tuple(sorted(labels.items())))
-        assert key not in seen, f"{n}{labels} in {path} was collected before in {seen[key]}"
-        seen[key] = path
-print(f"ok: {len(seen)} series in {len(glob.glob('nodes/*.prom'))} files, none collected twice")
+n = len(gather(sorted(glob.glob("nodes/*.prom"))))
+print(f"ok: {n} series in {len(glob.glob('nodes/*.prom'))} files, none collected twice")
 
 files = {p: parse(p) for p in glob.glob("nodes/fleetprint-*.prom")}
 sizes = {p: os.path.getsize(p) for p in files}
