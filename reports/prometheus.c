@@ -387,7 +387,7 @@ void fp__prom_drift(FILE *f, const fp_verdicts *v, const char *tag, fp__prom_hol
     for (size_t i = 0; i < n; i++) {
         const fp_config_drift *d = fp_verdicts_drift(v, i);
         fp_entity e = d->dev >= 0 ? fp_entity_gpu(d->node, d->dev) : fp_entity_node(d->node);
-        if (holds && !holds(&e, false, arg))
+        if (holds && !holds(&e, arg))
             continue;
         if (!header)
             fputs("# HELP fleetprint_config_drift_info A configuration field that differs from "
@@ -428,7 +428,7 @@ void fp__prom_offenders(FILE *f, const fp_run *run, const fp_verdicts *v, const 
     bool header = false;
     for (size_t i = 0; i < fp_verdicts_node_count(v); i++) {
         const fp_entity *e = &fp_verdicts_get(v, i)->entity;
-        if (holds && !holds(e, false, arg))
+        if (holds && !holds(e, arg))
             continue;
         if (!header)
             fputs("# HELP fleetprint_node_repeat_offender 1 when the node, one of its devices or "
@@ -450,7 +450,7 @@ void fp__prom_offenders(FILE *f, const fp_run *run, const fp_verdicts *v, const 
         const fp_entity *e = &fp_verdicts_get(v, fp_verdicts_offender(v, i)->entity)->entity;
         char labels[640];
         size_t at = 0;
-        if (holds && !holds(e, false, arg))
+        if (holds && !holds(e, arg))
             continue;
         if (!header)
             fputs("# HELP fleetprint_repeat_offender 1 for each entity (node, device, link) "

@@ -22,10 +22,9 @@ typedef struct fp__prom_series {
     double value;            /* in the family's base unit */
 } fp__prom_series;
 
-/* Which entities a textfile holds, for the writers that take a subset:
- * e with passes (its verdict is pass; false where that does not apply) is
+/* Which entities a textfile holds, for the writers that take a subset: e is
  * kept when this returns true. NULL: every entity (the single textfile). */
-typedef bool (*fp__prom_holds)(const fp_entity *e, bool passes, const void *arg);
+typedef bool (*fp__prom_holds)(const fp_entity *e, const void *arg);
 
 /* The run's value series, one per (metric key, entity), sorted by family and
  * labels (each family's lines together): *out (free) and *n. FP_ENOMEM. */

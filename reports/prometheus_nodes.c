@@ -18,7 +18,6 @@
  * (node_exporter drops such a series). docs/prometheus.md lists the
  * families and the series per node and per run. */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,10 +213,9 @@ typedef struct node_holds {
 } node_holds;
 
 /* For drift and repeat offences: the entities whose own file this is. */
-static bool holds_entity(const fp_entity *e, bool passes, const void *arg)
+static bool holds_entity(const fp_entity *e, const void *arg)
 {
     const node_holds *h = arg;
-    (void)passes;
     return owner(h->r, e) == h->node;
 }
 
@@ -280,10 +278,9 @@ static fp_status check_names(const fp_run *run)
 {
     for (int i = 0; i < run->nnodes; i++) {
         const char *n = run->nodes[i];
-        if (!n[0] || strchr(n, '/') || strcmp(n, ".") == 0 || strcmp(n, "..") == 0 ||
-            strcmp(n, "run") == 0) {
+        if (!n[0] || strchr(n, '/') || strcmp(n, "run") == 0) {
             fp_error("--prometheus DIR/: node '%s' cannot name its file fleetprint-%s.prom (a "
-                     "'/', \".\", \"..\" or \"run\", the run file's name): use --prometheus FILE",
+                     "'/', or \"run\", the run file's name): use --prometheus FILE",
                      n, n);
             return FP_EINPUT;
         }

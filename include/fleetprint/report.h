@@ -86,7 +86,7 @@ bool fp_prometheus_is_dir(const char *path);
  * frees with fp_prom_files_free (also after an error). run_tag as
  * fp_report_prometheus; last_success_from: the run file this one replaces
  * (its last success is carried over), or NULL. FP_EINPUT naming a node whose
- * name cannot be a file name ('/', "run", "." or ".."), FP_ENOMEM. */
+ * name cannot name its file (empty, a '/', or "run": the run file's), FP_ENOMEM. */
 fp_status fp_prom_files_render(const fp_run *run, const fp_verdicts *v, const char *default_tag,
                                const char *last_success_from, fp_prom_files *out);
 
