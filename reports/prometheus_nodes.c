@@ -212,10 +212,13 @@ typedef struct node_holds {
     int node; /* nnodes: the run file */
 } node_holds;
 
-/* For drift and repeat offences: the entities whose own file this is. */
+/* For drift and repeat offences: the entities whose own file this is (a
+ * node file's test is one strcmp: it runs for every node in every file). */
 static bool holds_entity(const fp_entity *e, const void *arg)
 {
     const node_holds *h = arg;
+    if (h->node < h->r->nnodes)
+        return e->kind != FP_ENT_GROUP && strcmp(e->node, h->r->run->nodes[h->node]) == 0;
     return owner(h->r, e) == h->node;
 }
 
