@@ -12,6 +12,8 @@
 #include "fleetprint/suite.h"
 #include "fleetprint/collectives.h"
 #include "fleetprint/kernels.h"
+#include "fleetprint/report.h"
+#include "fleetprint/world.h"
 
 /* ---- detect, report and preflight: verdicts and their outputs ------------------ */
 
@@ -42,6 +44,14 @@ typedef struct detect_out {
     fp_run_verdicts *record;   /* append the verdicts' record here (not an option; NULL: no) */
     const detect_confirm *confirm; /* NULL: the run is judged alone (not an option) */
     const char *retest_args;       /* write the run options of a re-test here (detect) */
+    /* preflight --prometheus-local DIR: each node's first rank writes its node's
+     * file into DIR on its host (%n: the node's name); app/prom_local.c */
+    const char *prometheus_local;
+    const char *prom_local_dir;   /* rank 0's own DIR, its run file's (not an option) */
+    const char *prom_local_node;  /* rank 0's node (not an option) */
+    fp_prom_files *prom_local;    /* the report step renders every node's file here, for
+                                   * the nodes to write; NULL: rank 0 writes its own
+                                   * node's and the run file at once (a timeout's outputs) */
 } detect_out;
 
 typedef struct detect_cfg {
@@ -72,7 +82,8 @@ typedef struct detect_cfg {
         {"html", 0, FP_OPT_STRING, offsetof(type, member.html), NULL,                      \
          "write an HTML page with the verdicts, link matrix and timeline to FILE"},        \
         {"prometheus", 0, FP_OPT_STRING, offsetof(type, member.prometheus), NULL,          \
-         "write a Prometheus textfile (node_exporter textfile collector) to FILE"},        \
+         "write a Prometheus textfile (node_exporter textfile collector) to FILE, or one " \
+         "per node and one for the run into DIR/ (ends in '/' or is a folder)"},          \
         {"references", 0, FP_OPT_STRING, offsetof(type, member.references), NULL,          \
          "reference catalog (JSON; default: the built-in one, see detect --print-references)"}
 #define FP_DETECT_DRAIN_OPTS(type, member)                                                 \
@@ -107,6 +118,26 @@ typedef struct detect_cfg {
 fp_status fp_app_detect_and_report(const fp_run *run, const fp_rules *rules,
                                    const fp_baselines *base, const detect_out *o,
                                    const char *contended);
+
+/* ---- preflight --prometheus-local (app/prom_local.c) ------------------------------ */
+
+/* pattern with each "%n" replaced by node and "%%" by "%" into buf[len].
+ * False (buf undefined) when pattern holds another '%' or the result does not fit. */
+bool fp_app_prom_local_dir(const char *pattern, const char *node, char *buf, size_t len);
+
+/* Rank 0, as the verdict outputs are written: render every node's textfile
+ * into o->prom_local for fp_app_prom_local_write, or, when o->prom_local is
+ * NULL, write rank 0's own node's file and the run file into o->prom_local_dir
+ * now. FP_EIO, FP_ENOMEM, FP_EINPUT (a node name that cannot be a file name). */
+fp_status fp_app_prom_local_render(const fp_run *run, const fp_verdicts *v, const detect_out *o);
+
+/* Every rank, after the report step (collective, with the world's deadline):
+ * rank 0 hands each node's first rank its node's text from files (rendered by
+ * fp_app_prom_local_render; n 0: nothing was rendered, nothing is written),
+ * which writes it as fleetprint-<node>.prom into pattern's folder for its
+ * node; rank 0 writes the run file there too. Returns the worst status over
+ * every rank (FP_EIO after a write error: that node's old file is left). */
+fp_status fp_app_prom_local_write(fp_world *w, const char *pattern, const fp_prom_files *files);
 
 /* Write the verdict files o names and log the failing nodes; the worst
  * write status. */

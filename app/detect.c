@@ -28,8 +28,12 @@ fp_status fp_app_write_outputs(const fp_run *run, const fp_verdicts *v, const de
         st = fp_status_worst(st, fp_verdicts_write_junit(v, run, o->junit));
     if (o->html)
         st = fp_status_worst(st, fp_report_html(run, v, o->html));
-    if (o->prometheus)
+    if (o->prometheus && fp_prometheus_is_dir(o->prometheus))
+        st = fp_status_worst(st, fp_report_prometheus_dir(run, v, o->command, o->prometheus));
+    else if (o->prometheus)
         st = fp_status_worst(st, fp_report_prometheus(run, v, o->command, o->prometheus));
+    if (o->prometheus_local)
+        st = fp_status_worst(st, fp_app_prom_local_render(run, v, o));
     const char *const *names;
     size_t nfail = fp_verdicts_nodes_at(v, FP_FAIL, &names);
     char line[256];

@@ -64,6 +64,9 @@ static const fp_opt preflight_opts[] = {
      "auto: before writing the drain list, re-test what failed (within a quarter of the "
      "first pass's time); only what fails again fails. off: act on one measurement"},
     FP_DETECT_OUT_OPTS(preflight_cfg, out),
+    {"prometheus-local", 0, FP_OPT_STRING, offsetof(preflight_cfg, out.prometheus_local), NULL,
+     "each node's first rank writes its node's textfile, fleetprint-<node>.prom, into DIR on "
+     "its host (%n: the node's name); rank 0 adds fleetprint-run.prom (docs/prometheus.md)"},
     {"run-json", 0, FP_OPT_STRING, offsetof(preflight_cfg, run_json), NULL,
      "also write the run's samples as JSON to FILE"},
     {"isolate", 0, FP_OPT_STRING, offsetof(preflight_cfg, isolate), NULL,
@@ -202,6 +205,8 @@ typedef struct pf_state {
     double t_confirm;         /* when the confirm pass began, on the run's clock */
     bool dc_set;
     char isolate_why[160];    /* rank 0: why isolation is wanted (--isolate), or "" */
+    char prom_dir[4096];      /* rank 0: its --prometheus-local folder */
+    fp_prom_files prom_local; /* rank 0: every node's textfile for --prometheus-local */
 } pf_state;
 
 static bool wanted(const tests_cfg *tc, const char *name)
@@ -246,6 +251,7 @@ static fp_status pf_measure(fp_ctx *ctx, void *arg)
     pf_state *ps = arg;
     if (ctx->rank == 0) {
         ps->hang.out = *ps->out;
+        ps->hang.out.prom_local = NULL; /* a timeout's: rank 0 writes its own at once */
         ps->hang.rules = ps->rules;
         fp_status st = hang_prepare(&ps->hang, ctx, ps->pc->run.tag);
         if (st != FP_OK)
@@ -738,6 +744,17 @@ static fp_status preflight_main(const void *config, fp_world *w)
             st = fp_app_load_history(store, rules, NULL, &hist);
         out.history = hist;
         out.record = stored ? &ps.record : NULL;
+        if (st == FP_OK && out.prometheus_local) {
+            out.prom_local_node = fp_world_my_node(w);
+            out.prom_local_dir = ps.prom_dir;
+            out.prom_local = &ps.prom_local;
+            if (!fp_app_prom_local_dir(out.prometheus_local, out.prom_local_node, ps.prom_dir,
+                                       sizeof ps.prom_dir)) {
+                fp_error("--prometheus-local '%s': expected a folder, %%n for the node's name "
+                         "and %%%% for a '%%'", out.prometheus_local);
+                st = FP_EUSAGE;
+            }
+        }
     }
     st = fp_world_agree(w, st);
     if (st != FP_OK)
@@ -772,12 +789,16 @@ static fp_status preflight_main(const void *config, fp_world *w)
     ps.contended = contended ? note : NULL;
     st = fp_measure(rt, &pc->run, w, &steps, &ps);
     st = fp_app_isolate_after(pc->isolate, rt, &pc->run, &out, w, st, ps.isolate_why);
+    /* the files of the last report (isolation's, when it ran), once it judged */
+    if (out.prometheus_local && (st == FP_OK || st == FP_EFAIL))
+        st = fp_status_worst(st, fp_app_prom_local_write(w, out.prometheus_local, &ps.prom_local));
 cleanup:
     fp_world_on_timeout(w, NULL, NULL);
     fp_run_free(&ps.hang.ctx);
     fp_run_free(&prev);
     fp_run_free(&now);
     fp_run_verdicts_free(&ps.record);
+    fp_prom_files_free(&ps.prom_local);
     fp_history_free(hist);
     fp_run_free(&ps.retest);
     fp_baselines_free(base);

@@ -23,7 +23,8 @@ static fp_status report_main(const void *config, fp_world *w)
 {
     const detect_cfg *c = config;
     if (!c->out.html && !c->out.prometheus && !c->out.json && !c->out.junit) {
-        fp_error("report: nothing to write: give --html FILE, --prometheus FILE, --json or --junit");
+        fp_error("report: nothing to write: give --html FILE, --prometheus FILE|DIR/, --json or "
+                 "--junit");
         return FP_EUSAGE;
     }
     (void)w;

@@ -25,6 +25,7 @@
 #include "fleetprint/log.h"
 #include "fleetprint/report.h"
 #include "fleetprint/outfile.h"
+#include "prometheus_internal.h"
 
 /* ---- names ----------------------------------------------------------------------- */
 
@@ -153,12 +154,7 @@ static void entity_labels(char *buf, size_t len, size_t *at, const fp_run *run,
 
 /* ---- measurements ---------------------------------------------------------------- */
 
-typedef struct series {
-    char family[96];
-    char help[160];
-    char labels[640];
-    double value; /* in the family's base unit */
-} series;
+typedef fp__prom_series series;
 
 /* Name s's family into out (help text included) and start its label list with
  * run_tag and the family's own label, if any. */
@@ -274,9 +270,12 @@ static bool same_series(const fp_sample *a, const fp_sample *b)
 /* One value per (metric key, entity): the summary sample (iter -1) when
  * there is one, else the median over its windows; grouped into families,
  * each family's lines together as the exposition format requires. */
-static fp_status values(FILE *f, const fp_run *run, const char *tag)
+fp_status fp__prom_collect(const fp_run *run, const char *tag, series **series_out,
+                           size_t *count)
 {
     size_t n = 0, m = 0;
+    *series_out = NULL;
+    *count = 0;
     const fp_sample **idx = malloc((run->nsamples ? run->nsamples : 1) * sizeof *idx);
     series *out = calloc(run->nsamples ? run->nsamples : 1, sizeof *out);
     if (!idx || !out) {
@@ -312,6 +311,8 @@ static fp_status values(FILE *f, const fp_run *run, const char *tag)
             series *o = &out[m++];
             size_t at;
             name_series(s, tag, o, &at);
+            o->base_end = at;
+            o->sample = s;
             entity_labels(o->labels, sizeof o->labels, &at, run, &s->entity);
             if (s->size) {
                 char size[24];
@@ -323,28 +324,47 @@ static fp_status values(FILE *f, const fp_run *run, const char *tag)
         i = j;
     }
     qsort(out, m, sizeof *out, cmp_series);
-    for (size_t i = 0; i < m; i++) {
-        if (i == 0 || strcmp(out[i].family, out[i - 1].family) != 0)
-            fprintf(f, "# HELP %s %s.\n# TYPE %s gauge\n", out[i].family, out[i].help,
-                    out[i].family);
-        fprintf(f, "%s{%s} %.17g\n", out[i].family, out[i].labels, out[i].value);
-    }
     free(idx);
-    free(out);
+    *series_out = out;
+    *count = m;
     return FP_OK;
+}
+
+void fp__prom_put_series(FILE *f, const series *s, const series *prev)
+{
+    if (!prev || strcmp(s->family, prev->family) != 0)
+        fprintf(f, "# HELP %s %s.\n# TYPE %s gauge\n", s->family, s->help, s->family);
+    fprintf(f, "%s{%s} %.17g\n", s->family, s->labels, s->value);
+}
+
+static fp_status values(FILE *f, const fp_run *run, const char *tag)
+{
+    series *out;
+    size_t m;
+    fp_status st = fp__prom_collect(run, tag, &out, &m);
+    for (size_t i = 0; st == FP_OK && i < m; i++)
+        fp__prom_put_series(f, &out[i], i ? &out[i - 1] : NULL);
+    free(out);
+    return st;
 }
 
 /* ---- verdicts -------------------------------------------------------------------- */
 
-static void verdicts(FILE *f, const fp_run *run, const fp_verdicts *v, const char *tag)
+static const char verdict_help[] =
+    "# HELP fleetprint_verdict The detector's verdict per entity as a state set: 1 on "
+    "the entity's state (pass, warn, fail, unknown), 0 on the others.\n"
+    "# TYPE fleetprint_verdict gauge\n";
+
+void fp__prom_verdicts(FILE *f, const fp_run *run, const fp_verdicts *v, const char *tag,
+                       const size_t *which, size_t n)
 {
     static const fp_verdict states[] = {FP_PASS, FP_WARN, FP_FAIL, FP_UNKNOWN};
-    fputs("# HELP fleetprint_verdict The detector's verdict per entity as a state set: 1 on "
-          "the entity's state (pass, warn, fail, unknown), 0 on the others.\n"
-          "# TYPE fleetprint_verdict gauge\n",
-          f);
-    for (size_t i = 0; i < fp_verdicts_count(v); i++) {
-        const fp_entity_verdict *ev = fp_verdicts_get(v, i);
+    if (!which)
+        n = fp_verdicts_count(v);
+    if (!which || n)
+        fputs(verdict_help, f);
+    for (size_t j = 0; j < n; j++) {
+        const fp_entity_verdict *ev = fp_verdicts_get(v, which ? which[j] : j);
         char labels[640];
         size_t at = 0;
         labels[0] = 0;
@@ -359,18 +379,23 @@ static void verdicts(FILE *f, const fp_run *run, const fp_verdicts *v, const cha
 
 /* Configuration drift as info series: one per differing field, 1, its
  * labels saying what differs (node and device as the verdicts label them). */
-static void drift_series(FILE *f, const fp_verdicts *v, const char *tag)
+void fp__prom_drift(FILE *f, const fp_verdicts *v, const char *tag, fp__prom_holds holds,
+                    const void *arg)
 {
     size_t n = fp_verdicts_drift_count(v);
-    if (!n)
-        return;
-    fputs("# HELP fleetprint_config_drift_info A configuration field that differs from its "
-          "SKU's majority, its own max, ECC on or its previous run (labels: field, value, "
-          "expected, against, verdict); always 1.\n"
-          "# TYPE fleetprint_config_drift_info gauge\n",
-          f);
+    bool header = false;
     for (size_t i = 0; i < n; i++) {
         const fp_config_drift *d = fp_verdicts_drift(v, i);
+        fp_entity e = d->dev >= 0 ? fp_entity_gpu(d->node, d->dev) : fp_entity_node(d->node);
+        if (holds && !holds(&e, arg))
+            continue;
+        if (!header)
+            fputs("# HELP fleetprint_config_drift_info A configuration field that differs from "
+                  "its SKU's majority, its own max, ECC on or its previous run (labels: field, "
+                  "value, expected, against, verdict); always 1.\n"
+                  "# TYPE fleetprint_config_drift_info gauge\n",
+                  f);
+        header = true;
         char labels[1024], num[16];
         size_t at = 0;
         labels[0] = 0;
@@ -395,17 +420,24 @@ static void drift_series(FILE *f, const fp_verdicts *v, const char *tag)
  * node (1: it, one of its devices or an intra-node link of it failed or
  * warned in k of its last n judged runs), and fleetprint_repeat_offender with
  * the entity's labels, 1 for each offending entity. */
-static void offenders(FILE *f, const fp_run *run, const fp_verdicts *v, const char *tag)
+void fp__prom_offenders(FILE *f, const fp_run *run, const fp_verdicts *v, const char *tag,
+                        fp__prom_holds holds, const void *arg)
 {
     if (!fp_verdicts_history(v, NULL, NULL, NULL))
         return;
-    fputs("# HELP fleetprint_node_repeat_offender 1 when the node, one of its devices or an "
-          "intra-node link failed or warned in k of its last n judged runs (detect's "
-          "history; docs/detect.md), else 0.\n"
-          "# TYPE fleetprint_node_repeat_offender gauge\n",
-          f);
+    bool header = false;
     for (size_t i = 0; i < fp_verdicts_node_count(v); i++) {
-        const char *node = fp_verdicts_get(v, i)->entity.node;
+        const fp_entity *e = &fp_verdicts_get(v, i)->entity;
+        if (holds && !holds(e, arg))
+            continue;
+        if (!header)
+            fputs("# HELP fleetprint_node_repeat_offender 1 when the node, one of its devices or "
+                  "an intra-node link failed or warned in k of its last n judged runs (detect's "
+                  "history; docs/detect.md), else 0.\n"
+                  "# TYPE fleetprint_node_repeat_offender gauge\n",
+                  f);
+        header = true;
+        const char *node = e->node;
         char labels[256];
         size_t at = 0;
         put_label(labels, sizeof labels, &at, "run_tag", tag);
@@ -413,15 +445,19 @@ static void offenders(FILE *f, const fp_run *run, const fp_verdicts *v, const ch
         fprintf(f, "fleetprint_node_repeat_offender{%s} %d\n", labels,
                 fp_verdicts_node_offends(v, node));
     }
+    header = false;
     for (size_t i = 0; i < fp_verdicts_offender_count(v); i++) {
         const fp_entity *e = &fp_verdicts_get(v, fp_verdicts_offender(v, i)->entity)->entity;
         char labels[640];
         size_t at = 0;
-        if (i == 0)
+        if (holds && !holds(e, arg))
+            continue;
+        if (!header)
             fputs("# HELP fleetprint_repeat_offender 1 for each entity (node, device, link) "
                   "that failed or warned in k of its last n judged runs.\n"
                   "# TYPE fleetprint_repeat_offender gauge\n",
                   f);
+        header = true;
         put_label(labels, sizeof labels, &at, "run_tag", tag);
         put_label(labels, sizeof labels, &at, "kind", fp_entity_kind_name(e->kind));
         entity_labels(labels, sizeof labels, &at, run, e);
@@ -495,8 +531,8 @@ static void confirm_series(FILE *f, const fp_confirm_info *c, const char *labels
             count[FP_CONFIRM_FOUND], labels, c->ran ? c->seconds : 0, labels, c->first_seconds);
 }
 
-static void run_series(FILE *f, const fp_run *run, const fp_verdicts *v, const char *tag,
-                       const char *path)
+void fp__prom_run_series(FILE *f, const fp_run *run, const fp_verdicts *v, const char *tag,
+                         const char *path)
 {
     char labels[640];
     size_t at = 0;
@@ -557,12 +593,25 @@ fp_status fp_report_prometheus(const fp_run *run, const fp_verdicts *v, const ch
     FILE *f = fp_outfile_open(path, &st);
     if (!f)
         return st;
-    run_series(f, run, v, tag, path);
+    fp__prom_run_series(f, run, v, tag, path);
     st = values(f, run, tag);
     if (v) {
-        verdicts(f, run, v, tag);
-        drift_series(f, v, tag);
-        offenders(f, run, v, tag);
+        fp__prom_verdicts(f, run, v, tag, NULL, 0);
+        fp__prom_drift(f, v, tag, NULL, NULL);
+        fp__prom_offenders(f, run, v, tag, NULL, NULL);
     }
     return fp_status_worst(st, fp_outfile_close(f, path, st == FP_OK));
+}
+
+/* ---- for the per-node folder (prometheus_nodes.c) ----------------------------------- */
+
+void fp__prom_label(char *buf, size_t len, size_t *at, const char *name, const char *value)
+{
+    put_label(buf, len, at, name, value);
+}
+
+void fp__prom_entity_labels(char *buf, size_t len, size_t *at, const fp_run *run,
+                            const fp_entity *e)
+{
+    entity_labels(buf, len, at, run, e);
 }

@@ -58,6 +58,52 @@ fp_status fp_report_html(const fp_run *run, const fp_verdicts *v, const char *pa
 fp_status fp_report_prometheus(const fp_run *run, const fp_verdicts *v, const char *default_tag,
                                const char *path);
 
+/* ---- Prometheus: one textfile per node ------------------------------------------ */
+
+/* A run's textfiles for node_exporter, one per node (docs/prometheus.md, "One
+ * file per node"): fleetprint-<node>.prom holds only that node's series (its
+ * devices' values, its links' and ranks' values as min/median/max over the
+ * passing ones plus every one that does not pass, its verdicts, drift and
+ * repeat offences); fleetprint-run.prom the run's (verdict, breaker, counts,
+ * confirm pass, communicator groups). No series is in two files. */
+typedef struct fp_prom_file {
+    char name[FP_NAME_MAX + 16]; /* "fleetprint-n0.prom", "fleetprint-run.prom" */
+    char node[FP_NAME_MAX];      /* the node, "" for the run file */
+    char *text;
+    size_t len;
+} fp_prom_file;
+
+typedef struct fp_prom_files {
+    size_t n;           /* the nodes' files in run order, then the run file */
+    fp_prom_file *file; /* owned */
+} fp_prom_files;
+
+/* Whether --prometheus path names a folder (one file per node): it ends in
+ * '/' or is an existing directory. */
+bool fp_prometheus_is_dir(const char *path);
+
+/* Render run's files (v may be NULL: no verdicts) into *out, which the caller
+ * frees with fp_prom_files_free (also after an error). run_tag as
+ * fp_report_prometheus; last_success_from: the run file this one replaces
+ * (its last success is carried over), or NULL. FP_EINPUT naming a node whose
+ * name cannot name its file (empty, a '/', or "run": the run file's), FP_ENOMEM. */
+fp_status fp_prom_files_render(const fp_run *run, const fp_verdicts *v, const char *default_tag,
+                               const char *last_success_from, fp_prom_files *out);
+
+/* Write files->file[0..n) into the folder dir (made when missing, with the
+ * folders above it), all or none: every file goes to NAME.tmp first, and only when
+ * all were written and synced are they renamed over their names. A write
+ * error logs one line naming the file and the cause, removes the temporaries,
+ * leaves the folder's files as they were, and returns FP_EIO. */
+fp_status fp_prom_files_write(const fp_prom_files *files, const char *dir);
+
+void fp_prom_files_free(fp_prom_files *files);
+
+/* Render and write run's files into dir (fp_prom_files_render, then
+ * fp_prom_files_write), carrying over the last success of dir's run file. */
+fp_status fp_report_prometheus_dir(const fp_run *run, const fp_verdicts *v,
+                                   const char *default_tag, const char *dir);
+
 /* ---- JUnit XML ------------------------------------------------------------------ */
 
 /* One test case of a JUnit report: a check that passed, failed or could not

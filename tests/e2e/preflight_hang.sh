@@ -3,7 +3,9 @@
 # rank's node is the drain file's one node, fails in the JSON with the reason
 # "hung: never arrived in <step>", leads the HTML page's drain list, fails in
 # the JUnit file and the Prometheus textfile (run verdict 2); the exit code
-# stays 4 (timeout). Both ways a deadline expires are covered:
+# stays 4 (timeout); with --prometheus-local, rank 0 writes its own node's
+# file and the run file (verdict 2) and no other node's. Both ways a deadline
+# expires are covered:
 #   - gemm: the main thread's polled wait (fp_world_wait) returns the timeout;
 #   - allreduce: the main thread is blocked inside MPI and the watchdog
 #     thread diagnoses it, writes the outputs, and ends the job.
@@ -44,11 +46,15 @@ outs() {
 # polled wait: rank 2 stops in gemm (after 2 s of membw and gemm)
 # shellcheck disable=SC2046
 expect_rc 4 mpi 4 "$FLEETPRINT" preflight --test membw --test gemm -n 200 --array-size 1M \
-  --inject hang:rank=2,after=2s --timeout 8s $(outs polled)
+  --inject hang:rank=2,after=2s --timeout 8s $(outs polled) --prometheus-local "$WORK/polled/local/%n/"
 expect_out 'waiting for rank 2 \(node n2\), which never arrived'
 step=$(sed -n 's/.*timeout after [0-9.]* s in \(.*\): waiting for rank 2.*/\1/p' "$WORK/out" | head -n1)
 [ -n "$step" ] || fail "no step named in the timeout line"
 check polled n2 "$step"
+[ "$(cd polled/local && find . -type f | sort | tr '\n' ' ')" = "./n0/fleetprint-n0.prom ./n0/fleetprint-run.prom " ] ||
+  fail "--prometheus-local after a timeout: $(cd polled/local && find . -type f)"
+grep -q '^fleetprint_run_verdict{run_tag="preflight"} 2$' polled/local/n0/fleetprint-run.prom ||
+  fail "--prometheus-local after a timeout: the run file's verdict is not 2"
 
 # blocked in MPI: rank 1 stops inside an allreduce; the watchdog writes the outputs
 # shellcheck disable=SC2046

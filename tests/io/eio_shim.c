@@ -1,7 +1,7 @@
-/* LD_PRELOAD shim for the I/O-error tests: every write, pwrite, fsync and
- * copy_file_range on a file under FP_EIO_DIR fails with EIO, as a failing
- * disk does (a device error often shows only at fsync). Everything else
- * passes through to libc. Test-only; never linked into fleetprint. */
+/* LD_PRELOAD shim for the I/O-error tests: every write, pwrite, fsync, syncfs
+ * and copy_file_range on a file (or folder) under FP_EIO_DIR fails with EIO,
+ * as a failing disk does (a device error often shows only at fsync).
+ * Everything else passes through to libc. Test-only; never linked into fleetprint. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -40,6 +40,7 @@ PASS(write, ssize_t, (int fd, const void *buf, size_t n), (fd, buf, n))
 PASS(pwrite, ssize_t, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off))
 PASS(pwrite64, ssize_t, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off))
 PASS(fsync, int, (int fd), (fd))
+PASS(syncfs, int, (int fd), (fd))
 
 ssize_t copy_file_range(int in, loff_t *in_off, int fd, loff_t *out_off, size_t n,
                         unsigned flags)

@@ -2,9 +2,10 @@
 # A full disk (ENOSPC, a real tmpfs filled to the last block) and a failing
 # disk (EIO, from tests/io/eio_shim.c) on every write path: the store
 # (ingest), store export, simulate, and each report (JSON, HTML, JUnit,
-# Prometheus, drain list). Each ends with exit 4 and one line naming the file
-# and the cause; the store's bytes (md5) and an existing output file are
-# unchanged, and no temporary is left beside them.
+# Prometheus as one file and as a folder of one per node, drain list). Each
+# ends with exit 4 and one line naming the file and the cause; the store's
+# bytes (md5) and an existing output file (or folder) are unchanged, and no
+# temporary is left beside them.
 . "$FP_TESTS/lib.sh"
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: mounting a tmpfs needs root"; exit 77; }
 cd "$WORK"
@@ -20,8 +21,12 @@ awk '/"kind":"run"/{n++} n==1' sim.jsonl >run1.jsonl
 awk '/"kind":"run"/{n++} n==2' sim.jsonl >run2.jsonl
 expect_rc 0 "$F" store ingest run1.jsonl --store "$full/fleet.h5"
 printf 'the old page\n' >"$full/old.html"
+# a folder of per-node textfiles from an earlier run: all of it stays as it was
+mkdir "$full/prom"
+printf '# the old run file\n' >"$full/prom/fleetprint-run.prom"
+printf '# the old n01 file\n' >"$full/prom/fleetprint-n01.prom"
 # the store is its manifest and its partitions (docs/store.md)
-store_md5() { (cd "$full" && md5sum fleet.h5 old.html fleet.h5.d/*); }
+store_md5() { (cd "$full" && md5sum fleet.h5 old.html fleet.h5.d/* prom/*); }
 before=$(store_md5)
 
 # one_line WHAT: the last command said one line, naming the cause
@@ -33,7 +38,7 @@ one_line() {
 }
 unchanged() {
   [ "$(store_md5)" = "$before" ] || fail "$1: the store or a file changed"
-  ! ls "$full" "$full/fleet.h5.d" | grep -q '\.tmp$' || { ls -la "$full"; fail "$1: a temporary left behind"; }
+  ! ls "$full" "$full/fleet.h5.d" "$full/prom" | grep -q '\.tmp$' || { ls -la "$full"; fail "$1: a temporary left behind"; }
 }
 
 # every write path, in a folder that cannot take a byte more (or whose writes fail)
@@ -47,7 +52,7 @@ paths() {
   one_line "simulate" "sim\.jsonl.*$cause"; unchanged "simulate"
   for out in "report --json $full/v.json" "report --html $full/old.html" \
              "report --junit $full/j.xml" "report --prometheus $full/f.prom" \
-             "detect --drain-file $full/drain.txt"; do
+             "report --prometheus $full/prom/" "detect --drain-file $full/drain.txt"; do
     # shellcheck disable=SC2086
     expect_rc 4 $F ${out%% *} --input sim.jsonl -q ${out#* }
     grep -v 'FAIL\|detect' "$WORK/out" >"$WORK/err" && mv "$WORK/err" "$WORK/out"
@@ -66,7 +71,7 @@ one_line "store ingest (mid-commit)" "fleet\.h5.*no space left on device"; uncha
 # ENOSPC: fill what is left of the tmpfs
 dd if=/dev/zero of="$full/filler" bs=4k 2>/dev/null || true
 paths "no space left on device"
-echo "ENOSPC: store ingest, export, simulate and 5 reports: exit 4, one line, store md5 unchanged"
+echo "ENOSPC: store ingest, export, simulate and 6 reports: exit 4, one line, store md5 unchanged"
 
 # EIO: room enough, but every write under the folder fails
 rm -f "$full/filler"
