@@ -90,9 +90,15 @@ echo "--confirm off: exit $rc, drain '$(cat drain.txt)'"
 # the quick set, not the sweep alone: the re-test's budget is a quarter of
 # the whole first pass, and the sweep needs passes to stand out again
 preflight_links() { pf --store s.h5 $(inject link:ranks=2-6,factor=16); }
+# on shared cores (16 ranks on 2 when ctest runs two tests) a good partner of
+# an end can read slow in the re-test too, which then blames that end ("found
+# on re-test"): such a run tests nothing here and is measured again, saying so
 for attempt in 1 2 3; do
   rc=0; preflight_links || rc=$?
-  clock_ok "$WORK/out" 100 && break
+  clock_ok "$WORK/out" 100 || continue
+  grep -q "^confirm: found on re-test" "$WORK/out" && [ "$attempt" -lt 3 ] || break
+  echo "slow link, attempt $attempt: an end read slow with a good partner too (shared cores):" \
+    "$(grep '^confirm: found on re-test' "$WORK/out"); measuring again"
 done
 grep -E "confirm|FAIL" "$WORK/out" || true
 [ "$rc" = 1 ] && [ ! -s drain.txt ] || { cat "$WORK/out" >&2; fail "slow link: exit $rc, drain '$(cat drain.txt)'"; }
