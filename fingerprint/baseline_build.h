@@ -1,0 +1,105 @@
+#ifndef FLEETPRINT_FINGERPRINT_BASELINE_BUILD_H
+#define FLEETPRINT_FINGERPRINT_BASELINE_BUILD_H
+/* The baseline builder (baseline.c) as baseline_update.c uses it: runs are
+ * reduced one at a time to per-(metric key, entity) records (what one run says
+ * of a group), the records of every run in the window give the baselines, and
+ * the records, compressed, are the update state kept beside them
+ * (docs/store.md). Private to fingerprint/: fp__ prefix, not installed. */
+#include <hdf5.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fleetprint/store.h"
+#include "intern.h"
+#include "runtab.h"
+
+#define FP__KEY_WIDTH 96
+
+/* What one run says of one (metric key, entity) group. */
+typedef struct fp__grun {
+    uint32_t group; /* entity group id (fp__builder.eg) */
+    uint32_t sku;   /* the entity's SKU in this run */
+    uint32_t nw;    /* windows (iteration >= 0) */
+    uint32_t ns;    /* run summaries (iteration -1) */
+    double med;     /* median of the windows (of the summaries when none) */
+    double wsp;     /* within-run spread of those values, NaN below 3 */
+    double sum;     /* median of the summaries, NaN when none */
+} fp__grun;
+
+/* One run's records, sorted by group, and their values: the windows of every
+ * record back to back in w (record order, each record's sorted), the
+ * summaries likewise in s. */
+typedef struct fp__rblock {
+    uint32_t run; /* id in fp__builder.runs */
+    fp__grun *rec;
+    size_t n;
+    double *w, *s;
+    size_t nw, ns;
+} fp__rblock;
+
+/* (key, who) pairs with dense ids in order of first use. */
+typedef struct fp__groups {
+    fp__u64map map;
+    uint64_t *pair; /* id -> key << 32 | who */
+    size_t n, cap;
+} fp__groups;
+
+/* Run sets: distinct sorted lists of run ids with dense ids in order of
+ * first use. */
+typedef struct fp__runsets {
+    fp__strmap text; /* more than 64 runs: by the list's text */
+    fp__u64map mask; /* up to 64 runs: by the bit mask of the list */
+    char *buf;
+    size_t bufcap;
+    uint32_t *off, *member; /* set i: member[off[i] .. off[i+1]) */
+    size_t nsets, offcap, nmember, memcap;
+    uint8_t *seen; /* scratch, one per run */
+    size_t seencap;
+} fp__runsets;
+
+/* A metric key row of /baselines/keys. */
+typedef struct fp__bkey {
+    char key[FP__KEY_WIDTH];
+    char unit[16];
+    uint8_t better;
+} fp__bkey;
+
+/* A baseline row in memory: the ids it is for, then the statistic. */
+typedef struct fp__brow {
+    uint32_t key;
+    uint32_t who; /* entity or SKU id */
+    fp_baseline b;
+} fp__brow;
+
+typedef struct fp__builder {
+    fp__strmap keys, entities, skus, runs;
+    fp__bkey *key_rows;
+    size_t key_cap;
+    fp__groups eg, sg; /* (key, entity) and (key, sku) */
+    fp__rblock *blk;   /* one per run, in run order */
+    size_t nblk, blkcap;
+    fp__runsets rs;
+    fp__brow *erows, *srows;
+    uint64_t rejected; /* entity-level values dropped as outliers */
+} fp__builder;
+
+void fp__builder_free(fp__builder *b);
+/* The id of the group (key, who), added when new. */
+fp_status fp__group_id(fp__groups *g, uint32_t key, uint32_t who, uint32_t *id);
+/* Intern metric key text with its unit and direction into b->keys and
+ * b->key_rows (a unit that differs from the one kept is warned about, naming
+ * run). */
+fp_status fp__builder_key(fp__builder *b, const char *key, const char *unit, uint8_t better,
+                          const char *run, uint32_t *id);
+/* Add a block for a stored run (its samples in t; run its id in b->runs). */
+fp_status fp__builder_add_run(fp__builder *b, const fp__runtab *t, uint32_t run);
+/* Reduce every block to the entity and SKU rows (b->erows, b->srows). */
+fp_status fp__builder_reduce(fp__builder *b, double reject);
+/* Write /baselines, the update state included, into the new baselines file f. */
+fp_status fp__builder_write(hid_t f, const fp__builder *b, const fp_baseline_opts *o);
+
+/* baseline_update.c: write the update state (b's blocks, compressed) into
+ * /baselines g. */
+fp_status fp__baseline_state_write(hid_t g, const fp__builder *b);
+
+#endif
