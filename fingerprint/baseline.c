@@ -5,6 +5,7 @@
  * flat arrays, one lookup per (entity, metric) pair of a run, selection for
  * the SKU level's millions of values. Layout: docs/store.md. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,13 +90,30 @@ static void sort_d(double *v, size_t n)
     }
 }
 
-/* Median of |v - med| over v[0..n) (sorted or not), as fp_mad gives it. */
+/* Median of |v - med| over v[0..n) sorted ascending, as fp_mad gives it,
+ * in O(n): the deviations below med and those above are each sorted, so
+ * merging them up to the middle gives the order statistics the median
+ * needs. scratch holds n. */
 static double mad_of(const double *v, size_t n, double med, double *scratch)
 {
-    for (size_t i = 0; i < n; i++)
-        scratch[i] = fabs(v[i] - med);
-    sort_d(scratch, n);
-    return fp_quantile(scratch, n, 0.5);
+    if (n == 0)
+        return NAN;
+    size_t right = 0, need = n / 2 + 2 < n ? n / 2 + 2 : n, m = 0;
+    while (right < n && v[right] < med)
+        right++;
+    size_t left = right; /* v[left - 1] is the nearest below med */
+    while (m < need) {
+        double a = left > 0 ? fabs(v[left - 1] - med) : INFINITY;
+        double b = right < n ? fabs(v[right] - med) : INFINITY;
+        if (left > 0 && (right >= n || a <= b)) {
+            scratch[m++] = a;
+            left--;
+        } else {
+            scratch[m++] = b;
+            right++;
+        }
+    }
+    return fp_quantile(scratch, n, 0.5); /* reads only indices below need */
 }
 
 /* The q-quantile of v[0..n) exactly as fp_quantile gives it on the sorted
@@ -932,7 +950,7 @@ cleanup:
     return st;
 }
 
-fp_status fp__builder_reduce(fp__builder *b, double reject)
+static fp_status builder_reduce(fp__builder *b, double reject)
 {
     fp_status st = FP_OK;
     obs so = {0}, members = {0};
@@ -944,11 +962,27 @@ cleanup:
     return st;
 }
 
-fp_status fp__builder_write(hid_t f, const fp__builder *b, const fp_baseline_opts *o)
+/* The update state written on a thread of its own while the main thread
+ * reduces: both only read the blocks, and only this thread calls HDF5 until
+ * it is joined. */
+typedef struct state_job {
+    hid_t g;
+    const fp__builder *b;
+    fp_status st;
+} state_job;
+
+static void *state_thread(void *arg)
+{
+    state_job *j = arg;
+    j->st = fp__baseline_state_write(j->g, j->b);
+    return NULL;
+}
+
+/* /baselines but the update state, into g. */
+static fp_status write_rows_of(hid_t g, const fp__builder *b, const fp_baseline_opts *o)
 {
     fp_status st = FP_OK;
-    hid_t g = H5I_INVALID_HID, ft = H5I_INVALID_HID, mt = H5I_INVALID_HID;
-    FP_CHECK_H5(g = H5Gcreate2(f, "baselines", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    hid_t ft = H5I_INVALID_HID, mt = H5I_INVALID_HID;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     FP_CHECK(fp__h5_attr_double(g, "built", (double)ts.tv_sec + ts.tv_nsec * 1e-9));
@@ -969,14 +1003,95 @@ fp_status fp__builder_write(hid_t f, const fp__builder *b, const fp_baseline_opt
                                 b->rs.off, b->rs.nsets + 1));
     FP_CHECK(fp__h5_write_table(g, "runset_members", H5T_STD_U32LE, H5T_NATIVE_UINT32,
                                 b->rs.member, b->rs.nmember));
-    FP_CHECK(fp__baseline_state_write(g, b));
 cleanup:
-    if (ft >= 0)
-        H5Tclose(ft);
-    if (mt >= 0)
-        H5Tclose(mt);
-    if (g >= 0)
-        H5Gclose(g);
+    fp__h5_close(ft);
+    fp__h5_close(mt);
+    return st;
+}
+
+fp_status fp__builder_commit(fp_store *s, fp__builder *b, const fp_baseline_opts *o)
+{
+    fp_status st = FP_OK;
+    hid_t tmp = H5I_INVALID_HID, g = H5I_INVALID_HID;
+    state_job job = {.b = b, .st = FP_OK};
+    pthread_t th;
+    bool threaded = false;
+    FP_CHECK(fp__store_tx_begin(s, &tmp));
+    FP_CHECK_H5(g = H5Gcreate2(tmp, "baselines", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    job.g = g;
+    threaded = pthread_create(&th, NULL, state_thread, &job) == 0;
+    if (!threaded) /* no thread to be had: one after the other */
+        job.st = fp__baseline_state_write(g, b);
+    st = builder_reduce(b, o->reject);
+    if (threaded)
+        pthread_join(th, NULL);
+    FP_CHECK(st);
+    FP_CHECK(job.st);
+    FP_CHECK(write_rows_of(g, b, o));
+    H5Gclose(g);
+    g = H5I_INVALID_HID;
+    st = fp__store_tx_commit(s, tmp);
+    tmp = H5I_INVALID_HID;
+cleanup:
+    fp__h5_close(g);
+    if (tmp >= 0)
+        fp__store_tx_abort(s, tmp);
+    return st;
+}
+
+/* A run read on a thread of its own while the main thread adds the one
+ * before (only this thread calls HDF5 until it is joined). */
+typedef struct read_job {
+    fp_store *s;
+    const char *id;
+    fp__runtab t;
+    fp_status st;
+} read_job;
+
+static void *read_thread(void *arg)
+{
+    read_job *j = arg;
+    j->st = fp__store_read_runtab(j->s, j->id, &j->t);
+    return NULL;
+}
+
+fp_status fp__builder_add_runs(fp_store *s, fp__builder *b, const char *const *ids, size_t n)
+{
+    fp_status st = FP_OK;
+    read_job job[2];
+    memset(job, 0, sizeof job);
+    pthread_t th;
+    bool reading = false;
+    for (size_t k = 0; k < n; k++) {
+        uint32_t run;
+        FP_CHECK(fp__strmap_intern(&b->runs, ids[k], strlen(ids[k]), &run, NULL));
+    }
+    if (n) {
+        job[0] = (read_job){.s = s, .id = ids[0]};
+        read_thread(&job[0]);
+    }
+    for (size_t k = 0; k < n; k++) {
+        read_job *now = &job[k % 2], *next = &job[(k + 1) % 2];
+        FP_CHECK(now->st);
+        if (k + 1 < n) {
+            *next = (read_job){.s = s, .id = ids[k + 1]};
+            reading = pthread_create(&th, NULL, read_thread, next) == 0;
+            if (!reading)
+                read_thread(next);
+        }
+        uint32_t run = fp__strmap_find(&b->runs, ids[k], strlen(ids[k]));
+        st = fp__builder_add_run(b, &now->t, run);
+        fp__runtab_free(&now->t);
+        if (reading)
+            pthread_join(th, NULL);
+        reading = false;
+        FP_CHECK(st);
+    }
+cleanup:
+    if (reading)
+        pthread_join(th, NULL);
+    fp__runtab_free(&job[0].t);
+    fp__runtab_free(&job[1].t);
     return st;
 }
 
@@ -987,15 +1102,15 @@ fp_status fp_store_build_baselines(fp_store *s, const fp_baseline_opts *o,
     fp_run_summary *rows = NULL;
     size_t n = 0, nsel = 0;
     size_t *sel = NULL;
+    const char **ids = NULL;
     fp__builder b;
-    fp__runtab t;
-    hid_t tmp = H5I_INVALID_HID;
     fp_baseline_summary sum = {0};
     memset(&b, 0, sizeof b);
-    memset(&t, 0, sizeof t);
     FP_CHECK(fp_store_list(s, &rows, &n));
     sel = calloc(n ? n : 1, sizeof *sel);
+    ids = calloc(n ? n : 1, sizeof *ids);
     FP_CHECK_ALLOC(sel);
+    FP_CHECK_ALLOC(ids);
     for (size_t i = 0; i < n; i++) {
         const fp_run_summary *r = &rows[i];
         if ((o->tag && o->tag[0] && strcmp(r->tag, o->tag) != 0) || r->time < o->since)
@@ -1010,32 +1125,21 @@ fp_status fp_store_build_baselines(fp_store *s, const fp_baseline_opts *o,
     if (nsel == first)
         FP_FAIL(FP_EINPUT, "%s: no complete run without fault injections matches the selection "
                            "(%zu runs stored, %zu skipped)", fp_store_path(s), n, sum.runs_skipped);
-    for (size_t k = first; k < nsel; k++) {
-        const char *id = rows[sel[k]].id;
-        uint32_t run;
-        FP_CHECK(fp__strmap_intern(&b.runs, id, strlen(id), &run, NULL));
-        FP_CHECK(fp__store_read_runtab(s, id, &t));
-        FP_CHECK(fp__builder_add_run(&b, &t, run));
-        fp__runtab_free(&t);
-    }
+    for (size_t k = first; k < nsel; k++)
+        ids[k - first] = rows[sel[k]].id;
     sum.runs_used = nsel - first;
-    FP_CHECK(fp__builder_reduce(&b, o->reject));
+    FP_CHECK(fp__builder_add_runs(s, &b, ids, sum.runs_used));
+    FP_CHECK(fp__builder_commit(s, &b, o));
     sum.values_rejected = b.rejected;
     sum.entity_rows = b.eg.n;
     sum.sku_rows = b.sg.n;
-    FP_CHECK(fp__store_tx_begin(s, &tmp));
-    FP_CHECK(fp__builder_write(tmp, &b, o));
-    st = fp__store_tx_commit(s, tmp);
-    tmp = H5I_INVALID_HID;
     if (summary)
         *summary = sum;
 cleanup:
-    if (tmp >= 0)
-        fp__store_tx_abort(s, tmp);
-    fp__runtab_free(&t);
     fp__builder_free(&b);
     free(rows);
     free(sel);
+    free(ids);
     return st;
 }
 

@@ -93,10 +93,13 @@ fp_status fp__builder_key(fp__builder *b, const char *key, const char *unit, uin
                           const char *run, uint32_t *id);
 /* Add a block for a stored run (its samples in t; run its id in b->runs). */
 fp_status fp__builder_add_run(fp__builder *b, const fp__runtab *t, uint32_t run);
-/* Reduce every block to the entity and SKU rows (b->erows, b->srows). */
-fp_status fp__builder_reduce(fp__builder *b, double reject);
-/* Write /baselines, the update state included, into the new baselines file f. */
-fp_status fp__builder_write(hid_t f, const fp__builder *b, const fp_baseline_opts *o);
+/* Add the stored runs ids[0..n), in order, interning their ids into b->runs:
+ * each run is read while the one before it is added. */
+fp_status fp__builder_add_runs(fp_store *s, fp__builder *b, const char *const *ids, size_t n);
+/* Reduce every block to the entity and SKU rows and write them, the update
+ * state included (written while the rows are reduced), as s's new baselines
+ * in one atomic commit; on failure the store is as it was. */
+fp_status fp__builder_commit(fp_store *s, fp__builder *b, const fp_baseline_opts *o);
 
 /* baseline_update.c: write the update state (b's blocks, compressed) into
  * /baselines g. */
