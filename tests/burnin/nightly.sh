@@ -12,9 +12,9 @@ expect_out "^mpirun --hostfile $WORK/hosts --map-by ppr:8:node .* /opt/fp burnin
 expect_out "^/opt/fp detect --store /data/fleet.h5 --tag nightly --run latest --record -q"
 expect_out "^/opt/fp baseline update --store /data/fleet.h5 --tag nightly --last 30 --run latest"
 expect_out "^/opt/fp baseline build --store /data/fleet.h5 --tag nightly --last 30"
+expect_out "^/opt/fp report --store /data/fleet.h5 --tag nightly -q --html "
 FP_HOSTFILE="$WORK/hosts" FP_BASELINE_LAST=0 FLEETPRINT=/opt/fp expect_rc 0 bash "$script" --dry-run
 expect_out "^/opt/fp baseline update --store /var/lib/fleetprint/fleet.h5 --tag nightly --run latest"
-expect_out "^/opt/fp report --store /data/fleet.h5 --tag nightly -q --html "
 # a launcher with options, as sites set it: split into words, not one name
 FP_HOSTFILE="$WORK/hosts" MPIRUN="mpirun --mca pml ob1" FLEETPRINT="env FOO=1 /opt/fp" \
   expect_rc 0 bash "$script" --dry-run
