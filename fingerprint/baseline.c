@@ -46,8 +46,9 @@ static void swap_d(double *a, double *b)
 }
 
 /* Sort v[0..n) ascending without allocating: quicksort (median of three,
- * the smaller side first) down to short runs, then insertion sort. The same
- * order fp_sort_doubles gives, without qsort's calls through a pointer. */
+ * the smaller side first) down to short runs, then fp_sort_doubles' insertion
+ * sort. The same order fp_sort_doubles gives, without qsort's calls through a
+ * pointer above 24 values. */
 static void sort_d(double *v, size_t n)
 {
     while (n > 16) {
@@ -81,13 +82,7 @@ static void sort_d(double *v, size_t n)
             n = nl;
         }
     }
-    for (size_t i = 1; i < n; i++) {
-        double x = v[i];
-        size_t j = i;
-        for (; j > 0 && v[j - 1] > x; j--)
-            v[j] = v[j - 1];
-        v[j] = x;
-    }
+    fp_sort_doubles(v, n); /* up to 24: its insertion sort */
 }
 
 /* Median of |v - med| over v[0..n) sorted ascending, as fp_mad gives it,
