@@ -377,7 +377,8 @@ fp_status fp_store_update_baselines(fp_store *s, const fp_baseline_update_opts *
     FP_CHECK(open_state(s, &g, &u, &w));
     if (o->tag && strcmp(o->tag, w.tag) != 0)
         FP_FAIL(FP_EINPUT, "%s: the baselines were built for tag '%s', not '%s': run 'fleetprint "
-                           "baseline build --store %s --tag %s'", path, w.tag, o->tag, path, o->tag);
+                           "baseline build --store %s --tag %s'",
+                path, w.tag, o->tag, path, o->tag);
     if (o->last > 0 && o->last != w.last)
         FP_FAIL(FP_EINPUT, "%s: the baselines were built with --last %lld, not %d: run "
                            "'fleetprint baseline build' with the window you want", path, w.last,
