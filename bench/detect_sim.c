@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "fleetprint/detect.h"
+#include "fleetprint/log.h"
 #include "fleetprint/store.h"
 #include "fleetprint/timer.h"
 
@@ -362,7 +363,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--explain") == 0)
             explain = true;
         else if (strcmp(argv[i], "--build-only") == 0)
-            build_only = true;
+            build_only = true; /* and the build's phases on stderr (debug log) */
         else if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc)
             seeds = atoi(argv[++i]);
         else if (strcmp(argv[i], "--nodes") == 0 && i + 1 < argc && nsizes < 8)
@@ -420,6 +421,8 @@ int main(int argc, char **argv)
     }
     if (build_only && nchosen == 0)
         chosen[nchosen++] = &scenarios[0];
+    if (build_only)
+        fp_log_identity("", 0, true, false);
     for (size_t k = 0; nchosen == 0 && k < NSCENARIOS; k++)
         chosen[k] = &scenarios[k];
     nchosen = nchosen ? nchosen : NSCENARIOS;
