@@ -483,6 +483,41 @@ cleanup:
 
 /* ---- the builder --------------------------------------------------------------------- */
 
+typedef fp__pairs pairs;
+
+static void pairs_free(pairs *p)
+{
+    free(p->ent);
+    free(p->metric);
+    free(p->first);
+    free(p->group);
+    free(p->row);
+    free(p->off);
+    free(p->order);
+    free(p->rp);
+    free(p->mslot);
+    free(p->byg);
+    free(p->estart);
+    memset(p, 0, sizeof *p);
+}
+
+/* *a holds at least n elements of size bytes (at least one), kept from run to
+ * run: a fresh large allocation each run would fault its pages in again. */
+static fp_status need(void *a, size_t *cap, size_t n, size_t size)
+{
+    fp_status st = FP_OK;
+    void **p = a;
+    n = n ? n : 1;
+    if (n <= *cap)
+        return FP_OK;
+    void *g = realloc(*p, n * size);
+    FP_CHECK_ALLOC(g);
+    *p = g;
+    *cap = n;
+cleanup:
+    return st;
+}
+
 void fp__builder_free(fp__builder *b)
 {
     fp__strmap_free(&b->keys);
@@ -501,6 +536,7 @@ void fp__builder_free(fp__builder *b)
     runsets_free(&b->rs);
     free(b->erows);
     free(b->srows);
+    pairs_free(&b->pairs);
     memset(b, 0, sizeof *b);
 }
 
@@ -527,26 +563,6 @@ cleanup:
     return st;
 }
 
-/* The distinct (entity, metric) pairs of a run's finite rows: pairs of one
- * entity are contiguous; row[off[p] .. off[p+1]) are pair p's rows in stored
- * order, first[p] its first row. */
-typedef struct pairs {
-    uint32_t *ent, *metric, *first, *group, *row;
-    size_t *off;
-    size_t n;
-} pairs;
-
-static void pairs_free(pairs *p)
-{
-    free(p->ent);
-    free(p->metric);
-    free(p->first);
-    free(p->group);
-    free(p->row);
-    free(p->off);
-    memset(p, 0, sizeof *p);
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -559,10 +575,10 @@ static fp_status find_pairs(const fp__runtab *t, pairs *p)
 {
     fp_status st = FP_OK;
     size_t ne = t->entities.n, nm = t->keys.n, nr = t->nrows, nf = 0;
-    size_t *estart = calloc(ne + 2, sizeof *estart);
-    uint32_t *order = NULL, *rp = NULL, *mslot = malloc((nm ? nm : 1) * sizeof *mslot);
-    FP_CHECK_ALLOC(estart);
-    FP_CHECK_ALLOC(mslot);
+    FP_CHECK(need(&p->estart, &p->cap_estart, ne + 2, sizeof *p->estart));
+    FP_CHECK(need(&p->mslot, &p->cap_mslot, nm, sizeof *p->mslot));
+    size_t *estart = p->estart;
+    memset(estart, 0, (ne + 2) * sizeof *estart);
     for (size_t i = 0; i < nr; i++)
         if (isfinite(t->rows[i].value)) {
             estart[t->rows[i].entity + 2]++;
@@ -570,18 +586,13 @@ static fp_status find_pairs(const fp__runtab *t, pairs *p)
         }
     for (size_t e = 0; e < ne; e++)
         estart[e + 2] += estart[e + 1];
-    order = malloc((nf ? nf : 1) * sizeof *order);
-    rp = malloc((nf ? nf : 1) * sizeof *rp);
-    p->ent = malloc((nf ? nf : 1) * sizeof *p->ent);
-    p->metric = malloc((nf ? nf : 1) * sizeof *p->metric);
-    p->first = malloc((nf ? nf : 1) * sizeof *p->first);
-    p->row = malloc((nf ? nf : 1) * sizeof *p->row);
-    FP_CHECK_ALLOC(order);
-    FP_CHECK_ALLOC(rp);
-    FP_CHECK_ALLOC(p->ent);
-    FP_CHECK_ALLOC(p->metric);
-    FP_CHECK_ALLOC(p->first);
-    FP_CHECK_ALLOC(p->row);
+    FP_CHECK(need(&p->order, &p->cap_order, nf, sizeof *p->order));
+    FP_CHECK(need(&p->rp, &p->cap_rp, nf, sizeof *p->rp));
+    FP_CHECK(need(&p->ent, &p->cap_ent, nf, sizeof *p->ent));
+    FP_CHECK(need(&p->metric, &p->cap_metric, nf, sizeof *p->metric));
+    FP_CHECK(need(&p->first, &p->cap_first, nf, sizeof *p->first));
+    FP_CHECK(need(&p->row, &p->cap_row, nf, sizeof *p->row));
+    uint32_t *order = p->order, *rp = p->rp, *mslot = p->mslot;
     for (size_t i = 0; i < nr; i++)
         if (isfinite(t->rows[i].value))
             order[estart[t->rows[i].entity + 1]++] = (uint32_t)i;
@@ -605,10 +616,9 @@ static fp_status find_pairs(const fp__runtab *t, pairs *p)
             mslot[p->metric[q]] = FP__NONE;
     }
     p->n = np;
-    p->off = calloc(np + 2, sizeof *p->off);
-    p->group = malloc((np ? np : 1) * sizeof *p->group);
-    FP_CHECK_ALLOC(p->off);
-    FP_CHECK_ALLOC(p->group);
+    FP_CHECK(need(&p->off, &p->cap_off, np + 2, sizeof *p->off));
+    FP_CHECK(need(&p->group, &p->cap_group, np, sizeof *p->group));
+    memset(p->off, 0, (np + 2) * sizeof *p->off);
     for (size_t k = 0; k < nf; k++)
         p->off[rp[k] + 2]++;
     for (size_t q = 0; q < np; q++)
@@ -616,10 +626,6 @@ static fp_status find_pairs(const fp__runtab *t, pairs *p)
     for (size_t k = 0; k < nf; k++)
         p->row[p->off[rp[k] + 1]++] = order[k];
 cleanup:
-    free(estart);
-    free(order);
-    free(rp);
-    free(mslot);
     return st;
 }
 
@@ -659,9 +665,9 @@ static fp_status make_block(fp__builder *b, const fp__runtab *t, const pairs *p,
 {
     fp_status st = FP_OK;
     size_t ng = b->eg.n, nwin = 0, nsum = 0, maxn = 1;
-    uint32_t *byg = malloc((ng ? ng : 1) * sizeof *byg);
     double *scratch = NULL;
-    FP_CHECK_ALLOC(byg);
+    FP_CHECK(need(&b->pairs.byg, &b->pairs.cap_byg, ng, sizeof *b->pairs.byg));
+    uint32_t *byg = b->pairs.byg;
     memset(byg, 0xff, (ng ? ng : 1) * sizeof *byg);
     for (size_t q = 0; q < p->n; q++) {
         byg[p->group[q]] = (uint32_t)q;
@@ -713,7 +719,6 @@ static fp_status make_block(fp__builder *b, const fp__runtab *t, const pairs *p,
         k->ns += ns;
     }
 cleanup:
-    free(byg);
     free(scratch);
     return st;
 }
@@ -722,8 +727,7 @@ fp_status fp__builder_add_run(fp__builder *b, const fp__runtab *t, uint32_t run)
 {
     fp_status st = FP_OK;
     fp_sku_index *ix = NULL;
-    pairs p;
-    memset(&p, 0, sizeof p);
+    pairs *p = &b->pairs;
     uint32_t *lk = calloc(t->keys.n ? t->keys.n : 1, sizeof *lk);
     uint32_t *le = calloc(t->entities.n ? t->entities.n : 1, sizeof *le);
     uint32_t *ls = calloc(t->entities.n ? t->entities.n : 1, sizeof *ls);
@@ -749,17 +753,16 @@ fp_status fp__builder_add_run(fp__builder *b, const fp__runtab *t, uint32_t run)
         FP_CHECK(fp__strmap_intern(&b->entities, name, strlen(name), &le[e], NULL));
         FP_CHECK(fp__strmap_intern(&b->skus, sku, strlen(sku), &ls[e], NULL));
     }
-    FP_CHECK(find_pairs(t, &p));
-    FP_CHECK(pair_groups(b, &p, lk, le));
+    FP_CHECK(find_pairs(t, p));
+    FP_CHECK(pair_groups(b, p, lk, le));
     fp__rblock *grown = fp_grow(b->blk, &b->blkcap, b->nblk + 1, sizeof *grown, 8);
     FP_CHECK_ALLOC(grown);
     b->blk = grown;
     fp__rblock *k = &b->blk[b->nblk++];
     memset(k, 0, sizeof *k);
     k->run = run;
-    FP_CHECK(make_block(b, t, &p, ls, k));
+    FP_CHECK(make_block(b, t, p, ls, k));
 cleanup:
-    pairs_free(&p);
     fp_sku_index_free(ix);
     free(lk);
     free(le);

@@ -71,6 +71,18 @@ typedef struct fp__brow {
     fp_baseline b;
 } fp__brow;
 
+/* A run's distinct (entity, metric) pairs and the scratch that finds them,
+ * kept from run to run (baseline.c). */
+typedef struct fp__pairs {
+    uint32_t *ent, *metric, *first, *group, *row; /* per pair; row: by pair */
+    size_t *off;                                  /* pair p's rows: row[off[p] .. off[p+1]) */
+    size_t n;
+    uint32_t *order, *rp, *mslot, *byg; /* rows by entity, their pairs; by metric; by group */
+    size_t *estart;
+    size_t cap_pair, cap_row, cap_off, cap_order, cap_rp, cap_mslot, cap_byg, cap_estart;
+    size_t cap_ent, cap_metric, cap_first, cap_group;
+} fp__pairs;
+
 typedef struct fp__builder {
     fp__strmap keys, entities, skus, runs;
     fp__bkey *key_rows;
@@ -81,6 +93,7 @@ typedef struct fp__builder {
     fp__runsets rs;
     fp__brow *erows, *srows;
     uint64_t rejected; /* entity-level values dropped as outliers */
+    fp__pairs pairs;   /* scratch of adding a run */
 } fp__builder;
 
 void fp__builder_free(fp__builder *b);
