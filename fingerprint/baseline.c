@@ -493,10 +493,12 @@ static void pairs_free(pairs *p)
     free(p->group);
     free(p->row);
     free(p->off);
+    free(p->rec);
+    free(p->w);
+    free(p->s);
     free(p->order);
     free(p->rp);
     free(p->mslot);
-    free(p->byg);
     free(p->estart);
     memset(p, 0, sizeof *p);
 }
@@ -536,7 +538,7 @@ void fp__builder_free(fp__builder *b)
     runsets_free(&b->rs);
     free(b->erows);
     free(b->srows);
-    pairs_free(&b->pairs);
+    free(b->byg);
     memset(b, 0, sizeof *b);
 }
 
@@ -586,12 +588,12 @@ static fp_status find_pairs(const fp__runtab *t, pairs *p)
         }
     for (size_t e = 0; e < ne; e++)
         estart[e + 2] += estart[e + 1];
-    FP_CHECK(need(&p->order, &p->cap_order, nf, sizeof *p->order));
-    FP_CHECK(need(&p->rp, &p->cap_rp, nf, sizeof *p->rp));
-    FP_CHECK(need(&p->ent, &p->cap_ent, nf, sizeof *p->ent));
-    FP_CHECK(need(&p->metric, &p->cap_metric, nf, sizeof *p->metric));
-    FP_CHECK(need(&p->first, &p->cap_first, nf, sizeof *p->first));
-    FP_CHECK(need(&p->row, &p->cap_row, nf, sizeof *p->row));
+    FP_CHECK(need(&p->order, &p->cap_row[0], nf, sizeof *p->order));
+    FP_CHECK(need(&p->rp, &p->cap_row[1], nf, sizeof *p->rp));
+    FP_CHECK(need(&p->row, &p->cap_row[2], nf, sizeof *p->row));
+    FP_CHECK(need(&p->ent, &p->cap_pair[0], nf, sizeof *p->ent)); /* pairs: at most nf */
+    FP_CHECK(need(&p->metric, &p->cap_pair[1], nf, sizeof *p->metric));
+    FP_CHECK(need(&p->first, &p->cap_pair[2], nf, sizeof *p->first));
     uint32_t *order = p->order, *rp = p->rp, *mslot = p->mslot;
     for (size_t i = 0; i < nr; i++)
         if (isfinite(t->rows[i].value))
@@ -617,7 +619,7 @@ static fp_status find_pairs(const fp__runtab *t, pairs *p)
     }
     p->n = np;
     FP_CHECK(need(&p->off, &p->cap_off, np + 2, sizeof *p->off));
-    FP_CHECK(need(&p->group, &p->cap_group, np, sizeof *p->group));
+    FP_CHECK(need(&p->group, &p->cap_pair[3], np, sizeof *p->group));
     memset(p->off, 0, (np + 2) * sizeof *p->off);
     for (size_t k = 0; k < nf; k++)
         p->off[rp[k] + 2]++;
@@ -659,18 +661,15 @@ cleanup:
     return st;
 }
 
-/* One run's block from its pairs: a record per group, in group order. */
-static fp_status make_block(fp__builder *b, const fp__runtab *t, const pairs *p,
-                            const uint32_t *ls, fp__rblock *k)
+/* What t's rows say of each pair p found: its record but the group and the
+ * SKU (the windows' median and spread, a run with only a summary using that;
+ * the summaries' median), and its sorted windows and summaries. */
+static fp_status pair_records(const fp__runtab *t, pairs *p)
 {
     fp_status st = FP_OK;
-    size_t ng = b->eg.n, nwin = 0, nsum = 0, maxn = 1;
+    size_t nwin = 0, nsum = 0, maxn = 1;
     double *scratch = NULL;
-    FP_CHECK(need(&b->pairs.byg, &b->pairs.cap_byg, ng, sizeof *b->pairs.byg));
-    uint32_t *byg = b->pairs.byg;
-    memset(byg, 0xff, (ng ? ng : 1) * sizeof *byg);
     for (size_t q = 0; q < p->n; q++) {
-        byg[p->group[q]] = (uint32_t)q;
         size_t n = p->off[q + 1] - p->off[q];
         maxn = n > maxn ? n : maxn;
         for (size_t i = p->off[q]; i < p->off[q + 1]; i++) {
@@ -681,19 +680,13 @@ static fp_status make_block(fp__builder *b, const fp__runtab *t, const pairs *p,
         }
     }
     scratch = malloc(maxn * sizeof *scratch);
-    k->rec = malloc((p->n ? p->n : 1) * sizeof *k->rec);
-    k->w = malloc((nwin ? nwin : 1) * sizeof *k->w);
-    k->s = malloc((nsum ? nsum : 1) * sizeof *k->s);
     FP_CHECK_ALLOC(scratch);
-    FP_CHECK_ALLOC(k->rec);
-    FP_CHECK_ALLOC(k->w);
-    FP_CHECK_ALLOC(k->s);
-    for (size_t g = 0; g < ng; g++) {
-        uint32_t q = byg[g];
-        if (q == FP__NONE)
-            continue;
-        fp__grun *r = &k->rec[k->n++];
-        double *w = k->w + k->nw, *s = k->s + k->ns;
+    FP_CHECK(need(&p->rec, &p->cap_pair[4], p->n, sizeof *p->rec));
+    FP_CHECK(need(&p->w, &p->cap_row[3], nwin, sizeof *p->w));
+    FP_CHECK(need(&p->s, &p->cap_pair[5], nsum, sizeof *p->s));
+    double *w = p->w, *s = p->s;
+    for (size_t q = 0; q < p->n; q++) {
+        fp__grun *r = &p->rec[q];
         uint32_t nw = 0, ns = 0;
         for (size_t i = p->off[q]; i < p->off[q + 1]; i++) {
             const fp__row *row = &t->rows[p->row[i]];
@@ -704,30 +697,71 @@ static fp_status make_block(fp__builder *b, const fp__runtab *t, const pairs *p,
         }
         sort_d(w, nw);
         sort_d(s, ns);
-        /* the windows; a run with only a summary uses that */
         double *v = nw ? w : s;
         size_t n = nw ? nw : ns;
-        r->group = (uint32_t)g;
-        r->sku = ls[p->ent[q]];
         r->nw = nw;
         r->ns = ns;
         r->med = fp_quantile(v, n, 0.5);
         r->wsp = n >= 3 && r->med != 0 ? 1.4826 * mad_of(v, n, r->med, scratch) / fabs(r->med)
                                        : NAN;
         r->sum = ns ? fp_quantile(s, ns, 0.5) : NAN;
-        k->nw += nw;
-        k->ns += ns;
+        w += nw;
+        s += ns;
     }
 cleanup:
     free(scratch);
     return st;
 }
 
-fp_status fp__builder_add_run(fp__builder *b, const fp__runtab *t, uint32_t run)
+/* One run's block from its pairs: a record per group, in group order. */
+static fp_status make_block(fp__builder *b, const pairs *p, const uint32_t *ls, fp__rblock *k)
+{
+    fp_status st = FP_OK;
+    size_t ng = b->eg.n, nwin = 0, nsum = 0;
+    size_t *wo = malloc((p->n + 1) * sizeof *wo), *so = malloc((p->n + 1) * sizeof *so);
+    FP_CHECK(need(&b->byg, &b->cap_byg, ng, sizeof *b->byg));
+    uint32_t *byg = b->byg;
+    FP_CHECK_ALLOC(wo);
+    FP_CHECK_ALLOC(so);
+    memset(byg, 0xff, (ng ? ng : 1) * sizeof *byg);
+    for (size_t q = 0; q < p->n; q++) {
+        byg[p->group[q]] = (uint32_t)q;
+        wo[q] = nwin;
+        so[q] = nsum;
+        nwin += p->rec[q].nw;
+        nsum += p->rec[q].ns;
+    }
+    k->rec = malloc((p->n ? p->n : 1) * sizeof *k->rec);
+    k->w = malloc((nwin ? nwin : 1) * sizeof *k->w);
+    k->s = malloc((nsum ? nsum : 1) * sizeof *k->s);
+    FP_CHECK_ALLOC(k->rec);
+    FP_CHECK_ALLOC(k->w);
+    FP_CHECK_ALLOC(k->s);
+    for (size_t g = 0; g < ng; g++) {
+        uint32_t q = byg[g];
+        if (q == FP__NONE)
+            continue;
+        fp__grun *r = &k->rec[k->n++];
+        *r = p->rec[q];
+        r->group = (uint32_t)g;
+        r->sku = ls[p->ent[q]];
+        memcpy(k->w + k->nw, p->w + wo[q], r->nw * sizeof *k->w);
+        memcpy(k->s + k->ns, p->s + so[q], r->ns * sizeof *k->s);
+        k->nw += r->nw;
+        k->ns += r->ns;
+    }
+cleanup:
+    free(wo);
+    free(so);
+    return st;
+}
+
+/* Add a block for the stored run t (run: its id in b->runs), whose pairs p
+ * were found and reduced where it was read. */
+static fp_status add_run(fp__builder *b, const fp__runtab *t, pairs *p, uint32_t run)
 {
     fp_status st = FP_OK;
     fp_sku_index *ix = NULL;
-    pairs *p = &b->pairs;
     uint32_t *lk = calloc(t->keys.n ? t->keys.n : 1, sizeof *lk);
     uint32_t *le = calloc(t->entities.n ? t->entities.n : 1, sizeof *le);
     uint32_t *ls = calloc(t->entities.n ? t->entities.n : 1, sizeof *ls);
@@ -753,7 +787,6 @@ fp_status fp__builder_add_run(fp__builder *b, const fp__runtab *t, uint32_t run)
         FP_CHECK(fp__strmap_intern(&b->entities, name, strlen(name), &le[e], NULL));
         FP_CHECK(fp__strmap_intern(&b->skus, sku, strlen(sku), &ls[e], NULL));
     }
-    FP_CHECK(find_pairs(t, p));
     FP_CHECK(pair_groups(b, p, lk, le));
     fp__rblock *grown = fp_grow(b->blk, &b->blkcap, b->nblk + 1, sizeof *grown, 8);
     FP_CHECK_ALLOC(grown);
@@ -761,7 +794,7 @@ fp_status fp__builder_add_run(fp__builder *b, const fp__runtab *t, uint32_t run)
     fp__rblock *k = &b->blk[b->nblk++];
     memset(k, 0, sizeof *k);
     k->run = run;
-    FP_CHECK(make_block(b, t, p, ls, k));
+    FP_CHECK(make_block(b, p, ls, k));
 cleanup:
     fp_sku_index_free(ix);
     free(lk);
@@ -1051,13 +1084,20 @@ typedef struct read_job {
     fp_store *s;
     const char *id;
     fp__runtab t;
+    pairs p; /* kept from run to run */
     fp_status st;
 } read_job;
 
+/* Read a run and work out what it says per pair: everything of adding it
+ * that needs no builder state. */
 static void *read_thread(void *arg)
 {
     read_job *j = arg;
     j->st = fp__store_read_runtab(j->s, j->id, &j->t);
+    if (j->st == FP_OK)
+        j->st = find_pairs(&j->t, &j->p);
+    if (j->st == FP_OK)
+        j->st = pair_records(&j->t, &j->p);
     return NULL;
 }
 
@@ -1073,7 +1113,8 @@ fp_status fp__builder_add_runs(fp_store *s, fp__builder *b, const char *const *i
         FP_CHECK(fp__strmap_intern(&b->runs, ids[k], strlen(ids[k]), &run, NULL));
     }
     if (n) {
-        job[0] = (read_job){.s = s, .id = ids[0]};
+        job[0].s = s;
+        job[0].id = ids[0];
         read_thread(&job[0]);
     }
     double add = 0, wait = 0, t0 = fp_clock();
@@ -1081,14 +1122,15 @@ fp_status fp__builder_add_runs(fp_store *s, fp__builder *b, const char *const *i
         read_job *now = &job[k % 2], *next = &job[(k + 1) % 2];
         FP_CHECK(now->st);
         if (k + 1 < n) {
-            *next = (read_job){.s = s, .id = ids[k + 1]};
+            next->s = s;
+            next->id = ids[k + 1];
             reading = pthread_create(&th, NULL, read_thread, next) == 0;
             if (!reading)
                 read_thread(next);
         }
         uint32_t run = fp__strmap_find(&b->runs, ids[k], strlen(ids[k]));
         double a = fp_clock();
-        st = fp__builder_add_run(b, &now->t, run);
+        st = add_run(b, &now->t, &now->p, run);
         fp__runtab_free(&now->t);
         double j = fp_clock();
         if (reading)
@@ -1103,8 +1145,10 @@ fp_status fp__builder_add_runs(fp_store *s, fp__builder *b, const char *const *i
 cleanup:
     if (reading)
         pthread_join(th, NULL);
-    fp__runtab_free(&job[0].t);
-    fp__runtab_free(&job[1].t);
+    for (int i = 0; i < 2; i++) {
+        fp__runtab_free(&job[i].t);
+        pairs_free(&job[i].p);
+    }
     return st;
 }
 

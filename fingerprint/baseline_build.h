@@ -71,16 +71,19 @@ typedef struct fp__brow {
     fp_baseline b;
 } fp__brow;
 
-/* A run's distinct (entity, metric) pairs and the scratch that finds them,
- * kept from run to run (baseline.c). */
+/* A run's distinct (entity, metric) pairs, what its rows say of each, and the
+ * scratch that finds them: all of it from the run alone, so it is worked out
+ * where the run is read, beside the builder (baseline.c). Kept from run to
+ * run. */
 typedef struct fp__pairs {
     uint32_t *ent, *metric, *first, *group, *row; /* per pair; row: by pair */
     size_t *off;                                  /* pair p's rows: row[off[p] .. off[p+1]) */
     size_t n;
-    uint32_t *order, *rp, *mslot, *byg; /* rows by entity, their pairs; by metric; by group */
+    fp__grun *rec;     /* per pair: its record but the group and the SKU */
+    double *w, *s;     /* per pair, back to back: sorted windows, sorted summaries */
+    uint32_t *order, *rp, *mslot; /* rows by entity, the pair of each; by metric */
     size_t *estart;
-    size_t cap_pair, cap_row, cap_off, cap_order, cap_rp, cap_mslot, cap_byg, cap_estart;
-    size_t cap_ent, cap_metric, cap_first, cap_group;
+    size_t cap_pair[6], cap_row[4], cap_off, cap_estart, cap_mslot;
 } fp__pairs;
 
 typedef struct fp__builder {
@@ -93,7 +96,8 @@ typedef struct fp__builder {
     fp__runsets rs;
     fp__brow *erows, *srows;
     uint64_t rejected; /* entity-level values dropped as outliers */
-    fp__pairs pairs;   /* scratch of adding a run */
+    uint32_t *byg;     /* scratch of adding a run: group -> pair */
+    size_t cap_byg;
 } fp__builder;
 
 void fp__builder_free(fp__builder *b);
@@ -104,8 +108,6 @@ fp_status fp__group_id(fp__groups *g, uint32_t key, uint32_t who, uint32_t *id);
  * run). */
 fp_status fp__builder_key(fp__builder *b, const char *key, const char *unit, uint8_t better,
                           const char *run, uint32_t *id);
-/* Add a block for a stored run (its samples in t; run its id in b->runs). */
-fp_status fp__builder_add_run(fp__builder *b, const fp__runtab *t, uint32_t run);
 /* Add the stored runs ids[0..n), in order, interning their ids into b->runs:
  * each run is read while the one before it is added. */
 fp_status fp__builder_add_runs(fp_store *s, fp__builder *b, const char *const *ids, size_t n);
