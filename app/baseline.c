@@ -1,4 +1,5 @@
 /* fleetprint baseline build: robust baselines from stored runs;
+ * fleetprint baseline update: a new run folded into them (docs/store.md);
  * fleetprint baseline export-reference: a reference catalog entry from them. */
 #include <stdlib.h>
 #include <string.h>
@@ -20,15 +21,19 @@ typedef struct baseline_cfg {
     double lock_timeout;
     const char *sku;
     const char *out;
+    const char *run;
 } baseline_cfg;
 
 static const fp_opt baseline_opts[] = {
     {"ACTION", 0, FP_OPT_POSITIONAL, offsetof(baseline_cfg, action), NULL,
-     "build (baselines from the store's runs) or export-reference (a reference catalog "
-     "entry from the baselines of --sku)"},
+     "build (baselines from the store's runs), update (fold --run into the stored baselines "
+     "without reading the runs before it) or export-reference (a reference catalog entry from "
+     "the baselines of --sku)"},
     {"store", 0, FP_OPT_STRING, offsetof(baseline_cfg, store), NULL, "the store file (HDF5)"},
-    {"tag", 0, FP_OPT_STRING, offsetof(baseline_cfg, tag), NULL, "only runs with this tag"},
-    {"last", 0, FP_OPT_INT, offsetof(baseline_cfg, last), NULL, "only the newest N runs"},
+    {"tag", 0, FP_OPT_STRING, offsetof(baseline_cfg, tag), NULL,
+     "only runs with this tag (update: the tag the baselines must have been built for)"},
+    {"last", 0, FP_OPT_INT, offsetof(baseline_cfg, last), NULL,
+     "only the newest N runs (update: the N the baselines must have been built with)"},
     {"since", 0, FP_OPT_STRING, offsetof(baseline_cfg, since), NULL,
      "only runs started at or after DATE (YYYY-MM-DD[THH:MM[:SS]], UTC)"},
     {"reject", 0, FP_OPT_DOUBLE, offsetof(baseline_cfg, reject), "3.5",
@@ -39,6 +44,8 @@ static const fp_opt baseline_opts[] = {
      "export-reference: the device model (SKU) whose baselines become the catalog entry"},
     {"out", 'o', FP_OPT_STRING, offsetof(baseline_cfg, out), "-",
      "export-reference: write the catalog to FILE ('-': stdout)"},
+    {"run", 0, FP_OPT_STRING, offsetof(baseline_cfg, run), "latest",
+     "update: the run to fold in (ID, or latest: the newest of the baselines' tag)"},
     {0},
 };
 
@@ -77,6 +84,34 @@ cleanup:
     return st;
 }
 
+/* baseline update: c->run folded into the stored baselines. Exit 2 with one
+ * line telling to run baseline build where the store has no update state. */
+static fp_status update(const baseline_cfg *c)
+{
+    fp_status st = FP_OK;
+    fp_store *s = NULL;
+    if (!c->store)
+        FP_FAIL(FP_EUSAGE, "baseline update: which store? (--store FILE)");
+    if (c->last < 0)
+        FP_FAIL(FP_EUSAGE, "baseline update: --last must be positive, not %d", c->last);
+    if (c->since)
+        FP_FAIL(FP_EUSAGE, "baseline update: --since is the build's; an update keeps the "
+                           "baselines' own selection");
+    FP_CHECK(fp_store_open(&s, c->store, FP_STORE_APPEND, c->lock_timeout));
+    fp_baseline_update_opts o = {.run = c->run, .tag = c->tag, .last = c->last};
+    fp_baseline_summary sum = {0};
+    FP_CHECK(fp_store_update_baselines(s, &o, &sum));
+    if (sum.runs_added)
+        fp_info("baselines updated: %zu run%s folded in, %zu dropped past --last, %zu in all: "
+                "%zu per (metric, entity), %zu per (metric, SKU), %llu values rejected as "
+                "outliers", sum.runs_added, sum.runs_added == 1 ? "" : "s", sum.runs_dropped,
+                sum.runs_used, sum.entity_rows, sum.sku_rows,
+                (unsigned long long)sum.values_rejected);
+cleanup:
+    fp_store_close(s);
+    return st;
+}
+
 static fp_status baseline_run(const void *config, fp_world *world)
 {
     const baseline_cfg *c = config;
@@ -84,13 +119,15 @@ static fp_status baseline_run(const void *config, fp_world *world)
     fp_store *s = NULL;
     fp_baseline_opts o = {.tag = c->tag, .last = c->last, .reject = c->reject};
     if (!c->action)
-        FP_FAIL(FP_EUSAGE, "baseline: which action? (actions: build; usage: fleetprint baseline "
-                           "build --store FILE)");
+        FP_FAIL(FP_EUSAGE, "baseline: which action? (actions: build, update, export-reference; "
+                           "usage: fleetprint baseline build --store FILE)");
     if (strcmp(c->action, "export-reference") == 0)
         return export_reference(c);
+    if (strcmp(c->action, "update") == 0)
+        return update(c);
     if (strcmp(c->action, "build") != 0)
-        FP_FAIL(FP_EUSAGE, "baseline: unknown action '%s' (actions: build, export-reference)",
-                c->action);
+        FP_FAIL(FP_EUSAGE, "baseline: unknown action '%s' (actions: build, update, "
+                           "export-reference)", c->action);
     if (!c->store)
         FP_FAIL(FP_EUSAGE, "baseline build: which store? (--store FILE)");
     if (c->last < 0)
@@ -116,7 +153,7 @@ cleanup:
 
 const fp_command fp_cmd_baseline = {
     .name = "baseline",
-    .summary = "build robust baselines (per entity and per SKU) from stored runs",
+    .summary = "build robust baselines (per entity and per SKU) from stored runs, or update them",
     .opts = baseline_opts,
     .config_size = sizeof(baseline_cfg),
     .needs_world = false,

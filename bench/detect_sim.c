@@ -2,7 +2,7 @@
  * baselines, side by side, per scenario.
  *
  *   detect_sim [--smoke] [--explain] [--seeds N] [--first-seed S] [--history R]
- *              [--nodes N ...] [--scenario NAME ...]
+ *              [--nodes N ...] [--scenario NAME ...] [--build-only]
  *
  * Scenarios (default: all; --smoke: default only):
  *   default      the default fault mix (fp_sim_default_faults)
@@ -27,7 +27,11 @@
  * evidence too) -- and score failing nodes against the truth. Prints per-seed
  * and pooled node precision, recall, F1, link precision/recall and seconds
  * per detect (wall time; with baselines their evidence runs on a second
- * thread) for both paths, and the seconds to build the history.
+ * thread) for both paths, and the seconds to build the history: in all
+ * (build_s), and split into simulating and appending the runs, the baseline
+ * build (fp_store_build_baselines) and loading the baselines.
+ * --build-only: the history and its baselines only (default scenario unless
+ * --scenario), no detect: the baseline build's time at a size.
  * --smoke: one small fleet with 3 history runs, checks only that both paths
  * run and find faults (a correctness check, no timing asserted). */
 #include <dirent.h>
@@ -37,6 +41,7 @@
 #include <unistd.h>
 
 #include "fleetprint/detect.h"
+#include "fleetprint/log.h"
 #include "fleetprint/store.h"
 #include "fleetprint/timer.h"
 
@@ -184,11 +189,19 @@ static void pool_print(const char *what, path_score *p, int seeds)
            p->secs[seeds / 2], p->secs[seeds - 1]);
 }
 
+/* Seconds of the history's parts: simulating and appending the runs, the
+ * baseline build, loading the baselines. */
+typedef struct history_secs {
+    double append, build, load;
+} history_secs;
+
 /* The history runs 0..nruns-2 of sim into a fresh store at path, baselines
- * built over them, loaded into *out. */
-static fp_status history_baselines(const fp_sim *sim, const char *path, fp_baselines **out)
+ * built over them, loaded into *out; the parts timed into *secs. */
+static fp_status history_baselines(const fp_sim *sim, const char *path, fp_baselines **out,
+                                   history_secs *secs)
 {
     fp_store *st = NULL;
+    double t0 = fp_clock();
     fp_status rc = fp_store_open(&st, path, FP_STORE_APPEND, 0);
     for (int r = 0; rc == FP_OK && r < fp_sim_runs(sim) - 1; r++) {
         fp_run run;
@@ -198,11 +211,14 @@ static fp_status history_baselines(const fp_sim *sim, const char *path, fp_basel
         fp_run_free(&run);
     }
     fp_baseline_opts bo = {.reject = 3.5};
+    double t1 = fp_clock();
     if (rc == FP_OK)
         rc = fp_store_build_baselines(st, &bo, NULL);
+    double t2 = fp_clock();
     if (rc == FP_OK)
         rc = fp_store_load_baselines(st, out);
     fp_store_close(st);
+    *secs = (history_secs){.append = t1 - t0, .build = t2 - t1, .load = fp_clock() - t2};
     return rc;
 }
 
@@ -248,8 +264,8 @@ static fp_status score_path(const fp_sim *sim, const fp_run *run, const fp_rules
 }
 
 static int one_size(const scenario *sc, int nodes, int seed0, int seeds, int history,
-                    const fp_rules *rules, bool smoke, bool explain, const char *dir,
-                    summary_row *row)
+                    const fp_rules *rules, bool smoke, bool explain, bool build_only,
+                    const char *dir, summary_row *row)
 {
     path_score peers = {0}, withb = {0};
     peers.secs = calloc((size_t)seeds, sizeof *peers.secs);
@@ -278,10 +294,21 @@ static int one_size(const scenario *sc, int nodes, int seed0, int seeds, int his
         fp_sim_score sp = {0}, sb = {0};
         fp_verdict vp = FP_UNKNOWN, vb = FP_UNKNOWN;
         double t0 = fp_clock(), build = 0;
+        history_secs hs = {0};
         snprintf(path, sizeof path, "%s/history-%d-%d.h5", dir, nodes, s);
-        if (history > 0 && history_baselines(sim, path, &base) != FP_OK)
+        if (history > 0 && history_baselines(sim, path, &base, &hs) != FP_OK)
             rc = 1;
         build = fp_clock() - t0;
+        if (!rc && history > 0)
+            printf("  seed %d history: %d runs simulated and appended %.1f s, baseline build "
+                   "%.1f s, baselines loaded %.1f s\n", seed0 + s, history, hs.append, hs.build,
+                   hs.load);
+        if (build_only) {
+            fp_baselines_free(base);
+            fp_sim_free(sim);
+            remove_store(path);
+            continue;
+        }
         fp_run_free(&run);
         if (!rc && fp_sim_run(sim, fp_sim_runs(sim) - 1, &run) != FP_OK)
             rc = 1;
@@ -310,7 +337,7 @@ static int one_size(const scenario *sc, int nodes, int seed0, int seeds, int his
         fp_sim_free(sim);
         remove_store(path);
     }
-    if (!rc) {
+    if (!rc && !build_only) {
         pool_print("peers only:", &peers, seeds);
         if (history > 0)
             pool_print("with baselines:", &withb, seeds);
@@ -325,7 +352,7 @@ static int one_size(const scenario *sc, int nodes, int seed0, int seeds, int his
 
 int main(int argc, char **argv)
 {
-    bool smoke = false, explain = false;
+    bool smoke = false, explain = false, build_only = false;
     int seeds = 5, history = 5, seed0 = 1;
     int sizes[8], nsizes = 0;
     const scenario *chosen[NSCENARIOS];
@@ -335,6 +362,8 @@ int main(int argc, char **argv)
             smoke = true;
         else if (strcmp(argv[i], "--explain") == 0)
             explain = true;
+        else if (strcmp(argv[i], "--build-only") == 0)
+            build_only = true; /* and the build's phases on stderr (debug log) */
         else if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc)
             seeds = atoi(argv[++i]);
         else if (strcmp(argv[i], "--nodes") == 0 && i + 1 < argc && nsizes < 8)
@@ -355,7 +384,7 @@ int main(int argc, char **argv)
             chosen[nchosen++] = &scenarios[k];
         } else {
             fprintf(stderr, "usage: detect_sim [--smoke] [--explain] [--seeds N] [--first-seed S] "
-                            "[--history R] [--nodes N]... [--scenario NAME]...\n");
+                            "[--history R] [--nodes N]... [--scenario NAME]... [--build-only]\n");
             return 2;
         }
     }
@@ -390,6 +419,10 @@ int main(int argc, char **argv)
         fp_rules_free(rules);
         return 1;
     }
+    if (build_only && nchosen == 0)
+        chosen[nchosen++] = &scenarios[0];
+    if (build_only)
+        fp_log_identity("", 0, true, false);
     for (size_t k = 0; nchosen == 0 && k < NSCENARIOS; k++)
         chosen[k] = &scenarios[k];
     nchosen = nchosen ? nchosen : NSCENARIOS;
@@ -398,9 +431,9 @@ int main(int argc, char **argv)
     size_t nrows = 0;
     for (int i = 0; i < nsizes && !rc; i++)
         for (size_t k = 0; k < nchosen && !rc; k++)
-            rc = one_size(chosen[k], sizes[i], seed0, seeds, history, rules, smoke, explain, dir,
-                          &rows[nrows++]);
-    if (!rc)
+            rc = one_size(chosen[k], sizes[i], seed0, seeds, history, rules, smoke, explain,
+                          build_only, dir, &rows[nrows++]);
+    if (!rc && !build_only)
         print_summary(rows, nrows, seeds, history > 0);
     rmdir(dir);
     fp_rules_free(rules);

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Nightly fleet burn-in: burn in every node of a hostfile, append the run to
 # the fingerprint store, keep the detector's verdicts with it (history: a node
-# that warns night after night is a repeat offender), rebuild the nightly
-# baselines. Meant for cron (see
+# that warns night after night is a repeat offender), fold the night's run
+# into the nightly baselines (`baseline update`: the runs before it are not
+# read again; a full `baseline build` where the store has no update state
+# yet). Meant for cron (see
 # docs/burnin.md for the crontab line); every setting is an environment
 # variable:
 #   FP_HOSTFILE   Open MPI hostfile of the nodes to burn in (required)
@@ -11,6 +13,9 @@
 #   FP_INTERVAL   window length                     (default 1m)
 #   FP_PPN        ranks (GPUs) per node             (default 8)
 #   FP_TAG        run tag                           (default nightly)
+#   FP_BASELINE_LAST  the baselines' window: the newest N nightly runs
+#                 (default 30; 0: every run, and the update state grows by a
+#                 run each night)
 #   FP_LOGDIR     JSON reports and logs             (default /var/log/fleetprint)
 #   FLEETPRINT    the fleetprint binary             (default: fleetprint on PATH)
 #   MPIRUN        the launcher and its options      (default mpirun)
@@ -21,7 +26,8 @@
 #                 /var/lib/node_exporter/textfile/fleetprint.prom (default: none)
 # --dry-run prints the commands instead of running them.
 # Exit code: burn-in's (0 pass, 1 fail found, 5 interrupted, see README), or
-# the baseline build's when burn-in passed and the rebuild failed. Two nightly
+# the baselines' when burn-in passed and the update (and the build it fell
+# back to) failed. Two nightly
 # runs never overlap (flock on the store's lock file).
 set -uo pipefail
 
@@ -33,6 +39,7 @@ duration=${FP_DURATION:-30m}
 interval=${FP_INTERVAL:-1m}
 ppn=${FP_PPN:-8}
 tag=${FP_TAG:-nightly}
+last=${FP_BASELINE_LAST:-30}
 logdir=${FP_LOGDIR:-/var/log/fleetprint}
 read -ra fleetprint <<<"${FLEETPRINT:-fleetprint}"
 read -ra mpirun <<<"${MPIRUN:-mpirun}"
@@ -50,13 +57,19 @@ burnin=("${mpirun[@]}" --hostfile "$FP_HOSTFILE" --map-by "ppr:$ppn:node" "${env
         --store "$store" --tag "$tag" --json "$json" ${FP_EXTRA:-})
 # the night's verdicts, judged against the baselines before it, kept with the run
 record=("${fleetprint[@]}" detect --store "$store" --tag "$tag" --run latest --record -q)
-baseline=("${fleetprint[@]}" baseline build --store "$store" --tag "$tag")
+# the night's run into the baselines; exit 2 (no update state: a store from
+# before updates, or baselines built with another tag or window) -> full build
+window=()
+[ "$last" != 0 ] && window=(--last "$last")
+update=("${fleetprint[@]}" baseline update --store "$store" --tag "$tag" "${window[@]}" --run latest)
+baseline=("${fleetprint[@]}" baseline build --store "$store" --tag "$tag" "${window[@]}")
 report=("${fleetprint[@]}" report --store "$store" --tag "$tag" -q --html "$logdir/burnin-$stamp.html")
 [ -n "${FP_PROM:-}" ] && report+=(--prometheus "$FP_PROM")
 
 if [ $dry = 1 ]; then
   printf '%q ' "${burnin[@]}"; echo
   printf '%q ' "${record[@]}"; echo
+  printf '%q ' "${update[@]}"; echo
   printf '%q ' "${baseline[@]}"; echo
   printf '%q ' "${report[@]}"; echo
   exit 0
@@ -79,8 +92,13 @@ drc=0
 "${record[@]}" || drc=$?
 [ $drc -le 1 ] || echo "nightly-burnin: keeping the night's verdicts failed (exit $drc)" >&2
 brc=0
-"${baseline[@]}" || brc=$?
-[ $brc = 0 ] || echo "nightly-burnin: baseline build failed (exit $brc)" >&2
+"${update[@]}" || brc=$?
+if [ $brc = 2 ]; then
+  echo "nightly-burnin: baseline update cannot fold the run in (exit 2): a full baseline build" >&2
+  brc=0
+  "${baseline[@]}" || brc=$?
+fi
+[ $brc = 0 ] || echo "nightly-burnin: baselines not updated (exit $brc)" >&2
 # the night's run against the new baselines: a page to look at, a textfile for dashboards
 rrc=0
 "${report[@]}" || rrc=$?

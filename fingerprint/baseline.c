@@ -1,35 +1,31 @@
 /* Baselines: robust statistics over stored runs, per (metric key, entity) and
  * per (metric key, SKU), written to /baselines; and loading them back with
- * hash indexes for O(1) lookup. Layout: docs/store.md. */
+ * hash indexes for O(1) lookup. A build reduces each run to per-(key, entity)
+ * records (baseline_build.h), then the records of all runs to the baselines:
+ * flat arrays, one lookup per (entity, metric) pair of a run, selection for
+ * the SKU level's millions of values. Layout: docs/store.md. */
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "baseline_build.h"
 #include "fleetprint/mem.h"
 #include "fleetprint/log.h"
 #include "fleetprint/stats.h"
+#include "fleetprint/timer.h"
 #include "h5.h"
 #include "intern.h"
 #include "runtab.h"
 #include "store_internal.h"
 
-#define KEY_WIDTH 96
+#define KEY_WIDTH FP__KEY_WIDTH
 #define MIN_REJECT_N 10
 
-/* A baseline row in memory: the ids it is for, then the statistic. */
-typedef struct brow {
-    uint32_t key;
-    uint32_t who; /* entity or SKU id */
-    fp_baseline b;
-} brow;
-
-/* A metric key row of /baselines/keys. */
-typedef struct bkey {
-    char key[KEY_WIDTH];
-    char unit[16];
-    uint8_t better;
-} bkey;
+typedef fp__brow brow;
+typedef fp__bkey bkey;
 
 struct fp_baselines {
     double built;
@@ -43,48 +39,190 @@ struct fp_baselines {
 
 /* ==== statistics ===================================================================== */
 
-/* Statistics of v[0..n) (sorted in place), dropping values farther than
+static void swap_d(double *a, double *b)
+{
+    double t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* Sort v[0..n) ascending without allocating: quicksort (median of three,
+ * the smaller side first) down to short runs, then fp_sort_doubles' insertion
+ * sort. The same order fp_sort_doubles gives, without qsort's calls through a
+ * pointer above 24 values. */
+static void sort_d(double *v, size_t n)
+{
+    while (n > 16) {
+        size_t mid = n / 2, last = n - 1;
+        if (v[mid] < v[0])
+            swap_d(&v[mid], &v[0]);
+        if (v[last] < v[0])
+            swap_d(&v[last], &v[0]);
+        if (v[last] < v[mid])
+            swap_d(&v[last], &v[mid]);
+        double p = v[mid];
+        size_t i = 0, j = last;
+        for (;;) { /* Hoare: v[0..j] <= p <= v[j+1..n), 0 <= j < last */
+            while (v[i] < p)
+                i++;
+            while (v[j] > p)
+                j--;
+            if (i >= j)
+                break;
+            swap_d(&v[i], &v[j]);
+            i++;
+            j--;
+        }
+        size_t nl = j + 1;
+        if (nl < n - nl) {
+            sort_d(v, nl);
+            v += nl;
+            n -= nl;
+        } else {
+            sort_d(v + nl, n - nl);
+            n = nl;
+        }
+    }
+    fp_sort_doubles(v, n); /* up to 24: its insertion sort */
+}
+
+/* Median of |v - med| over v[0..n) sorted ascending, as fp_mad gives it,
+ * in O(n): the deviations below med and those above are each sorted, so
+ * merging them up to the middle gives the order statistics the median
+ * needs. scratch holds n. */
+static double mad_of(const double *v, size_t n, double med, double *scratch)
+{
+    if (n == 0)
+        return NAN;
+    size_t right = 0, need = n / 2 + 2 < n ? n / 2 + 2 : n, m = 0;
+    while (right < n && v[right] < med)
+        right++;
+    size_t left = right; /* v[left - 1] is the nearest below med */
+    while (m < need) {
+        double a = left > 0 ? fabs(v[left - 1] - med) : INFINITY;
+        double b = right < n ? fabs(v[right] - med) : INFINITY;
+        if (left > 0 && (right >= n || a <= b)) {
+            scratch[m++] = a;
+            left--;
+        } else {
+            scratch[m++] = b;
+            right++;
+        }
+    }
+    return fp_quantile(scratch, n, 0.5); /* reads only indices below need */
+}
+
+/* The q-quantile of v[0..n) exactly as fp_quantile gives it on the sorted
+ * values (the same order statistics and arithmetic), by selection: O(n),
+ * reorders v. */
+static double quantile_sel(double *v, size_t n, double q)
+{
+    if (n == 0)
+        return NAN;
+    double h = q * (double)(n - 1);
+    size_t lo = (size_t)floor(h);
+    double a = fp_select_k(v, n, lo), b = a;
+    if (lo + 1 < n) { /* the next order statistic: the least of those above */
+        b = v[lo + 1];
+        for (size_t i = lo + 2; i < n; i++)
+            b = v[i] < b ? v[i] : b;
+    }
+    return a + (h - (double)lo) * (b - a);
+}
+
+/* Above this many values the statistics select rather than sort. */
+#define SELECT_ABOVE 64
+
+/* Statistics of v[0..n) (reordered), dropping values farther than
  * reject * 1.4826 * MAD from the median. When the MAD is 0 (most values equal)
  * nothing is dropped: there is no scale to call anything an outlier by; nor
  * below MIN_REJECT_N values, where the MAD itself is too noisy to judge by
- * (with 5 values of clean uniform noise it would drop a quarter of them). */
+ * (with 5 values of clean uniform noise it would drop a quarter of them).
+ * Large groups (a SKU's millions of entity-run medians) are reduced by
+ * selection, small ones by sorting: the numbers are the same either way. */
 static void robust_stats(double *v, size_t n, double reject, double *scratch, fp_baseline *b)
 {
-    fp_sort_doubles(v, n);
-    double med = fp_quantile(v, n, 0.5);
-    double mad = fp_mad(v, n, med, scratch);
-    size_t lo = 0, hi = n;
-    if (reject > 0 && mad > 0 && n >= MIN_REJECT_N) {
-        double lim = reject * 1.4826 * mad;
-        while (lo < hi && v[lo] < med - lim)
-            lo++;
-        while (hi > lo && v[hi - 1] > med + lim)
-            hi--;
+    bool sel = n > SELECT_ABOVE;
+    if (!sel)
+        sort_d(v, n);
+    double med = sel ? quantile_sel(v, n, 0.5) : fp_quantile(v, n, 0.5);
+    double mad;
+    if (sel) {
+        for (size_t i = 0; i < n; i++)
+            scratch[i] = fabs(v[i] - med);
+        mad = quantile_sel(scratch, n, 0.5);
+    } else {
+        mad = mad_of(v, n, med, scratch);
     }
-    const double *k = v + lo;
-    size_t m = hi - lo;
+    double *k = v;
+    size_t m = n;
+    if (reject > 0 && mad > 0 && n >= MIN_REJECT_N) {
+        double lim = reject * 1.4826 * mad, lo = med - lim, hi = med + lim;
+        if (sel) { /* keep what a sorted trim keeps: lo <= v <= hi */
+            m = 0;
+            for (size_t i = 0; i < n; i++)
+                if (!(v[i] < lo) && !(v[i] > hi))
+                    v[m++] = v[i];
+        } else {
+            size_t a = 0, e = n;
+            while (a < e && v[a] < lo)
+                a++;
+            while (e > a && v[e - 1] > hi)
+                e--;
+            k = v + a;
+            m = e - a;
+        }
+    }
     b->count = (uint32_t)m;
     b->rejected = (uint32_t)(n - m);
-    b->median = fp_quantile(k, m, 0.5);
-    b->mad = fp_mad(k, m, b->median, scratch);
-    b->p05 = fp_quantile(k, m, 0.05);
-    b->p95 = fp_quantile(k, m, 0.95);
-    b->min = k[0];
-    b->max = k[m - 1];
+    if (!sel) {
+        b->median = fp_quantile(k, m, 0.5);
+        b->mad = mad_of(k, m, b->median, scratch);
+        b->p05 = fp_quantile(k, m, 0.05);
+        b->p95 = fp_quantile(k, m, 0.95);
+        b->min = m ? k[0] : NAN;
+        b->max = m ? k[m - 1] : NAN;
+        return;
+    }
+    b->median = quantile_sel(k, m, 0.5);
+    for (size_t i = 0; i < m; i++)
+        scratch[i] = fabs(k[i] - b->median);
+    b->mad = quantile_sel(scratch, m, 0.5);
+    b->p05 = quantile_sel(k, m, 0.05);
+    b->p95 = quantile_sel(k, m, 0.95);
+    b->min = b->max = m ? k[0] : NAN;
+    for (size_t i = 1; i < m; i++) {
+        b->min = k[i] < b->min ? k[i] : b->min;
+        b->max = k[i] > b->max ? k[i] : b->max;
+    }
+}
+
+/* Median of v[0..n) (sorted in place); NaN when n is 0. */
+static double median_of(double *v, size_t n)
+{
+    sort_d(v, n);
+    return fp_quantile(v, n, 0.5);
+}
+
+/* Robust relative spread of v[0..n) (sorted in place): 1.4826 x MAD over
+ * |median|, NaN below min_n values or at a zero median. */
+static double rel_spread(double *v, size_t n, size_t min_n, double *scratch)
+{
+    if (n < min_n || n == 0)
+        return NAN;
+    double med = median_of(v, n);
+    return med != 0 ? 1.4826 * mad_of(v, n, med, scratch) / fabs(med) : NAN;
 }
 
 /* ==== building ======================================================================= */
 
-/* Observations: one value for a group (key, who) from a run. A run's
- * summary value (iteration -1) is kept apart from its windows by setting
- * the run's top bit (SUMMARY_BIT). */
+/* Observations of the SKU level: one value (an entity's median in a run) for
+ * a (key, SKU) group, with its run. */
 typedef struct obs {
     uint32_t *group, *run;
     double *v;
     size_t n, cap;
 } obs;
-
-#define SUMMARY_BIT 0x80000000u
 
 static fp_status obs_add(obs *o, uint32_t group, uint32_t run, double v)
 {
@@ -117,31 +255,7 @@ static void obs_free(obs *o)
     memset(o, 0, sizeof *o);
 }
 
-/* Median of v[0..n) (sorted in place); NaN when n is 0. */
-static double median_of(double *v, size_t n)
-{
-    fp_sort_doubles(v, n);
-    return fp_quantile(v, n, 0.5);
-}
-
-/* Robust relative spread of v[0..n) (sorted in place): 1.4826 x MAD over
- * |median|, NaN below min_n values or at a zero median. */
-static double rel_spread(double *v, size_t n, size_t min_n, double *scratch)
-{
-    if (n < min_n || n == 0)
-        return NAN;
-    double med = median_of(v, n);
-    return med != 0 ? 1.4826 * fp_mad(v, n, med, scratch) / fabs(med) : NAN;
-}
-
-/* Groups: (key, who) pairs with dense ids. */
-typedef struct groups {
-    fp__u64map map;
-    uint64_t *pair; /* id -> key << 32 | who */
-    size_t n, cap;
-} groups;
-
-static fp_status group_id(groups *g, uint32_t key, uint32_t who, uint32_t *id)
+fp_status fp__group_id(fp__groups *g, uint32_t key, uint32_t who, uint32_t *id)
 {
     uint64_t p = ((uint64_t)key << 32) | who;
     uint32_t v = fp__u64map_get(&g->map, p);
@@ -160,7 +274,7 @@ cleanup:
     return st;
 }
 
-static void groups_free(groups *g)
+static void groups_free(fp__groups *g)
 {
     fp__u64map_free(&g->map);
     free(g->pair);
@@ -174,10 +288,12 @@ static fp_status sort_by_group(const obs *o, size_t ngroups, size_t **start, uin
 {
     fp_status st = FP_OK;
     size_t *st_ = calloc(ngroups + 1, sizeof *st_);
+    size_t *pos = malloc((ngroups ? ngroups : 1) * sizeof *pos);
     uint32_t *r = malloc((o->n ? o->n : 1) * sizeof *r);
     double *d = malloc((o->n ? o->n : 1) * sizeof *d);
-    if (!st_ || !r || !d) {
+    if (!st_ || !pos || !r || !d) {
         free(st_);
+        free(pos);
         free(r);
         free(d);
         FP_FAIL(FP_ENOMEM, "out of memory");
@@ -186,13 +302,6 @@ static fp_status sort_by_group(const obs *o, size_t ngroups, size_t **start, uin
         st_[o->group[i] + 1]++;
     for (size_t g = 0; g < ngroups; g++)
         st_[g + 1] += st_[g];
-    size_t *pos = malloc((ngroups ? ngroups : 1) * sizeof *pos);
-    if (!pos) {
-        free(st_);
-        free(r);
-        free(d);
-        FP_FAIL(FP_ENOMEM, "out of memory");
-    }
     memcpy(pos, st_, ngroups * sizeof *pos);
     for (size_t i = 0; i < o->n; i++) {
         size_t k = pos[o->group[i]]++;
@@ -206,19 +315,6 @@ static fp_status sort_by_group(const obs *o, size_t ngroups, size_t **start, uin
 cleanup:
     return st;
 }
-
-/* Run sets: distinct sorted lists of run indices, interned by their text so
- * the many rows built from the same runs share one set. Set ids are the
- * interning ids (dense, in order of first use). */
-typedef struct runsets {
-    fp__strmap text;
-    char *buf;
-    size_t bufcap;
-    uint32_t *off, *member; /* set i: member[off[i] .. off[i+1]) */
-    size_t nsets, offcap, nmember, memcap;
-    uint32_t *sorted;       /* scratch */
-    size_t sortcap;
-} runsets;
 
 static fp_status grow_u32(uint32_t **p, size_t *cap, size_t need)
 {
@@ -236,56 +332,77 @@ cleanup:
     return st;
 }
 
-static int cmp_u32(const void *a, const void *b)
+/* The set id of the distinct values of runs_in[0..n) (any order, each below
+ * nruns). Sets are found by their bit mask up to 64 runs, by their text
+ * above; either way ids are dense in order of first use. */
+static fp_status runset_id(fp__runsets *rs, const uint32_t *runs_in, size_t n, size_t nruns,
+                           uint32_t *id)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (int)(x > y) - (int)(x < y);
-}
-
-/* The set id of the distinct values of runs[0..n) (any order). */
-static fp_status runset_id(runsets *rs, const uint32_t *runs_in, size_t n, uint32_t *id)
-{
-    fp_status st = grow_u32(&rs->sorted, &rs->sortcap, n);
-    if (st != FP_OK)
-        return st;
-    uint32_t *runs = rs->sorted;
+    fp_status st = FP_OK;
+    if (nruns > rs->seencap) {
+        uint8_t *s = realloc(rs->seen, nruns);
+        FP_CHECK_ALLOC(s);
+        memset(s + rs->seencap, 0, nruns - rs->seencap);
+        rs->seen = s;
+        rs->seencap = nruns;
+    }
+    FP_CHECK(grow_u32(&rs->member, &rs->memcap, rs->nmember + nruns));
+    uint32_t *list = rs->member + rs->nmember; /* kept only when the set is new */
+    size_t nd = 0;
+    uint64_t mask = 0;
     for (size_t i = 0; i < n; i++)
-        runs[i] = runs_in[i] & ~SUMMARY_BIT;
-    qsort(runs, n, sizeof *runs, cmp_u32);
-    size_t len = 0, nd = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (i && runs[i] == runs[i - 1])
-            continue;
-        char *g = fp_grow(rs->buf, &rs->bufcap, len + 16, 1, 1024);
-        FP_CHECK_ALLOC(g);
-        rs->buf = g;
-        len += (size_t)snprintf(rs->buf + len, rs->bufcap - len, "%u,", runs[i]);
-        nd++;
+        if (!rs->seen[runs_in[i]]) {
+            rs->seen[runs_in[i]] = 1;
+            list[nd++] = runs_in[i];
+        }
+    for (size_t i = 1; i < nd; i++) { /* few: insertion sort */
+        uint32_t x = list[i];
+        size_t j = i;
+        for (; j > 0 && list[j - 1] > x; j--)
+            list[j] = list[j - 1];
+        list[j] = x;
+    }
+    for (size_t i = 0; i < nd; i++) {
+        rs->seen[list[i]] = 0;
+        mask |= nruns <= 64 ? 1ull << list[i] : 0;
     }
     bool added;
-    st = fp__strmap_intern(&rs->text, rs->buf ? rs->buf : "", len, id, &added);
-    if (st != FP_OK || !added)
-        return st;
-    if ((st = grow_u32(&rs->off, &rs->offcap, rs->nsets + 2)) != FP_OK ||
-        (st = grow_u32(&rs->member, &rs->memcap, rs->nmember + nd)) != FP_OK)
-        return st;
+    if (nruns <= 64) {
+        *id = fp__u64map_get(&rs->mask, mask);
+        added = *id == FP__NONE;
+        if (added) {
+            *id = (uint32_t)rs->nsets;
+            FP_CHECK(fp__u64map_put(&rs->mask, mask, *id));
+        }
+    } else {
+        size_t len = 0;
+        for (size_t i = 0; i < nd; i++) {
+            char *g = fp_grow(rs->buf, &rs->bufcap, len + 16, 1, 1024);
+            FP_CHECK_ALLOC(g);
+            rs->buf = g;
+            len += (size_t)snprintf(rs->buf + len, rs->bufcap - len, "%u,", list[i]);
+        }
+        FP_CHECK(fp__strmap_intern(&rs->text, rs->buf ? rs->buf : "", len, id, &added));
+    }
+    if (!added)
+        return FP_OK;
+    FP_CHECK(grow_u32(&rs->off, &rs->offcap, rs->nsets + 2));
     if (rs->nsets == 0)
         rs->off[0] = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!i || runs[i] != runs[i - 1])
-            rs->member[rs->nmember++] = runs[i];
+    rs->nmember += nd;
     rs->off[++rs->nsets] = (uint32_t)rs->nmember;
 cleanup:
     return st;
 }
 
-static void runsets_free(runsets *rs)
+static void runsets_free(fp__runsets *rs)
 {
     fp__strmap_free(&rs->text);
+    fp__u64map_free(&rs->mask);
     free(rs->buf);
     free(rs->off);
     free(rs->member);
-    free(rs->sorted);
+    free(rs->seen);
     memset(rs, 0, sizeof *rs);
 }
 
@@ -366,19 +483,44 @@ cleanup:
 
 /* ---- the builder --------------------------------------------------------------------- */
 
-typedef struct builder {
-    fp__strmap keys, entities, skus, runs;
-    bkey *key_rows;
-    size_t key_cap;
-    groups eg, sg;       /* (key, entity) and (key, sku) */
-    obs eo, so;
-    obs members;         /* SKU group -> the entity rows that fed it (run = row) */
-    fp__u64map ent_sku;  /* run << 32 | entity -> sku */
-    runsets rs;
-    brow *erows, *srows;
-} builder;
+typedef fp__pairs pairs;
 
-static void builder_free(builder *b)
+static void pairs_free(pairs *p)
+{
+    free(p->ent);
+    free(p->metric);
+    free(p->first);
+    free(p->group);
+    free(p->row);
+    free(p->off);
+    free(p->rec);
+    free(p->w);
+    free(p->s);
+    free(p->order);
+    free(p->rp);
+    free(p->mslot);
+    free(p->estart);
+    memset(p, 0, sizeof *p);
+}
+
+/* *a holds at least n elements of size bytes (at least one), kept from run to
+ * run: a fresh large allocation each run would fault its pages in again. */
+static fp_status need(void *a, size_t *cap, size_t n, size_t size)
+{
+    fp_status st = FP_OK;
+    void **p = a;
+    n = n ? n : 1;
+    if (n <= *cap)
+        return FP_OK;
+    void *g = realloc(*p, n * size);
+    FP_CHECK_ALLOC(g);
+    *p = g;
+    *cap = n;
+cleanup:
+    return st;
+}
+
+void fp__builder_free(fp__builder *b)
 {
     fp__strmap_free(&b->keys);
     fp__strmap_free(&b->entities);
@@ -387,24 +529,245 @@ static void builder_free(builder *b)
     free(b->key_rows);
     groups_free(&b->eg);
     groups_free(&b->sg);
-    obs_free(&b->eo);
-    obs_free(&b->so);
-    obs_free(&b->members);
-    fp__u64map_free(&b->ent_sku);
+    for (size_t i = 0; i < b->nblk; i++) {
+        free(b->blk[i].rec);
+        free(b->blk[i].w);
+        free(b->blk[i].s);
+    }
+    free(b->blk);
     runsets_free(&b->rs);
     free(b->erows);
     free(b->srows);
+    free(b->byg);
+    memset(b, 0, sizeof *b);
 }
 
-/* Add one stored run's samples to the observations. */
-static fp_status add_run(builder *b, const fp__runtab *t, uint32_t run)
+fp_status fp__builder_key(fp__builder *b, const char *key, const char *unit, uint8_t better,
+                          const char *run, uint32_t *id)
+{
+    fp_status st = FP_OK;
+    bool added;
+    FP_CHECK(fp__strmap_intern(&b->keys, key, strlen(key), id, &added));
+    if (added) {
+        fp__bkey *g = fp_grow(b->key_rows, &b->key_cap, (size_t)*id + 1, sizeof *g, 64);
+        FP_CHECK_ALLOC(g);
+        b->key_rows = g;
+        fp__bkey *k = &b->key_rows[*id];
+        memset(k, 0, sizeof *k);
+        snprintf(k->key, sizeof k->key, "%s", key);
+        snprintf(k->unit, sizeof k->unit, "%s", unit);
+        k->better = better;
+    } else if (strcmp(b->key_rows[*id].unit, unit) != 0) {
+        fp_warn("metric %s: unit '%s' in run %s, '%s' in an earlier run; the values are "
+                "pooled as if the same", key, unit, run, b->key_rows[*id].unit);
+    }
+cleanup:
+    return st;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (int)(x > y) - (int)(x < y);
+}
+
+/* Find t's pairs: rows by entity (a stable counting sort), then within each
+ * entity by metric, so that each pair is looked up once, not once a row. */
+static fp_status find_pairs(const fp__runtab *t, pairs *p)
+{
+    fp_status st = FP_OK;
+    size_t ne = t->entities.n, nm = t->keys.n, nr = t->nrows, nf = 0;
+    FP_CHECK(need(&p->estart, &p->cap_estart, ne + 2, sizeof *p->estart));
+    FP_CHECK(need(&p->mslot, &p->cap_mslot, nm, sizeof *p->mslot));
+    size_t *estart = p->estart;
+    memset(estart, 0, (ne + 2) * sizeof *estart);
+    for (size_t i = 0; i < nr; i++)
+        if (isfinite(t->rows[i].value)) {
+            estart[t->rows[i].entity + 2]++;
+            nf++;
+        }
+    for (size_t e = 0; e < ne; e++)
+        estart[e + 2] += estart[e + 1];
+    FP_CHECK(need(&p->order, &p->cap_row[0], nf, sizeof *p->order));
+    FP_CHECK(need(&p->rp, &p->cap_row[1], nf, sizeof *p->rp));
+    FP_CHECK(need(&p->row, &p->cap_row[2], nf, sizeof *p->row));
+    FP_CHECK(need(&p->ent, &p->cap_pair[0], nf, sizeof *p->ent)); /* pairs: at most nf */
+    FP_CHECK(need(&p->metric, &p->cap_pair[1], nf, sizeof *p->metric));
+    FP_CHECK(need(&p->first, &p->cap_pair[2], nf, sizeof *p->first));
+    uint32_t *order = p->order, *rp = p->rp, *mslot = p->mslot;
+    for (size_t i = 0; i < nr; i++)
+        if (isfinite(t->rows[i].value))
+            order[estart[t->rows[i].entity + 1]++] = (uint32_t)i;
+    /* estart[e] .. estart[e + 1] now bound entity e's rows in order */
+    memset(mslot, 0xff, (nm ? nm : 1) * sizeof *mslot);
+    size_t np = 0;
+    for (size_t e = 0; e < ne; e++) {
+        size_t p0 = np;
+        for (size_t k = estart[e]; k < estart[e + 1]; k++) {
+            uint32_t m = t->rows[order[k]].key;
+            if (mslot[m] == FP__NONE) {
+                mslot[m] = (uint32_t)np;
+                p->ent[np] = (uint32_t)e;
+                p->metric[np] = m;
+                p->first[np] = order[k];
+                np++;
+            }
+            rp[k] = mslot[m];
+        }
+        for (size_t q = p0; q < np; q++)
+            mslot[p->metric[q]] = FP__NONE;
+    }
+    p->n = np;
+    FP_CHECK(need(&p->off, &p->cap_off, np + 2, sizeof *p->off));
+    FP_CHECK(need(&p->group, &p->cap_pair[3], np, sizeof *p->group));
+    memset(p->off, 0, (np + 2) * sizeof *p->off);
+    for (size_t k = 0; k < nf; k++)
+        p->off[rp[k] + 2]++;
+    for (size_t q = 0; q < np; q++)
+        p->off[q + 2] += p->off[q + 1];
+    for (size_t k = 0; k < nf; k++)
+        p->row[p->off[rp[k] + 1]++] = order[k];
+cleanup:
+    return st;
+}
+
+/* Give each pair its group: known pairs by lookup, new ones numbered in order
+ * of their first row, as adding the rows one by one would. */
+static fp_status pair_groups(fp__builder *b, pairs *p, const uint32_t *lk, const uint32_t *le)
+{
+    fp_status st = FP_OK;
+    uint64_t *fresh = NULL;
+    size_t nfresh = 0;
+    for (size_t q = 0; q < p->n; q++) {
+        uint64_t key = ((uint64_t)lk[p->metric[q]] << 32) | le[p->ent[q]];
+        p->group[q] = fp__u64map_get(&b->eg.map, key);
+        if (p->group[q] == FP__NONE) {
+            if (!fresh) {
+                fresh = malloc((p->n - q) * sizeof *fresh);
+                FP_CHECK_ALLOC(fresh);
+            }
+            fresh[nfresh++] = ((uint64_t)p->first[q] << 32) | q;
+        }
+    }
+    if (nfresh)
+        qsort(fresh, nfresh, sizeof *fresh, cmp_u64);
+    FP_CHECK(fp__u64map_reserve(&b->eg.map, b->eg.n + nfresh));
+    for (size_t i = 0; i < nfresh; i++) {
+        uint32_t q = (uint32_t)fresh[i];
+        FP_CHECK(fp__group_id(&b->eg, lk[p->metric[q]], le[p->ent[q]], &p->group[q]));
+    }
+cleanup:
+    free(fresh);
+    return st;
+}
+
+/* What t's rows say of each pair p found: its record but the group and the
+ * SKU (the windows' median and spread, a run with only a summary using that;
+ * the summaries' median), and its sorted windows and summaries. */
+static fp_status pair_records(const fp__runtab *t, pairs *p)
+{
+    fp_status st = FP_OK;
+    size_t nwin = 0, nsum = 0, maxn = 1;
+    double *scratch = NULL;
+    for (size_t q = 0; q < p->n; q++) {
+        size_t n = p->off[q + 1] - p->off[q];
+        maxn = n > maxn ? n : maxn;
+        for (size_t i = p->off[q]; i < p->off[q + 1]; i++) {
+            if (t->rows[p->row[i]].iter < 0)
+                nsum++;
+            else
+                nwin++;
+        }
+    }
+    scratch = malloc(maxn * sizeof *scratch);
+    FP_CHECK_ALLOC(scratch);
+    FP_CHECK(need(&p->rec, &p->cap_pair[4], p->n, sizeof *p->rec));
+    FP_CHECK(need(&p->w, &p->cap_row[3], nwin, sizeof *p->w));
+    FP_CHECK(need(&p->s, &p->cap_pair[5], nsum, sizeof *p->s));
+    double *w = p->w, *s = p->s;
+    for (size_t q = 0; q < p->n; q++) {
+        fp__grun *r = &p->rec[q];
+        uint32_t nw = 0, ns = 0;
+        for (size_t i = p->off[q]; i < p->off[q + 1]; i++) {
+            const fp__row *row = &t->rows[p->row[i]];
+            if (row->iter < 0)
+                s[ns++] = row->value;
+            else
+                w[nw++] = row->value;
+        }
+        sort_d(w, nw);
+        sort_d(s, ns);
+        double *v = nw ? w : s;
+        size_t n = nw ? nw : ns;
+        r->nw = nw;
+        r->ns = ns;
+        r->med = fp_quantile(v, n, 0.5);
+        r->wsp = n >= 3 && r->med != 0 ? 1.4826 * mad_of(v, n, r->med, scratch) / fabs(r->med)
+                                       : NAN;
+        r->sum = ns ? fp_quantile(s, ns, 0.5) : NAN;
+        w += nw;
+        s += ns;
+    }
+cleanup:
+    free(scratch);
+    return st;
+}
+
+/* One run's block from its pairs: a record per group, in group order. */
+static fp_status make_block(fp__builder *b, const pairs *p, const uint32_t *ls, fp__rblock *k)
+{
+    fp_status st = FP_OK;
+    size_t ng = b->eg.n, nwin = 0, nsum = 0;
+    size_t *wo = malloc((p->n + 1) * sizeof *wo), *so = malloc((p->n + 1) * sizeof *so);
+    FP_CHECK(need(&b->byg, &b->cap_byg, ng, sizeof *b->byg));
+    uint32_t *byg = b->byg;
+    FP_CHECK_ALLOC(wo);
+    FP_CHECK_ALLOC(so);
+    memset(byg, 0xff, (ng ? ng : 1) * sizeof *byg);
+    for (size_t q = 0; q < p->n; q++) {
+        byg[p->group[q]] = (uint32_t)q;
+        wo[q] = nwin;
+        so[q] = nsum;
+        nwin += p->rec[q].nw;
+        nsum += p->rec[q].ns;
+    }
+    k->rec = malloc((p->n ? p->n : 1) * sizeof *k->rec);
+    k->w = malloc((nwin ? nwin : 1) * sizeof *k->w);
+    k->s = malloc((nsum ? nsum : 1) * sizeof *k->s);
+    FP_CHECK_ALLOC(k->rec);
+    FP_CHECK_ALLOC(k->w);
+    FP_CHECK_ALLOC(k->s);
+    for (size_t g = 0; g < ng; g++) {
+        uint32_t q = byg[g];
+        if (q == FP__NONE)
+            continue;
+        fp__grun *r = &k->rec[k->n++];
+        *r = p->rec[q];
+        r->group = (uint32_t)g;
+        r->sku = ls[p->ent[q]];
+        memcpy(k->w + k->nw, p->w + wo[q], r->nw * sizeof *k->w);
+        memcpy(k->s + k->ns, p->s + so[q], r->ns * sizeof *k->s);
+        k->nw += r->nw;
+        k->ns += r->ns;
+    }
+cleanup:
+    free(wo);
+    free(so);
+    return st;
+}
+
+/* Add a block for the stored run t (run: its id in b->runs), whose pairs p
+ * were found and reduced where it was read. */
+static fp_status add_run(fp__builder *b, const fp__runtab *t, pairs *p, uint32_t run)
 {
     fp_status st = FP_OK;
     fp_sku_index *ix = NULL;
     uint32_t *lk = calloc(t->keys.n ? t->keys.n : 1, sizeof *lk);
     uint32_t *le = calloc(t->entities.n ? t->entities.n : 1, sizeof *le);
+    uint32_t *ls = calloc(t->entities.n ? t->entities.n : 1, sizeof *ls);
     FP_CHECK_ALLOC(lk);
     FP_CHECK_ALLOC(le);
+    FP_CHECK_ALLOC(ls);
     FP_CHECK(fp_sku_index_build(&t->ctx, &ix));
     for (uint32_t m = 0; m < t->keys.n; m++) {
         const fp__metric *mt = &t->metrics[m];
@@ -414,94 +777,56 @@ static fp_status add_run(builder *b, const fp__runtab *t, uint32_t run)
         memcpy(s.test, mt->test, sizeof s.test);
         memcpy(s.metric, mt->metric, sizeof s.metric);
         s.size = mt->size;
-        char key[KEY_WIDTH];
+        char key[FP__KEY_WIDTH];
         fp_sample_key(&s, key, sizeof key);
-        bool added;
-        FP_CHECK(fp__strmap_intern(&b->keys, key, strlen(key), &lk[m], &added));
-        if (added) {
-            bkey *g = fp_grow(b->key_rows, &b->key_cap, (size_t)lk[m] + 1, sizeof *g, 64);
-            FP_CHECK_ALLOC(g);
-            b->key_rows = g;
-            bkey *k = &b->key_rows[lk[m]];
-            memset(k, 0, sizeof *k);
-            memcpy(k->key, key, strlen(key));
-            memcpy(k->unit, mt->unit, sizeof k->unit);
-            k->better = mt->better;
-        } else if (strcmp(b->key_rows[lk[m]].unit, mt->unit) != 0) {
-            fp_warn("metric %s: unit '%s' in run %s, '%s' in an earlier run; the values are "
-                    "pooled as if the same", key, mt->unit, t->ctx.id, b->key_rows[lk[m]].unit);
-        }
+        FP_CHECK(fp__builder_key(b, key, mt->unit, mt->better, t->ctx.id, &lk[m]));
     }
     for (uint32_t e = 0; e < t->entities.n; e++) {
         const char *name = fp__strmap_str(&t->entities, e);
         const char *sku = fp_sku_index_get(ix, &t->ent[e]);
-        uint32_t sid;
         FP_CHECK(fp__strmap_intern(&b->entities, name, strlen(name), &le[e], NULL));
-        FP_CHECK(fp__strmap_intern(&b->skus, sku, strlen(sku), &sid, NULL));
-        FP_CHECK(fp__u64map_put(&b->ent_sku, ((uint64_t)run << 32) | le[e], sid));
+        FP_CHECK(fp__strmap_intern(&b->skus, sku, strlen(sku), &ls[e], NULL));
     }
-    for (size_t i = 0; i < t->nrows; i++) {
-        const fp__row *r = &t->rows[i];
-        if (!isfinite(r->value))
-            continue;
-        uint32_t g;
-        FP_CHECK(group_id(&b->eg, lk[r->key], le[r->entity], &g));
-        FP_CHECK(obs_add(&b->eo, g, r->iter < 0 ? run | SUMMARY_BIT : run, r->value));
-    }
+    FP_CHECK(pair_groups(b, p, lk, le));
+    fp__rblock *grown = fp_grow(b->blk, &b->blkcap, b->nblk + 1, sizeof *grown, 8);
+    FP_CHECK_ALLOC(grown);
+    b->blk = grown;
+    fp__rblock *k = &b->blk[b->nblk++];
+    memset(k, 0, sizeof *k);
+    k->run = run;
+    FP_CHECK(make_block(b, p, ls, k));
 cleanup:
     fp_sku_index_free(ix);
     free(lk);
     free(le);
+    free(ls);
     return st;
 }
 
-/* Spreads of one entity group: v[0..n) with runs run[0..n) in run order
- * (added run by run; the counting sort is stable). Each run's windows (its
- * summary only when it has no windows) give a per-run median, fed to the SKU
- * level as group (key, the run's SKU), and a within-run spread. */
-static fp_status entity_spreads(builder *b, brow *r, uint32_t row, const uint32_t *run,
-                                const double *v, size_t n, double *seg, double *scratch,
-                                double *meds, double *wsp, uint32_t *wins, double *sums)
+/* Scratch of the reduction, grown as groups need. */
+typedef struct rscratch {
+    double *v, *sums, *scratch;
+    size_t cap;
+} rscratch;
+
+static fp_status rscratch_need(rscratch *r, size_t n)
 {
     fp_status st = FP_OK;
-    size_t nr = 0, nw = 0, ns = 0;
-    uint32_t sg = 0;
-    for (size_t i = 0; i < n;) {
-        uint32_t id = run[i] & ~SUMMARY_BIT;
-        size_t j = i, m = 0, ms = 0;
-        while (j < n && (run[j] & ~SUMMARY_BIT) == id)
-            j++;
-        for (size_t k = i; k < j; k++) /* windows first, the summary apart */
-            if (!(run[k] & SUMMARY_BIT))
-                seg[m++] = v[k];
-            else
-                sums[ns++] = v[k];
-        if (m == 0)
-            for (size_t k = i; k < j; k++)
-                seg[ms++] = v[k];
-        size_t cnt = m ? m : ms;
-        wins[nr] = (uint32_t)cnt;
-        meds[nr] = median_of(seg, cnt);
-        double w = rel_spread(seg, cnt, 3, scratch);
-        if (isfinite(w))
-            wsp[nw++] = w;
-        uint32_t sku = fp__u64map_get(&b->ent_sku, ((uint64_t)id << 32) | r->who);
-        FP_CHECK(group_id(&b->sg, r->key, sku, &sg));
-        FP_CHECK(obs_add(&b->so, sg, id, meds[nr]));
-        nr++;
-        i = j;
-    }
-    if (nr) {
-        double *wd = seg;
-        for (size_t i = 0; i < nr; i++)
-            wd[i] = wins[i];
-        r->b.windows = (uint32_t)median_of(wd, nr);
-        FP_CHECK(obs_add(&b->members, sg, row, 0));
-    }
-    r->b.run_spread = rel_spread(meds, nr, 2, scratch);
-    r->b.window_spread = nw ? median_of(wsp, nw) : NAN;
-    r->b.summary = ns ? median_of(sums, ns) : NAN;
-    r->b.summary_spread = rel_spread(sums, ns, 2, scratch);
+    if (n <= r->cap)
+        return FP_OK;
+    size_t cap = r->cap ? r->cap : 256;
+    while (cap < n)
+        cap *= 2;
+    double *a = realloc(r->v, cap * sizeof *a);
+    FP_CHECK_ALLOC(a);
+    r->v = a;
+    a = realloc(r->sums, cap * sizeof *a);
+    FP_CHECK_ALLOC(a);
+    r->sums = a;
+    a = realloc(r->scratch, cap * sizeof *a);
+    FP_CHECK_ALLOC(a);
+    r->scratch = a;
+    r->cap = cap;
 cleanup:
     return st;
 }
@@ -509,7 +834,7 @@ cleanup:
 /* A SKU row's spreads, windows and summary: medians over the entity rows
  * that fed it (members[0..n) index erows); the summary's spread is the one
  * between those entities. */
-static void sku_spreads(brow *r, const brow *erows, const uint32_t *members, size_t n,
+static void sku_spreads(fp__brow *r, const fp__brow *erows, const uint32_t *members, size_t n,
                         double *a, double *c, double *w, double *scratch)
 {
     size_t na = 0, nc = 0, ns = 0;
@@ -531,62 +856,119 @@ static void sku_spreads(brow *r, const brow *erows, const uint32_t *members, siz
     r->b.summary_spread = rel_spread(a, ns, 3, scratch);
 }
 
-/* Statistics per group of o. At the entity level (erows NULL) also the
- * spreads, feeding each (group, run) median into the SKU level; at the SKU
- * level the spreads come from the entity rows erows. */
-static fp_status reduce(builder *b, const obs *o, const groups *gs, double reject, brow **out,
-                        const brow *erows, uint64_t *rejected)
+/* The entity rows: per group, its records of every block (blocks are sorted
+ * by group: one cursor each). Each record's median also feeds the SKU level
+ * as an observation of (key, the entity's SKU in that run). */
+static fp_status reduce_entities(fp__builder *b, double reject, obs *so, obs *members)
 {
     fp_status st = FP_OK;
+    size_t ng = b->eg.n, nb = b->nblk;
+    size_t *cur = calloc(3 * (nb ? nb : 1), sizeof *cur); /* record, window, summary */
+    uint32_t *runs = malloc((nb ? nb : 1) * sizeof *runs);
+    double *meds = malloc((nb ? nb : 1) * sizeof *meds);
+    double *wins = malloc((nb ? nb : 1) * sizeof *wins);
+    double *wsp = malloc((nb ? nb : 1) * sizeof *wsp);
+    rscratch rs = {0};
+    b->erows = calloc(ng ? ng : 1, sizeof *b->erows);
+    FP_CHECK_ALLOC(cur);
+    FP_CHECK_ALLOC(runs);
+    FP_CHECK_ALLOC(meds);
+    FP_CHECK_ALLOC(wins);
+    FP_CHECK_ALLOC(wsp);
+    FP_CHECK_ALLOC(b->erows);
+    for (size_t g = 0; g < ng; g++) {
+        fp__brow *r = &b->erows[g];
+        r->key = (uint32_t)(b->eg.pair[g] >> 32);
+        r->who = (uint32_t)b->eg.pair[g];
+        size_t n = 0, ns = 0, nr = 0, nw = 0;
+        uint32_t sg = 0;
+        for (size_t k = 0; k < nb; k++) {
+            const fp__rblock *bk = &b->blk[k];
+            size_t *c = cur + 3 * k;
+            if (c[0] >= bk->n || bk->rec[c[0]].group != g)
+                continue;
+            const fp__grun *x = &bk->rec[c[0]++];
+            FP_CHECK(rscratch_need(&rs, n + x->nw + x->ns));
+            memcpy(rs.v + n, bk->w + c[1], x->nw * sizeof *rs.v);
+            memcpy(rs.v + n + x->nw, bk->s + c[2], x->ns * sizeof *rs.v);
+            memcpy(rs.sums + ns, bk->s + c[2], x->ns * sizeof *rs.v);
+            n += x->nw + x->ns;
+            ns += x->ns;
+            c[1] += x->nw;
+            c[2] += x->ns;
+            runs[nr] = bk->run;
+            meds[nr] = x->med;
+            wins[nr] = x->nw ? x->nw : x->ns;
+            if (isfinite(x->wsp))
+                wsp[nw++] = x->wsp;
+            FP_CHECK(fp__group_id(&b->sg, r->key, x->sku, &sg));
+            FP_CHECK(obs_add(so, sg, bk->run, x->med));
+            nr++;
+        }
+        FP_CHECK(rscratch_need(&rs, n > nb ? n : nb));
+        FP_CHECK(runset_id(&b->rs, runs, nr, b->runs.n, &r->b.runset));
+        r->b.nruns = b->rs.off[r->b.runset + 1] - b->rs.off[r->b.runset];
+        if (nr) {
+            r->b.windows = (uint32_t)median_of(wins, nr);
+            FP_CHECK(obs_add(members, sg, (uint32_t)g, 0));
+        }
+        r->b.run_spread = rel_spread(meds, nr, 2, rs.scratch);
+        r->b.window_spread = nw ? median_of(wsp, nw) : NAN;
+        r->b.summary = ns ? median_of(rs.sums, ns) : NAN;
+        r->b.summary_spread = rel_spread(rs.sums, ns, 2, rs.scratch);
+        robust_stats(rs.v, n, reject, rs.scratch, &r->b);
+        b->rejected += r->b.rejected;
+    }
+cleanup:
+    free(cur);
+    free(runs);
+    free(meds);
+    free(wins);
+    free(wsp);
+    free(rs.v);
+    free(rs.sums);
+    free(rs.scratch);
+    return st;
+}
+
+/* The SKU rows: over the (entity, run) medians of each (key, SKU); spreads
+ * from the entity rows that fed it. */
+static fp_status reduce_skus(fp__builder *b, double reject, const obs *so, const obs *members)
+{
+    fp_status st = FP_OK;
+    size_t ng = b->sg.n;
     size_t *start = NULL, *mstart = NULL;
     uint32_t *run = NULL, *mrow = NULL;
-    double *v = NULL, *scratch = NULL, *seg = NULL, *meds = NULL, *wsp = NULL, *mv = NULL;
-    double *sums = NULL;
-    uint32_t *wins = NULL;
-    brow *rows = calloc(gs->n ? gs->n : 1, sizeof *rows);
-    FP_CHECK_ALLOC(rows);
-    FP_CHECK(sort_by_group(o, gs->n, &start, &run, &v));
-    if (erows)
-        FP_CHECK(sort_by_group(&b->members, gs->n, &mstart, &mrow, &mv));
+    double *v = NULL, *mv = NULL, *scratch = NULL, *a = NULL, *c = NULL, *w = NULL;
+    b->srows = calloc(ng ? ng : 1, sizeof *b->srows);
+    FP_CHECK_ALLOC(b->srows);
+    FP_CHECK(sort_by_group(so, ng, &start, &run, &v));
+    FP_CHECK(sort_by_group(members, ng, &mstart, &mrow, &mv));
     size_t maxn = 1;
-    for (size_t g = 0; g < gs->n; g++) {
-        size_t c = start[g + 1] - start[g];
-        if (erows && mstart[g + 1] - mstart[g] > c)
-            c = mstart[g + 1] - mstart[g];
-        maxn = c > maxn ? c : maxn;
+    for (size_t g = 0; g < ng; g++) {
+        size_t n = start[g + 1] - start[g], m = mstart[g + 1] - mstart[g];
+        maxn = n > maxn ? n : maxn;
+        maxn = m > maxn ? m : maxn;
     }
     scratch = malloc(maxn * sizeof *scratch);
-    seg = malloc(maxn * sizeof *seg);
-    meds = malloc(maxn * sizeof *meds);
-    wsp = malloc(maxn * sizeof *wsp);
-    wins = malloc(maxn * sizeof *wins);
-    sums = malloc(maxn * sizeof *sums);
-    FP_CHECK_ALLOC(sums);
+    a = malloc(maxn * sizeof *a);
+    c = malloc(maxn * sizeof *c);
+    w = malloc(maxn * sizeof *w);
     FP_CHECK_ALLOC(scratch);
-    FP_CHECK_ALLOC(seg);
-    FP_CHECK_ALLOC(meds);
-    FP_CHECK_ALLOC(wsp);
-    FP_CHECK_ALLOC(wins);
-    for (size_t g = 0; g < gs->n; g++) {
-        size_t a = start[g], n = start[g + 1] - a;
-        brow *r = &rows[g];
-        r->key = (uint32_t)(gs->pair[g] >> 32);
-        r->who = (uint32_t)gs->pair[g];
-        FP_CHECK(runset_id(&b->rs, run + a, n, &r->b.runset));
+    FP_CHECK_ALLOC(a);
+    FP_CHECK_ALLOC(c);
+    FP_CHECK_ALLOC(w);
+    for (size_t g = 0; g < ng; g++) {
+        size_t s0 = start[g], n = start[g + 1] - s0;
+        fp__brow *r = &b->srows[g];
+        r->key = (uint32_t)(b->sg.pair[g] >> 32);
+        r->who = (uint32_t)b->sg.pair[g];
+        FP_CHECK(runset_id(&b->rs, run + s0, n, b->runs.n, &r->b.runset));
         r->b.nruns = b->rs.off[r->b.runset + 1] - b->rs.off[r->b.runset];
-        if (!erows)
-            FP_CHECK(entity_spreads(b, r, (uint32_t)g, run + a, v + a, n, seg, scratch, meds,
-                                    wsp, wins, sums));
-        else
-            sku_spreads(r, erows, mrow + mstart[g], mstart[g + 1] - mstart[g], meds, wsp, seg,
-                        scratch);
-        robust_stats(v + a, n, reject, scratch, &r->b);
-        *rejected += r->b.rejected;
+        sku_spreads(r, b->erows, mrow + mstart[g], mstart[g + 1] - mstart[g], a, c, w, scratch);
+        robust_stats(v + s0, n, reject, scratch, &r->b);
     }
-    *out = rows;
-    rows = NULL;
 cleanup:
-    free(rows);
     free(start);
     free(run);
     free(v);
@@ -594,19 +976,45 @@ cleanup:
     free(mrow);
     free(mv);
     free(scratch);
-    free(seg);
-    free(meds);
-    free(wsp);
-    free(wins);
-    free(sums);
+    free(a);
+    free(c);
+    free(w);
     return st;
 }
 
-static fp_status write_baselines(hid_t f, const builder *b, const fp_baseline_opts *o)
+static fp_status builder_reduce(fp__builder *b, double reject)
 {
     fp_status st = FP_OK;
-    hid_t g = H5I_INVALID_HID, ft = H5I_INVALID_HID, mt = H5I_INVALID_HID;
-    FP_CHECK_H5(g = H5Gcreate2(f, "baselines", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    obs so = {0}, members = {0};
+    FP_CHECK(reduce_entities(b, reject, &so, &members));
+    FP_CHECK(reduce_skus(b, reject, &so, &members));
+cleanup:
+    obs_free(&so);
+    obs_free(&members);
+    return st;
+}
+
+/* The update state written on a thread of its own while the main thread
+ * reduces: both only read the blocks, and only this thread calls HDF5 until
+ * it is joined. */
+typedef struct state_job {
+    hid_t g;
+    const fp__builder *b;
+    fp_status st;
+} state_job;
+
+static void *state_thread(void *arg)
+{
+    state_job *j = arg;
+    j->st = fp__baseline_state_write(j->g, j->b);
+    return NULL;
+}
+
+/* /baselines but the update state, into g. */
+static fp_status write_rows_of(hid_t g, const fp__builder *b, const fp_baseline_opts *o)
+{
+    fp_status st = FP_OK;
+    hid_t ft = H5I_INVALID_HID, mt = H5I_INVALID_HID;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     FP_CHECK(fp__h5_attr_double(g, "built", (double)ts.tv_sec + ts.tv_nsec * 1e-9));
@@ -628,12 +1036,119 @@ static fp_status write_baselines(hid_t f, const builder *b, const fp_baseline_op
     FP_CHECK(fp__h5_write_table(g, "runset_members", H5T_STD_U32LE, H5T_NATIVE_UINT32,
                                 b->rs.member, b->rs.nmember));
 cleanup:
-    if (ft >= 0)
-        H5Tclose(ft);
-    if (mt >= 0)
-        H5Tclose(mt);
-    if (g >= 0)
-        H5Gclose(g);
+    fp__h5_close(ft);
+    fp__h5_close(mt);
+    return st;
+}
+
+fp_status fp__builder_commit(fp_store *s, fp__builder *b, const fp_baseline_opts *o)
+{
+    fp_status st = FP_OK;
+    hid_t tmp = H5I_INVALID_HID, g = H5I_INVALID_HID;
+    state_job job = {.b = b, .st = FP_OK};
+    pthread_t th;
+    bool threaded = false;
+    FP_CHECK(fp__store_tx_begin(s, &tmp));
+    FP_CHECK_H5(g = H5Gcreate2(tmp, "baselines", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    job.g = g;
+    double t0 = fp_clock();
+    threaded = pthread_create(&th, NULL, state_thread, &job) == 0;
+    if (!threaded) /* no thread to be had: one after the other */
+        job.st = fp__baseline_state_write(g, b);
+    st = builder_reduce(b, o->reject);
+    double t1 = fp_clock();
+    if (threaded)
+        pthread_join(th, NULL);
+    double t2 = fp_clock();
+    FP_CHECK(st);
+    FP_CHECK(job.st);
+    FP_CHECK(write_rows_of(g, b, o));
+    H5Gclose(g);
+    g = H5I_INVALID_HID;
+    double t3 = fp_clock();
+    st = fp__store_tx_commit(s, tmp);
+    tmp = H5I_INVALID_HID;
+    fp_debug("baselines: reduced in %.2f s (the update state written beside it, %.2f s more), "
+             "rows written in %.2f s, committed in %.2f s", t1 - t0, t2 - t1, t3 - t2,
+             fp_clock() - t3);
+cleanup:
+    fp__h5_close(g);
+    if (tmp >= 0)
+        fp__store_tx_abort(s, tmp);
+    return st;
+}
+
+/* A run read on a thread of its own while the main thread adds the one
+ * before (only this thread calls HDF5 until it is joined). */
+typedef struct read_job {
+    fp_store *s;
+    const char *id;
+    fp__runtab t;
+    pairs p; /* kept from run to run */
+    fp_status st;
+} read_job;
+
+/* Read a run and work out what it says per pair: everything of adding it
+ * that needs no builder state. */
+static void *read_thread(void *arg)
+{
+    read_job *j = arg;
+    j->st = fp__store_read_runtab(j->s, j->id, &j->t);
+    if (j->st == FP_OK)
+        j->st = find_pairs(&j->t, &j->p);
+    if (j->st == FP_OK)
+        j->st = pair_records(&j->t, &j->p);
+    return NULL;
+}
+
+fp_status fp__builder_add_runs(fp_store *s, fp__builder *b, const char *const *ids, size_t n)
+{
+    fp_status st = FP_OK;
+    read_job job[2];
+    memset(job, 0, sizeof job);
+    pthread_t th;
+    bool reading = false;
+    for (size_t k = 0; k < n; k++) {
+        uint32_t run;
+        FP_CHECK(fp__strmap_intern(&b->runs, ids[k], strlen(ids[k]), &run, NULL));
+    }
+    if (n) {
+        job[0].s = s;
+        job[0].id = ids[0];
+        read_thread(&job[0]);
+    }
+    double add = 0, wait = 0, t0 = fp_clock();
+    for (size_t k = 0; k < n; k++) {
+        read_job *now = &job[k % 2], *next = &job[(k + 1) % 2];
+        FP_CHECK(now->st);
+        if (k + 1 < n) {
+            next->s = s;
+            next->id = ids[k + 1];
+            reading = pthread_create(&th, NULL, read_thread, next) == 0;
+            if (!reading)
+                read_thread(next);
+        }
+        uint32_t run = fp__strmap_find(&b->runs, ids[k], strlen(ids[k]));
+        double a = fp_clock();
+        st = add_run(b, &now->t, &now->p, run);
+        fp__runtab_free(&now->t);
+        double j = fp_clock();
+        if (reading)
+            pthread_join(th, NULL);
+        reading = false;
+        add += j - a;
+        wait += fp_clock() - j;
+        FP_CHECK(st);
+    }
+    fp_debug("baselines: %zu runs read and added in %.2f s (adding %.2f s, then waiting for the "
+             "next read %.2f s)", n, fp_clock() - t0, add, wait);
+cleanup:
+    if (reading)
+        pthread_join(th, NULL);
+    for (int i = 0; i < 2; i++) {
+        fp__runtab_free(&job[i].t);
+        pairs_free(&job[i].p);
+    }
     return st;
 }
 
@@ -644,15 +1159,15 @@ fp_status fp_store_build_baselines(fp_store *s, const fp_baseline_opts *o,
     fp_run_summary *rows = NULL;
     size_t n = 0, nsel = 0;
     size_t *sel = NULL;
-    builder b;
-    fp__runtab t;
-    hid_t tmp = H5I_INVALID_HID;
+    const char **ids = NULL;
+    fp__builder b;
     fp_baseline_summary sum = {0};
     memset(&b, 0, sizeof b);
-    memset(&t, 0, sizeof t);
     FP_CHECK(fp_store_list(s, &rows, &n));
     sel = calloc(n ? n : 1, sizeof *sel);
+    ids = calloc(n ? n : 1, sizeof *ids);
     FP_CHECK_ALLOC(sel);
+    FP_CHECK_ALLOC(ids);
     for (size_t i = 0; i < n; i++) {
         const fp_run_summary *r = &rows[i];
         if ((o->tag && o->tag[0] && strcmp(r->tag, o->tag) != 0) || r->time < o->since)
@@ -667,33 +1182,21 @@ fp_status fp_store_build_baselines(fp_store *s, const fp_baseline_opts *o,
     if (nsel == first)
         FP_FAIL(FP_EINPUT, "%s: no complete run without fault injections matches the selection "
                            "(%zu runs stored, %zu skipped)", fp_store_path(s), n, sum.runs_skipped);
-    for (size_t k = first; k < nsel; k++) {
-        const char *id = rows[sel[k]].id;
-        uint32_t run;
-        FP_CHECK(fp__strmap_intern(&b.runs, id, strlen(id), &run, NULL));
-        FP_CHECK(fp__store_read_runtab(s, id, &t));
-        FP_CHECK(add_run(&b, &t, run));
-        fp__runtab_free(&t);
-    }
+    for (size_t k = first; k < nsel; k++)
+        ids[k - first] = rows[sel[k]].id;
     sum.runs_used = nsel - first;
-    FP_CHECK(reduce(&b, &b.eo, &b.eg, o->reject, &b.erows, NULL, &sum.values_rejected));
-    uint64_t sku_rejected = 0;
-    FP_CHECK(reduce(&b, &b.so, &b.sg, o->reject, &b.srows, b.erows, &sku_rejected));
+    FP_CHECK(fp__builder_add_runs(s, &b, ids, sum.runs_used));
+    FP_CHECK(fp__builder_commit(s, &b, o));
+    sum.values_rejected = b.rejected;
     sum.entity_rows = b.eg.n;
     sum.sku_rows = b.sg.n;
-    FP_CHECK(fp__store_tx_begin(s, &tmp));
-    FP_CHECK(write_baselines(tmp, &b, o));
-    st = fp__store_tx_commit(s, tmp);
-    tmp = H5I_INVALID_HID;
     if (summary)
         *summary = sum;
 cleanup:
-    if (tmp >= 0)
-        fp__store_tx_abort(s, tmp);
-    fp__runtab_free(&t);
-    builder_free(&b);
+    fp__builder_free(&b);
     free(rows);
     free(sel);
+    free(ids);
     return st;
 }
 

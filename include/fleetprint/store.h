@@ -154,6 +154,8 @@ typedef struct fp_baseline_summary {
     size_t entity_rows;
     size_t sku_rows;
     uint64_t values_rejected; /* entity-level values dropped as outliers */
+    size_t runs_added;     /* fp_store_update_baselines: runs folded in */
+    size_t runs_dropped;   /* fp_store_update_baselines: oldest runs out of the --last window */
 } fp_baseline_summary;
 
 /* Compute baselines over the selected runs and replace /baselines in one
@@ -165,6 +167,35 @@ typedef struct fp_baseline_summary {
  * NULL. */
 fp_status fp_store_build_baselines(fp_store *store, const fp_baseline_opts *opts,
                                    fp_baseline_summary *summary);
+
+/* What fp_store_update_baselines folds in, and what the caller expects of
+ * the stored baselines (a mismatch is FP_EINPUT telling to run a build). */
+typedef struct fp_baseline_update_opts {
+    const char *run; /* a run id, or "latest" (NULL too): the newest run of the baselines'
+                        tag that is not a re-test */
+    const char *tag; /* NULL, or the tag the baselines must have been built for */
+    int last;        /* 0, or the --last N they must have been built with */
+} fp_baseline_update_opts;
+
+/* Fold the run o->run into the stored baselines without reading the runs
+ * before it: from the update state every build and update keeps beside
+ * /baselines (each baseline run's per-(key, entity) medians, spreads, counts
+ * and windows, compressed to at most 16 values a run; docs/store.md), the
+ * run's own samples, and the selection the baselines were built with (tag,
+ * --since, --last N: the oldest runs past N drop out; runs the selection
+ * skips are not folded in). Eligible runs stored between the baselines'
+ * newest run and o->run are folded in too, as a build would take them. The
+ * result matches fp_store_build_baselines over the same runs within the
+ * tolerance docs/store.md gives; it replaces /baselines in one atomic commit
+ * (FP_STORE_APPEND handle), and a failed or killed update leaves the store
+ * as it was. A run already in the baselines, or one the selection skips,
+ * changes nothing (FP_OK, said on the log). FP_EINPUT with one line telling
+ * to run `baseline build` when the store has no baselines or no update state
+ * (built before updates existed), when o's tag or last differ from the
+ * baselines', or when o->run is older than their newest run; FP_EINPUT too
+ * for an unknown run. summary may be NULL. */
+fp_status fp_store_update_baselines(fp_store *store, const fp_baseline_update_opts *o,
+                                    fp_baseline_summary *summary);
 
 /* One baseline statistic. The centre and quantiles are over every value
  * (windows and run summaries pooled); the spreads say how much a value
