@@ -608,6 +608,119 @@ static bool scan_sample(scan *sc, fp_jsonl_line *out, char *kind, size_t kindcap
     return true;
 }
 
+/* ---- the fast path of sample lines ---------------------------------------------- */
+
+/* p past the literal lit (n bytes), or NULL when the text differs. */
+static const char *expect(const char *p, const char *end, const char *lit, size_t n)
+{
+    return (size_t)(end - p) >= n && memcmp(p, lit, n) == 0 ? p + n : NULL;
+}
+#define EXPECT(p, end, lit) ((p) ? expect((p), (end), (lit), sizeof(lit) - 1) : NULL)
+
+/* A string's body up to its closing quote when it is printable ASCII
+ * without escapes and shorter than cap bytes: *s, *n; p past the quote. */
+static const char *plain_string(const char *p, const char *end, size_t cap, const char **s,
+                                size_t *n)
+{
+    if (!p)
+        return NULL;
+    const char *q = p;
+    while (q < end && *q != '"') {
+        unsigned char c = (unsigned char)*q++;
+        if (c < 0x20 || c >= 0x80 || c == '\\')
+            return NULL;
+    }
+    if (q >= end || (size_t)(q - p) >= cap)
+        return NULL;
+    *s = p;
+    *n = (size_t)(q - p);
+    return q + 1;
+}
+
+/* An integer without sign, fraction or leading zero, below 10^19 (so it fits). */
+static const char *plain_uint(const char *p, const char *end, uint64_t *out)
+{
+    if (!p || p >= end || *p < '0' || *p > '9')
+        return NULL;
+    uint64_t v = 0;
+    const char *q = p;
+    while (q < end && *q >= '0' && *q <= '9')
+        v = v * 10 + (uint64_t)(*q++ - '0');
+    if ((*p == '0' && q - p > 1) || q - p > 19)
+        return NULL;
+    *out = v;
+    return q;
+}
+
+/* A JSON number (grammar checked as read_number does) as fp_jsonl_parse
+ * reads it: *integer when it has neither fraction nor exponent. NULL when it
+ * is not one or is out of range (the full path words the error). */
+static const char *number(const char *p, const char *end, double *out, bool *integer)
+{
+    if (!p)
+        return NULL;
+    char err[8];
+    scan sc = {.start = p, .p = p, .end = end, .err = err, .errlen = sizeof err};
+    value v;
+    if (!read_number(&sc, &v) || !num_field(&v, F_T, out, err, sizeof err))
+        return NULL;
+    *integer = v.num_integer;
+    return sc.p;
+}
+
+bool fp_jsonl_sample_fast(const char *line, size_t len, fp_jsonl_sample_view *v)
+{
+    const char *p = line, *end = line + len;
+    uint64_t u;
+    double d;
+    bool integer;
+    const char *kind = EXPECT(p, end, "{\"kind\":\"sample\",\"run\":\"");
+    p = kind ? kind : EXPECT(p, end, "{\"run\":\""); /* "kind" may be left out */
+    p = plain_string(p, end, sizeof ((fp_jsonl_line *)0)->run_id, &v->run, &v->run_len);
+    p = EXPECT(p, end, ",\"suite\":\"");
+    p = plain_string(p, end, sizeof ((fp_sample *)0)->suite, &v->suite, &v->suite_len);
+    p = EXPECT(p, end, ",\"test\":\"");
+    p = plain_string(p, end, sizeof ((fp_sample *)0)->test, &v->test, &v->test_len);
+    p = EXPECT(p, end, ",\"metric\":\"");
+    p = plain_string(p, end, sizeof ((fp_sample *)0)->metric, &v->metric, &v->metric_len);
+    p = EXPECT(p, end, ",\"unit\":\"");
+    p = plain_string(p, end, sizeof ((fp_sample *)0)->unit, &v->unit, &v->unit_len);
+    p = EXPECT(p, end, ",\"better\":\"");
+    if (!p || !v->run_len)
+        return false;
+    const char *q = p;
+    if ((p = expect(q, end, "higher\"", 7)) != NULL)
+        v->better = FP_BETTER_HIGHER;
+    else if ((p = expect(q, end, "lower\"", 6)) != NULL)
+        v->better = FP_BETTER_LOWER;
+    p = EXPECT(p, end, ",\"entity\":\"");
+    p = plain_string(p, end, 2 * FP_NAME_MAX + 32, &v->entity, &v->entity_len);
+    p = EXPECT(p, end, ",\"size\":");
+    p = plain_uint(p, end, &v->size);
+    p = EXPECT(p, end, ",\"iter\":");
+    bool neg = p && p < end && *p == '-';
+    p = plain_uint(p ? p + neg : NULL, end, &u);
+    if (!p || u > 2147483647u)
+        return false;
+    v->iter = neg ? -(int32_t)u : (int32_t)u;
+    p = EXPECT(p, end, ",\"value\":");
+    if (p && (size_t)(end - p) >= 4 && memcmp(p, "null", 4) == 0) {
+        v->value = NAN;
+        p += 4;
+    } else {
+        p = number(p, end, &v->value, &integer);
+    }
+    p = EXPECT(p, end, ",\"t\":");
+    p = number(p, end, &d, &integer);
+    p = EXPECT(p, end, "}");
+    if (!p)
+        return false;
+    v->t = d;
+    while (p < end && (*p == '\n' || *p == '\r' || *p == ' ' || *p == '\t'))
+        p++;
+    return p == end;
+}
+
 /* ---- nested lines (jansson) ------------------------------------------------------ */
 
 static fp_status parse_nested(const char *line, size_t len, fp_jsonl_line *out, char *err,

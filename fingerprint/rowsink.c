@@ -1,0 +1,264 @@
+/* Row sinks: a table streamed into an HDF5 dataset a chunk at a time.
+ *
+ * A full chunk goes through the dataset's filters (shuffle, then deflate at
+ * level 1, byte for byte what HDF5's own filters make of it) on a worker
+ * thread, while the caller fills the next chunk: a store ingest parses on one
+ * core and compresses on the other. The filtered chunk is then written with
+ * H5Dwrite_chunk from the caller's thread, so HDF5 is only ever called from
+ * one thread (the library is not built thread-safe). Memory: four chunk
+ * buffers, whatever the table's length. */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "fleetprint/log.h"
+#include "h5.h"
+#include "rowsink.h"
+
+#define DEFLATE_LEVEL 1 /* what fp__h5_write_table asks of H5Pset_deflate */
+
+struct fp__rowsink {
+    hid_t loc, filetype, ds;
+    char name[64];
+    size_t rowbytes, chunk_rows, chunk_bytes;
+    unsigned char *fill; /* the chunk being filled */
+    size_t nfill;        /* its rows */
+    uint64_t handed;     /* chunks handed to the filter so far */
+    fp_status st;        /* the first failure: every later call fails */
+
+    /* the chunk being filtered (on the worker when there is one) */
+    unsigned char *job_in, *scratch, *job_out;
+    uLong job_cap;
+    uLongf job_len;
+    uint64_t job_chunk;  /* its index */
+    int job_zrc;         /* zlib's answer */
+    bool job_pending;    /* handed to the filter, not yet written */
+
+    /* the worker: job_ready (set by the caller) and job_done (by the worker)
+     * under mu */
+    bool threaded, job_ready, job_done, quit;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+};
+
+/* ---- filtering ------------------------------------------------------------------- */
+
+/* HDF5's shuffle filter: byte j of every row, for j = 0 .. rowbytes-1, in
+ * turn (H5Z__filter_shuffle; a chunk is always a whole number of rows). */
+static void shuffle(const unsigned char *src, unsigned char *dst, size_t rowbytes, size_t rows)
+{
+    for (size_t j = 0; j < rowbytes; j++) {
+        const unsigned char *s = src + j;
+        unsigned char *d = dst + j * rows;
+        for (size_t i = 0; i < rows; i++, s += rowbytes)
+            d[i] = *s;
+    }
+}
+
+static void filter_job(fp__rowsink *k)
+{
+    shuffle(k->job_in, k->scratch, k->rowbytes, k->chunk_rows);
+    k->job_len = k->job_cap;
+    k->job_zrc = compress2(k->job_out, &k->job_len, k->scratch, k->chunk_bytes, DEFLATE_LEVEL);
+}
+
+static void *worker_main(void *arg)
+{
+    fp__rowsink *k = arg;
+    pthread_mutex_lock(&k->mu);
+    for (;;) {
+        while (!k->job_ready && !k->quit)
+            pthread_cond_wait(&k->cv, &k->mu);
+        if (!k->job_ready)
+            break;
+        k->job_ready = false;
+        pthread_mutex_unlock(&k->mu);
+        filter_job(k);
+        pthread_mutex_lock(&k->mu);
+        k->job_done = true;
+        pthread_cond_broadcast(&k->cv);
+    }
+    pthread_mutex_unlock(&k->mu);
+    return NULL;
+}
+
+/* ---- writing ------------------------------------------------------------------------ */
+
+static fp_status create_dataset(fp__rowsink *k)
+{
+    fp_status st = FP_OK;
+    hid_t space = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
+    hsize_t dims[1] = {0}, maxdims[1] = {H5S_UNLIMITED}, chunk[1] = {k->chunk_rows};
+    FP_CHECK_H5(space = H5Screate_simple(1, dims, maxdims));
+    FP_CHECK_H5(dcpl = H5Pcreate(H5P_DATASET_CREATE));
+    FP_CHECK_H5(H5Pset_chunk(dcpl, 1, chunk));
+    FP_CHECK_H5(H5Pset_shuffle(dcpl));
+    FP_CHECK_H5(H5Pset_deflate(dcpl, DEFLATE_LEVEL));
+    FP_CHECK_H5(k->ds = H5Dcreate2(k->loc, k->name, k->filetype, space, H5P_DEFAULT, dcpl,
+                                   H5P_DEFAULT));
+cleanup:
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (space >= 0)
+        H5Sclose(space);
+    return st;
+}
+
+/* Wait for the chunk being filtered and write it, the dataset first grown
+ * to end with it (rows: the dataset's length once it is written). */
+static fp_status write_job(fp__rowsink *k, uint64_t rows)
+{
+    fp_status st = FP_OK;
+    if (k->threaded) {
+        pthread_mutex_lock(&k->mu);
+        while (!k->job_done)
+            pthread_cond_wait(&k->cv, &k->mu);
+        pthread_mutex_unlock(&k->mu);
+    }
+    k->job_pending = false;
+    if (k->job_zrc != Z_OK)
+        FP_FAIL(FP_EINTERNAL, "compressing chunk %llu of table '%s': zlib error %d",
+                (unsigned long long)k->job_chunk, k->name, k->job_zrc);
+    hsize_t dims[1] = {rows}, offset[1] = {k->job_chunk * k->chunk_rows};
+    FP_CHECK_H5(H5Dset_extent(k->ds, dims));
+    FP_CHECK_H5(H5Dwrite_chunk(k->ds, H5P_DEFAULT, 0, offset, k->job_len, k->job_out));
+cleanup:
+    return st;
+}
+
+/* Hand the chunk in fill (nfill rows; a short last one is padded with zero
+ * rows, HDF5's fill value) to the filter, after writing the one before. */
+static fp_status hand_off(fp__rowsink *k)
+{
+    fp_status st = FP_OK;
+    if (!k->job_in) {
+        k->job_cap = compressBound(k->chunk_bytes);
+        k->job_in = malloc(k->chunk_bytes);
+        k->scratch = malloc(k->chunk_bytes);
+        k->job_out = malloc(k->job_cap);
+        FP_CHECK_ALLOC(k->job_in);
+        FP_CHECK_ALLOC(k->scratch);
+        FP_CHECK_ALLOC(k->job_out);
+        FP_CHECK(create_dataset(k));
+        /* without a thread the chunk is filtered in line: slower, as correct */
+        k->threaded = pthread_create(&k->thread, NULL, worker_main, k) == 0;
+    }
+    if (k->job_pending)
+        FP_CHECK(write_job(k, k->handed * k->chunk_rows));
+    memset(k->fill + k->nfill * k->rowbytes, 0, (k->chunk_rows - k->nfill) * k->rowbytes);
+    unsigned char *t = k->job_in;
+    k->job_in = k->fill;
+    k->fill = t;
+    k->job_chunk = k->handed++;
+    k->job_pending = true;
+    k->nfill = 0;
+    if (k->threaded) {
+        pthread_mutex_lock(&k->mu);
+        k->job_done = false;
+        k->job_ready = true;
+        pthread_cond_signal(&k->cv);
+        pthread_mutex_unlock(&k->mu);
+    } else {
+        filter_job(k);
+    }
+cleanup:
+    return st;
+}
+
+/* ---- the API ------------------------------------------------------------------------ */
+
+fp_status fp__rowsink_open(hid_t loc, const char *name, hid_t filetype, fp__rowsink **out)
+{
+    fp_status st = FP_OK;
+    fp__rowsink *k = calloc(1, sizeof *k);
+    *out = NULL;
+    FP_CHECK_ALLOC(k);
+    k->loc = loc;
+    k->filetype = filetype;
+    k->ds = H5I_INVALID_HID;
+    snprintf(k->name, sizeof k->name, "%s", name);
+    k->rowbytes = H5Tget_size(filetype);
+    if (k->rowbytes == 0)
+        FP_FAIL(FP_EH5, "table '%s': its row type has no size", name);
+    /* the chunks fp__h5_write_table makes: within HDF5's default 1 MiB cache */
+    k->chunk_rows = FP__SINK_CHUNK_ROWS;
+    while (k->chunk_rows > 1 && k->chunk_rows * k->rowbytes > (1u << 20))
+        k->chunk_rows /= 2;
+    k->chunk_bytes = k->chunk_rows * k->rowbytes;
+    k->fill = malloc(k->chunk_bytes);
+    FP_CHECK_ALLOC(k->fill);
+    pthread_mutex_init(&k->mu, NULL);
+    pthread_cond_init(&k->cv, NULL);
+    *out = k;
+    k = NULL;
+cleanup:
+    if (k) {
+        free(k->fill);
+        free(k);
+    }
+    return st;
+}
+
+void *fp__rowsink_next(fp__rowsink *k)
+{
+    if (k->st != FP_OK)
+        return NULL;
+    if (k->nfill == k->chunk_rows && (k->st = hand_off(k)) != FP_OK)
+        return NULL;
+    return k->fill + k->rowbytes * k->nfill++;
+}
+
+fp_status fp__rowsink_status(const fp__rowsink *k)
+{
+    return k->st;
+}
+
+uint64_t fp__rowsink_rows(const fp__rowsink *k)
+{
+    return k->handed * k->chunk_rows + k->nfill;
+}
+
+fp_status fp__rowsink_close(fp__rowsink *k)
+{
+    fp_status st = k->st;
+    uint64_t rows = fp__rowsink_rows(k);
+    if (st != FP_OK)
+        return st;
+    if (!k->handed) {
+        /* a short table: written whole, as fp__h5_write_table writes one */
+        FP_CHECK(fp__h5_write_table(k->loc, k->name, k->filetype, k->filetype, k->fill,
+                                    k->nfill));
+        goto cleanup;
+    }
+    if (k->nfill)
+        FP_CHECK(hand_off(k));
+    FP_CHECK(write_job(k, rows));
+cleanup:
+    k->st = st != FP_OK ? st : FP_EUSAGE; /* closed: nothing more goes in */
+    return st;
+}
+
+void fp__rowsink_free(fp__rowsink *k)
+{
+    if (!k)
+        return;
+    if (k->threaded) {
+        pthread_mutex_lock(&k->mu);
+        k->quit = true;
+        pthread_cond_signal(&k->cv);
+        pthread_mutex_unlock(&k->mu);
+        pthread_join(k->thread, NULL);
+    }
+    pthread_mutex_destroy(&k->mu);
+    pthread_cond_destroy(&k->cv);
+    if (k->ds >= 0)
+        H5Dclose(k->ds);
+    free(k->fill);
+    free(k->job_in);
+    free(k->scratch);
+    free(k->job_out);
+    free(k);
+}
