@@ -6,9 +6,14 @@
 
 #include <errno.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "fleetprint/mem.h"
+#include "intern.h"
 
 /* ---- writing ------------------------------------------------------------------- */
 
@@ -719,6 +724,314 @@ bool fp_jsonl_sample_fast(const char *line, size_t len, fp_jsonl_sample_view *v)
     while (p < end && (*p == '\n' || *p == '\r' || *p == ' ' || *p == '\t'))
         p++;
     return p == end;
+}
+
+/* ---- the fast path of run lines ---------------------------------------------------- */
+
+static bool fast_char(scan *sc, char c)
+{
+    skip_ws(sc);
+    if (sc->p >= sc->end || *sc->p != c)
+        return false;
+    sc->p++;
+    return true;
+}
+
+/* A string value into dst[cap], decoded as jansson decodes it (escapes,
+ * UTF-8, no NUL): false when it is not a string or does not fit. */
+static bool fast_str(scan *sc, char *dst, size_t cap)
+{
+    bool too_long;
+    skip_ws(sc);
+    return sc->p < sc->end && *sc->p == '"' && read_string(sc, dst, cap, &too_long) &&
+           !too_long;
+}
+
+/* An object's key and the colon after it. */
+static bool fast_key(scan *sc, char *key, size_t cap)
+{
+    return fast_str(sc, key, cap) && fast_char(sc, ':');
+}
+
+/* After a member: true at ',' (another follows), false at the closing c
+ * (*closed set) or anything else (*closed clear). */
+static bool fast_more(scan *sc, char c, bool *closed)
+{
+    *closed = false;
+    if (fast_char(sc, ','))
+        return true;
+    *closed = fast_char(sc, c);
+    return false;
+}
+
+/* A number, or null (NaN), as jansson reads it: an integer of more digits
+ * than its json_int_t holds is left to it (an error there); an integer is
+ * converted from its int64 value, so -0 is 0. */
+static bool fast_num(scan *sc, double *out)
+{
+    value v;
+    char err[8];
+    skip_ws(sc);
+    if (sc->end - sc->p >= 4 && memcmp(sc->p, "null", 4) == 0) {
+        sc->p += 4;
+        *out = NAN;
+        return true;
+    }
+    if (!read_number(sc, &v) || (v.num_integer && v.numlen - (v.num[0] == '-') > 18) ||
+        !num_field(&v, F_T, out, err, sizeof err))
+        return false;
+    if (v.num_integer && *out == 0)
+        *out = 0;
+    return true;
+}
+
+/* The index of key in names[n], or -1. */
+static int key_index(const char *key, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(key, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* "nodes": an array of names. */
+static bool fast_nodes(scan *sc, fp_run *run)
+{
+    size_t cap = 0, n = 0;
+    bool closed;
+    if (!fast_char(sc, '['))
+        return false;
+    if (!fast_char(sc, ']')) {
+        do {
+            char (*grown)[FP_NAME_MAX] = fp_grow(run->nodes, &cap, n + 1, sizeof *grown, 1024);
+            if (!grown)
+                return false;
+            run->nodes = grown;
+            memset(run->nodes[n], 0, FP_NAME_MAX); /* stored whole: no stray bytes */
+            if (!fast_str(sc, run->nodes[n++], FP_NAME_MAX) || n > INT_MAX)
+                return false;
+        } while (fast_more(sc, ']', &closed));
+        if (!closed)
+            return false;
+    }
+    run->nnodes = (int)n;
+    return true;
+}
+
+/* The nodes' names with the first index of each (what fp_run_node_index
+ * answers, in constant time). */
+typedef struct fast_nodeix {
+    fp__strmap names;
+    int *first;
+} fast_nodeix;
+
+static bool nodeix_build(const fp_run *run, fast_nodeix *ix)
+{
+    ix->first = malloc((run->nnodes ? (size_t)run->nnodes : 1) * sizeof *ix->first);
+    for (int i = 0; ix->first && i < run->nnodes; i++) {
+        uint32_t id;
+        bool added;
+        if (fp__strmap_intern(&ix->names, run->nodes[i], strlen(run->nodes[i]), &id, &added) !=
+            FP_OK)
+            return false;
+        if (added)
+            ix->first[id] = i;
+    }
+    return ix->first != NULL;
+}
+
+static int nodeix_get(const fast_nodeix *ix, const char *node)
+{
+    uint32_t id = fp__strmap_find(&ix->names, node, strlen(node));
+    return id == FP__NONE ? -1 : ix->first[id];
+}
+
+/* One object of "ranks" (fp_json_parse_context's rules). */
+static bool fast_rank(scan *sc, const fast_nodeix *ix, fp_rank_info *ri)
+{
+    static const char *const names[] = {"node",        "local_rank", "dev",  "clock_offset",
+                                        "clock_error", "model",      "uuid", "pci_bus"};
+    unsigned seen = 0;
+    double lr = 0, dev = 0;
+    char key[16], node[FP_NAME_MAX];
+    bool closed = true, ok = true;
+    memset(ri, 0, sizeof *ri);
+    if (!fast_char(sc, '{'))
+        return false;
+    if (!fast_char(sc, '}')) {
+        do {
+            int k = fast_key(sc, key, sizeof key) ? key_index(key, names, 8) : -1;
+            if (k < 0 || seen & (1u << k))
+                return false;
+            seen |= 1u << k;
+            switch (k) {
+            case 0: ok = fast_str(sc, node, sizeof node) && (ri->node = nodeix_get(ix, node)) >= 0;
+                break;
+            case 1: ok = fast_num(sc, &lr); break;
+            case 2: ok = fast_num(sc, &dev); break;
+            case 3: ok = fast_num(sc, &ri->clock_offset); break;
+            case 4: ok = fast_num(sc, &ri->clock_error); break;
+            case 5: ok = fast_str(sc, ri->model, sizeof ri->model); break;
+            case 6: ok = fast_str(sc, ri->uuid, sizeof ri->uuid); break;
+            default: ok = fast_str(sc, ri->pci_bus, sizeof ri->pci_bus); break;
+            }
+            if (!ok)
+                return false;
+        } while (fast_more(sc, '}', &closed));
+    }
+    if (!closed || !(seen & 1) || !(lr >= 0 && lr <= INT_MAX) || lr != floor(lr) ||
+        !(dev >= -1 && dev <= INT_MAX) || dev != floor(dev))
+        return false;
+    ri->local_rank = (int)lr;
+    ri->dev = (int)dev;
+    return true;
+}
+
+static bool fast_ranks(scan *sc, const fast_nodeix *ix, fp_run *run)
+{
+    size_t cap = 0, n = 0;
+    bool closed;
+    if (!fast_char(sc, '['))
+        return false;
+    if (!fast_char(sc, ']')) {
+        do {
+            fp_rank_info *grown = fp_grow(run->ranks, &cap, n + 1, sizeof *grown, 1024);
+            if (!grown)
+                return false;
+            run->ranks = grown;
+            if (!fast_rank(sc, ix, &run->ranks[n++]) || n > INT_MAX)
+                return false;
+        } while (fast_more(sc, ']', &closed));
+        if (!closed)
+            return false;
+    }
+    run->nranks = (int)n;
+    return true;
+}
+
+/* "config": [{"entity": "node:N" | "gpu:N/D", "fields": {"name": "value", ...}}, ...],
+ * the two keys in that order, every field a string, none repeated. */
+static bool fast_config(scan *sc, const fast_nodeix *ix, fp_run *run)
+{
+    fp_cfg_item *items = NULL;
+    size_t cap = 0, n = 0;
+    bool closed = true, ok = false;
+    char key[16], text[2 * FP_NAME_MAX + 32];
+    if (!fast_char(sc, '['))
+        return false;
+    if (!fast_char(sc, ']')) {
+        do {
+            fp_entity e;
+            int node;
+            size_t from = n;
+            if (!fast_char(sc, '{') || !fast_key(sc, key, sizeof key) ||
+                strcmp(key, "entity") != 0 || !fast_str(sc, text, sizeof text) ||
+                !fp_entity_parse(text, &e) || (e.kind != FP_ENT_NODE && e.kind != FP_ENT_GPU) ||
+                (node = nodeix_get(ix, e.node)) < 0 || !fast_char(sc, ',') ||
+                !fast_key(sc, key, sizeof key) || strcmp(key, "fields") != 0 ||
+                !fast_char(sc, '{'))
+                goto done;
+            if (!fast_char(sc, '}')) {
+                do {
+                    fp_cfg_item *grown = fp_grow(items, &cap, n + 1, sizeof *grown, 256);
+                    if (!grown)
+                        goto done;
+                    items = grown;
+                    fp_cfg_item *it = &items[n];
+                    memset(it, 0, sizeof *it);
+                    if (!fast_key(sc, it->field, sizeof it->field) || !it->field[0] ||
+                        !fast_str(sc, it->value, sizeof it->value))
+                        goto done;
+                    for (size_t k = from; k < n; k++)
+                        if (strcmp(items[k].field, it->field) == 0)
+                            goto done; /* jansson refuses a repeated key */
+                    it->node = node;
+                    it->dev = e.kind == FP_ENT_GPU ? e.dev : -1;
+                    n++;
+                } while (fast_more(sc, '}', &closed));
+                if (!closed)
+                    goto done;
+            }
+            if (!fast_char(sc, '}'))
+                goto done;
+        } while (fast_more(sc, ']', &closed));
+        if (!closed)
+            goto done;
+    }
+    ok = fp_run_set_config(run, items, n) == FP_OK;
+done:
+    free(items);
+    return ok;
+}
+
+bool fp_jsonl_run_fast(const char *line, size_t len, fp_run *run)
+{
+    /* the keys of fp_json_context: the text fields, then the rest */
+    static const struct {
+        const char *name;
+        size_t off, size;
+    } text[] = {
+#define TEXT(field) {#field, offsetof(fp_run, field), sizeof ((fp_run *)0)->field},
+        TEXT(id) FP_RUN_TEXT_FIELDS(TEXT)
+#undef TEXT
+    };
+    enum { NTEXT = sizeof text / sizeof text[0] };
+    static const char *const rest[] = {"time", "duration", "nodes", "ranks", "config"};
+    char err[8], key[32];
+    scan sc = {.start = line, .p = line, .end = line + len, .err = err, .errlen = sizeof err};
+    fast_nodeix ix = {0};
+    uint64_t seen = 0;
+    bool ok = false, closed = true;
+    memset(run, 0, sizeof *run);
+    if (!fast_char(&sc, '{') || !fast_key(&sc, key, sizeof key) || strcmp(key, "kind") != 0 ||
+        !fast_str(&sc, key, sizeof key) || strcmp(key, "run") != 0 || !fast_char(&sc, ',') ||
+        !fast_key(&sc, key, sizeof key) || strcmp(key, "run") != 0 || !fast_char(&sc, '{'))
+        goto done;
+    if (!fast_char(&sc, '}')) {
+        do {
+            int k = -1;
+            if (fast_key(&sc, key, sizeof key)) {
+                for (int i = 0; k < 0 && i < NTEXT; i++)
+                    k = strcmp(key, text[i].name) == 0 ? i : -1;
+                if (k < 0 && (k = key_index(key, rest, 5)) >= 0)
+                    k += NTEXT;
+            }
+            if (k < 0 || seen & (1ull << k))
+                goto done; /* an unknown key, or one repeated: jansson's */
+            seen |= 1ull << k;
+            bool got;
+            if (k < NTEXT)
+                got = fast_str(&sc, (char *)run + text[k].off, text[k].size);
+            else if (k == NTEXT)
+                got = fast_num(&sc, &run->time);
+            else if (k == NTEXT + 1)
+                got = fast_num(&sc, &run->duration);
+            else if (k == NTEXT + 2)
+                got = !(seen & (3ull << (NTEXT + 3))) && fast_nodes(&sc, run) &&
+                      nodeix_build(run, &ix); /* before the ranks and config */
+            else if (k == NTEXT + 3)
+                got = (seen & (1ull << (NTEXT + 2))) && fast_ranks(&sc, &ix, run);
+            else
+                got = (seen & (1ull << (NTEXT + 2))) && fast_config(&sc, &ix, run);
+            if (!got)
+                goto done;
+        } while (fast_more(&sc, '}', &closed));
+    }
+    ok = closed && (seen & 1) && fast_char(&sc, '}');
+    skip_ws(&sc);
+    ok = ok && sc.p == sc.end;
+    if (ok && !run->nodes) /* no node: no rank either; the arrays exist, if empty */
+        ok = fp_run_set_shape(run, 0, 0) == FP_OK;
+    if (ok && !run->ranks) {
+        run->ranks = calloc(1, sizeof *run->ranks);
+        ok = run->ranks != NULL;
+    }
+done:
+    fp__strmap_free(&ix.names);
+    free(ix.first);
+    if (!ok)
+        fp_run_free(run);
+    return ok;
 }
 
 /* ---- nested lines (jansson) ------------------------------------------------------ */

@@ -415,13 +415,40 @@ static fp_status ingest_fast(ingest *in, const char *line, size_t len, bool *don
     return fp__apprun_add_view(in->runs[idx], &v, done);
 }
 
+/* A run's context, from its run line: moved into the run (*ctx is left empty). */
+static fp_status ingest_context(ingest *in, fp_run *ctx, char *err, size_t errlen)
+{
+    uint32_t idx;
+    fp_status st = ingest_run(in, ctx->id, &idx, err, errlen);
+    if (st != FP_OK)
+        return st;
+    if (in->has_context[idx]) {
+        snprintf(err, errlen, "a second run line for run %s", ctx->id);
+        return FP_EINPUT;
+    }
+    in->has_context[idx] = true;
+    fp_run *t = fp__apprun_context(in->runs[idx]);
+    fp_run_free(t);
+    *t = *ctx;
+    memset(ctx, 0, sizeof *ctx);
+    if (!t->status[0])
+        snprintf(t->status, sizeof t->status, "complete");
+    return FP_OK;
+}
+
 static fp_status ingest_line(ingest *in, const char *line, size_t len, char *err, size_t errlen)
 {
     fp_jsonl_line l;
+    fp_run ctx;
     bool done;
     fp_status st = ingest_fast(in, line, len, &done, err, errlen);
     if (st != FP_OK || done)
         return st;
+    if (fp_jsonl_run_fast(line, len, &ctx)) {
+        st = ingest_context(in, &ctx, err, errlen);
+        fp_run_free(&ctx);
+        return st;
+    }
     st = fp_jsonl_parse(line, len, &l, err, errlen);
     if (st != FP_OK)
         return st;
@@ -442,27 +469,14 @@ static fp_status ingest_line(ingest *in, const char *line, size_t len, char *err
             in->last = idx;
         }
         return fp__apprun_add(in->runs[idx], &l.sample, err, errlen);
-    case FP_JSONL_RUN: {
-        fp_run ctx;
+    case FP_JSONL_RUN:
         memset(&ctx, 0, sizeof ctx);
         st = fp_json_parse_context(l.context, &ctx, err, errlen);
         json_decref(l.context);
-        if (st == FP_OK && (st = ingest_run(in, ctx.id, &idx, err, errlen)) == FP_OK) {
-            fp_run *t = fp__apprun_context(in->runs[idx]);
-            if (in->has_context[idx]) {
-                snprintf(err, errlen, "a second run line for run %s", ctx.id);
-                st = FP_EINPUT;
-            } else {
-                in->has_context[idx] = true;
-                fp_run_free(t);
-                st = fp__run_copy_context(t, &ctx);
-                if (st == FP_OK && !t->status[0])
-                    snprintf(t->status, sizeof t->status, "complete");
-            }
-        }
+        if (st == FP_OK)
+            st = ingest_context(in, &ctx, err, errlen);
         fp_run_free(&ctx);
         return st;
-    }
     }
     return FP_EINTERNAL;
 }

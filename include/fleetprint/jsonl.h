@@ -71,6 +71,16 @@ typedef struct fp_jsonl_sample_view {
  * is wrong with it. */
 bool fp_jsonl_sample_fast(const char *line, size_t len, fp_jsonl_sample_view *v);
 
+/* The fast path of a run line as fp_jsonl_write_run writes it: {"kind":"run",
+ * "run":{...}} with the context's keys, "nodes" before "ranks" and "config",
+ * each config entry's "entity" before its "fields". True with *run filled
+ * (initialised by this call; the caller fp_run_free()s it) when the line has
+ * that shape and fp_json_parse_context would read the same context from it;
+ * false (and *run freed) for any other line, valid or not, which
+ * fp_jsonl_parse and fp_json_parse_context then read or word the error of.
+ * Builds no JSON tree: a context of 800,000 ranks costs its fp_run. */
+bool fp_jsonl_run_fast(const char *line, size_t len, fp_run *run);
+
 /* Format one sample line, newline included, into buf. Doubles are written so
  * that they read back bit for bit; run_id is at most 47 bytes (fp_run.id). A
  * line is under 2 KB even when every byte of its strings needs escaping.

@@ -5,6 +5,7 @@
  * the store as it was, with no file of its own behind. Works in a fresh temp
  * dir. */
 #include <dirent.h>
+#include <stdio.h>
 #include <hdf5.h>
 #include <math.h>
 #include <stdlib.h>
@@ -147,6 +148,114 @@ static void test_fast_path(void)
     CHECK(fast_agrees(bare));
 }
 
+/* ---- the fast path of run lines -------------------------------------------------------- */
+
+/* The context the full path (jansson) reads from line, into *out. */
+static bool full_context(const char *line, fp_run *out)
+{
+    fp_jsonl_line l;
+    char err[256];
+    memset(out, 0, sizeof *out);
+    if (fp_jsonl_parse(line, strlen(line), &l, err, sizeof err) != FP_OK ||
+        l.kind != FP_JSONL_RUN)
+        return false;
+    fp_status st = fp_json_parse_context(l.context, out, err, sizeof err);
+    json_decref(l.context);
+    return st == FP_OK;
+}
+
+/* Both paths read line, into the same context. */
+static bool run_agrees(const char *line)
+{
+    fp_run a, b;
+    bool ok = fp_jsonl_run_fast(line, strlen(line), &a);
+    if (!ok || !full_context(line, &b)) {
+        if (ok)
+            fp_run_free(&a);
+        return false;
+    }
+    ok = a.nnodes == b.nnodes && a.nranks == b.nranks && a.nconfig == b.nconfig &&
+         memcmp(a.id, b.id, sizeof a.id) == 0 && memcmp(a.command, b.command, sizeof a.command) == 0 &&
+         memcmp(a.confirms, b.confirms, sizeof a.confirms) == 0 &&
+         memcmp(&a.time, &b.time, sizeof a.time) == 0 &&
+         memcmp(&a.duration, &b.duration, sizeof a.duration) == 0;
+    ok = ok && (!a.nnodes || memcmp(a.nodes, b.nodes, (size_t)a.nnodes * sizeof *a.nodes) == 0);
+    ok = ok && (!a.nranks || memcmp(a.ranks, b.ranks, (size_t)a.nranks * sizeof *a.ranks) == 0);
+    ok = ok && (!a.nconfig || memcmp(a.config, b.config, a.nconfig * sizeof *a.config) == 0);
+    fp_run_free(&a);
+    fp_run_free(&b);
+    return ok;
+}
+
+static void test_run_fast_path(void)
+{
+    fp_run run;
+    fp_run_init(&run);
+    snprintf(run.id, sizeof run.id, "r-\"1\"");
+    snprintf(run.command, sizeof run.command, "fleetprint preflight --nodes 'n[0-2]' \\ \t é");
+    snprintf(run.confirms, sizeof run.confirms, "r-0");
+    run.time = 1.7e9 + 0.125;
+    run.duration = NAN;
+    fp_run_set_shape(&run, 3, 7);
+    for (int n = 0; n < 3; n++)
+        snprintf(run.nodes[n], FP_NAME_MAX, "n%d", n);
+    snprintf(run.nodes[2], FP_NAME_MAX, "n0"); /* a repeated name: its first index */
+    for (int r = 0; r < 7; r++) {
+        run.ranks[r].node = r % 2;
+        run.ranks[r].local_rank = r / 2;
+        run.ranks[r].dev = r == 6 ? -1 : r / 2;
+        run.ranks[r].clock_offset = r == 3 ? NAN : -1e-7 * r;
+        run.ranks[r].clock_error = 1e-6;
+        snprintf(run.ranks[r].model, FP_NAME_MAX, "H100 \"SXM\"");
+        snprintf(run.ranks[r].uuid, sizeof run.ranks[r].uuid, "GPU-%d", r);
+    }
+    fp_cfg_item items[] = {{0, -1, "kernel", "6.8.0"}, {0, -1, "driver_version", "550.54"},
+                           {1, 2, "power_limit", "700 W"}, {0, 1, "ib_rate.mlx5_0/1", "400"},
+                           {1, -1, "kernel", "6.8.1"}};
+    fp_run_set_config(&run, items, sizeof items / sizeof items[0]);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    CHECK(f && fp_jsonl_write_run(f, &run) == FP_OK);
+    if (f)
+        fclose(f);
+    CHECK(text && run_agrees(text));
+    fp_run_free(&run);
+    free(text);
+
+    /* the simplest ones */
+    CHECK(run_agrees("{\"kind\":\"run\",\"run\":{\"id\":\"x\"}}\n"));
+    CHECK(run_agrees("{\"kind\":\"run\",\"run\":{\"id\":\"x\",\"nodes\":[],\"ranks\":[]}}"));
+    CHECK(run_agrees("{\"kind\":\"run\",\"run\":{\"id\":\"x\",\"time\":-0,\"duration\":null,"
+                     "\"nodes\":[\"a\"],\"ranks\":[{\"node\":\"a\",\"local_rank\":1.0,"
+                     "\"dev\":-1}],\"config\":[]}}"));
+    /* left to the full path: another key order, an unknown or repeated key, a
+     * number jansson cannot hold, a bad rank, a repeated config field */
+    const char *other[] = {
+        "{\"run\":{\"id\":\"x\"},\"kind\":\"run\"}",
+        "{\"kind\":\"run\",\"run\":{\"id\":\"x\",\"ranks\":[],\"nodes\":[]}}",
+        "{\"kind\":\"run\",\"run\":{\"id\":\"x\",\"extra\":1}}",
+        "{\"kind\":\"run\",\"run\":{\"id\":\"x\",\"id\":\"y\"}}",
+        "{\"kind\":\"run\",\"run\":{\"tag\":\"x\"}}",
+        "{\"kind\":\"run\",\"run\":{\"id\":\"x\",\"time\":12345678901234567890}}",
+        "{\"kind\":\"run\",\"run\":{\"id\":\"x\",\"nodes\":[\"a\"],\"ranks\":[{\"node\":\"b\"}]}}",
+        "{\"kind\":\"run\",\"run\":{\"id\":\"x\",\"nodes\":[\"a\"],\"ranks\":[{\"node\":\"a\","
+        "\"dev\":0.5}]}}",
+        "{\"kind\":\"run\",\"run\":{\"id\":\"x\",\"nodes\":[\"a\"],\"config\":[{\"entity\":"
+        "\"node:a\",\"fields\":{\"k\":\"1\",\"k\":\"2\"}}]}}",
+        "{\"kind\":\"run\",\"run\":{\"id\":\"x\"}} x",
+    };
+    for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
+        fp_run r;
+        bool fast = fp_jsonl_run_fast(other[i], strlen(other[i]), &r);
+        if (fast) {
+            fprintf(stderr, "run line %zu taken by the fast path: %s\n", i, other[i]);
+            fp_run_free(&r);
+        }
+        CHECK(!fast);
+    }
+}
+
 /* ---- a run of several chunks, appended as rank 0 appends ------------------------------- */
 
 #define BIG_GPUS 500
@@ -280,6 +389,7 @@ int main(void)
         return 1;
     }
     test_fast_path();
+    test_run_fast_path();
     test_big_append(dir);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
