@@ -423,20 +423,46 @@ static bool bad_field(char *err, size_t errlen, int f, const char *why)
     return false;
 }
 
-/* The double nearest a plain decimal [-]digits[.digits] (grammar already
- * checked) of at most 19 significant digits and 27 decimals, without strtod
- * (a tenth of the time of an ingest went there). With the 64-bit mantissa of
- * x87 long double, m and 10^k are exact and m / 10^k is rounded once; the
- * second rounding, to double, is the correct one unless the long double
- * landed exactly halfway between two doubles: then (and on other machines,
- * and for anything else) false, and the caller uses strtod. */
-static bool fast_number(const char *p, size_t n, double *out)
+#if LDBL_MANT_DIG == 64 && (defined(__x86_64__) || defined(__i386__))
+#define FAST_DECIMALS 1
+/* m / 10^decimals (m < 10^19, decimals <= 27) as the nearest double, *out
+ * negated when neg. With the 64-bit mantissa of x87 long double, m and 10^k
+ * are exact and m / 10^k is rounded once; the second rounding, to double, is
+ * the correct one unless the long double landed exactly halfway between two
+ * doubles (its 11 bits below a double's mantissa are 10000000000): then
+ * false, and the caller uses strtod. */
+static bool decimal_double(uint64_t m, int decimals, bool neg, double *out)
 {
-#if LDBL_MANT_DIG == 64
     static const long double pow10[28] = {
         1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
         1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
         1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
+    long double q = (long double)m / pow10[decimals];
+    double d = (double)q;
+    if (m && d >= DBL_MIN) {
+        uint64_t mant; /* x87: the 64-bit significand is the first 8 bytes */
+        memcpy(&mant, &q, sizeof mant);
+        if ((mant & 0x7ff) == 0x400)
+            return false;
+    } else if (m) {
+        /* below the normal range: compare with the midpoint itself */
+        long double r = q - (long double)d;
+        double other = nextafter(d, r > 0 ? INFINITY : -INFINITY);
+        if (r != 0 && q == ((long double)d + (long double)other) / 2)
+            return false;
+    }
+    *out = neg ? -d : d;
+    return true;
+}
+#endif
+
+/* The double nearest a plain decimal [-]digits[.digits] (grammar already
+ * checked) of at most 19 significant digits and 27 decimals, without strtod
+ * (a tenth of the time of an ingest went there): false for anything else,
+ * and on other machines; the caller uses strtod. */
+static bool fast_number(const char *p, size_t n, double *out)
+{
+#ifdef FAST_DECIMALS
     const char *end = p + n;
     bool neg = p < end && *p == '-', frac = false;
     uint64_t m = 0;
@@ -455,23 +481,57 @@ static bool fast_number(const char *p, size_t n, double *out)
         m = m * 10 + (uint64_t)(*p - '0');
         decimals += frac;
     }
-    if (decimals > 27)
-        return false;
-    long double q = (long double)m / pow10[decimals];
-    double d = (double)q;
-    long double r = q - (long double)d;
-    if (r != 0) {
-        double other = nextafter(d, r > 0 ? INFINITY : -INFINITY);
-        if (q == ((long double)d + (long double)other) / 2)
-            return false;
-    }
-    *out = neg ? -d : d;
-    return true;
+    return decimals <= 27 && decimal_double(m, decimals, neg, out);
 #else
     (void)p;
     (void)n;
     (void)out;
     return false;
+#endif
+}
+
+/* The fast path's numbers: -?(0|[1-9][0-9]*)(\.[0-9]+)? (JSON's grammar
+ * without an exponent) of at most 19 significant digits and 27 decimals,
+ * read in one pass; p past it, or NULL for anything else (the caller reads
+ * it the general way). */
+static const char *plain_decimal(const char *p, const char *end, double *out)
+{
+#ifdef FAST_DECIMALS
+    if (!p)
+        return NULL;
+    bool neg = p < end && *p == '-';
+    uint64_t m = 0;
+    int digits = 0, decimals = 0;
+    p += neg;
+    if (p >= end || *p < '0' || *p > '9')
+        return NULL;
+    if (*p == '0') {
+        p++;
+    } else {
+        for (; p < end && *p >= '0' && *p <= '9'; p++, digits++)
+            m = m * 10 + (uint64_t)(*p - '0');
+    }
+    if (p < end && *p == '.') {
+        const char *f = ++p;
+        for (; p < end && *p >= '0' && *p <= '9'; p++) {
+            digits += m || *p != '0';
+            m = m * 10 + (uint64_t)(*p - '0');
+            if (digits > 19)
+                return NULL;
+        }
+        decimals = (int)(p - f);
+        if (!decimals)
+            return NULL;
+    }
+    if (digits > 19 || decimals > 27 || (p < end && (*p == 'e' || *p == 'E')) ||
+        !decimal_double(m, decimals, neg, out))
+        return NULL;
+    return p;
+#else
+    (void)p;
+    (void)end;
+    (void)out;
+    return NULL;
 #endif
 }
 
@@ -709,14 +769,18 @@ bool fp_jsonl_sample_fast(const char *line, size_t len, fp_jsonl_sample_view *v)
         return false;
     v->iter = neg ? -(int32_t)u : (int32_t)u;
     p = EXPECT(p, end, ",\"value\":");
+    const char *q2;
     if (p && (size_t)(end - p) >= 4 && memcmp(p, "null", 4) == 0) {
         v->value = NAN;
         p += 4;
+    } else if ((q2 = plain_decimal(p, end, &v->value)) != NULL) {
+        p = q2;
     } else {
         p = number(p, end, &v->value, &integer);
     }
     p = EXPECT(p, end, ",\"t\":");
-    p = number(p, end, &d, &integer);
+    q2 = plain_decimal(p, end, &d);
+    p = q2 ? q2 : number(p, end, &d, &integer);
     p = EXPECT(p, end, "}");
     if (!p)
         return false;

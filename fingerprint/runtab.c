@@ -53,20 +53,44 @@ static char *key_put(char *p, const char *s, size_t n)
     return p + n + 1;
 }
 
-/* The key id of k's metric in t, added when new. */
-static fp_status metric_id(fp__runtab *t, const mkey *k, uint32_t *mid, bool *added)
+/* The id that came after id a last time in next[cap], or FP__NONE. */
+static uint32_t predicted(const uint32_t *next, size_t cap, uint32_t a)
 {
-    char key[160];
-    *added = false;
-    if (t->last_metric < t->keys.n) {
-        /* samples come grouped by metric: the previous one's key is likely */
-        const fp__metric *m = &t->metrics[t->last_metric];
-        if (m->size == k->size && same(m->metric, k->metric, k->metric_len) &&
-            same(m->test, k->test, k->test_len) && same(m->suite, k->suite, k->suite_len)) {
-            *mid = t->last_metric;
-            return FP_OK;
-        }
+    return a < cap ? next[a] : FP__NONE;
+}
+
+/* Remember that id b came after id a (next grown to hold a; new entries
+ * FP__NONE). */
+static fp_status follow(uint32_t **next, size_t *cap, uint32_t a, uint32_t b)
+{
+    fp_status st = FP_OK;
+    if (a >= *cap) {
+        size_t old = *cap;
+        uint32_t *grown = fp_grow(*next, cap, (size_t)a + 1, sizeof *grown, 1024);
+        FP_CHECK_ALLOC(grown);
+        memset(grown + old, 0xff, (*cap - old) * sizeof *grown);
+        *next = grown;
     }
+    (*next)[a] = b;
+cleanup:
+    return st;
+}
+
+/* Whether metric key id of t is k's. */
+static bool metric_is(const fp__runtab *t, uint32_t id, const mkey *k)
+{
+    if (id >= t->keys.n)
+        return false;
+    const fp__metric *m = &t->metrics[id];
+    return m->size == k->size && same(m->metric, k->metric, k->metric_len) &&
+           same(m->test, k->test, k->test_len) && same(m->suite, k->suite, k->suite_len);
+}
+
+/* k's key id in t->keys, added (with its row in t->metrics) when new; key
+ * is room for the key's text. */
+static fp_status metric_lookup(fp__runtab *t, const mkey *k, char *key, uint32_t *mid,
+                               bool *added)
+{
     char *p = key_put(key_put(key_put(key, k->suite, k->suite_len), k->test, k->test_len),
                       k->metric, k->metric_len);
     char digits[24];
@@ -96,6 +120,29 @@ cleanup:
     return st;
 }
 
+/* The key id of k's metric in t, added when new. */
+static fp_status metric_id(fp__runtab *t, const mkey *k, uint32_t *mid, bool *added)
+{
+    fp_status st = FP_OK;
+    char key[160];
+    uint32_t last = t->last_metric;
+    *added = false;
+    if (metric_is(t, last, k)) {
+        *mid = last; /* samples often come grouped by metric */
+        return FP_OK;
+    }
+    uint32_t guess = predicted(t->next_metric, t->next_metric_cap, last);
+    if (guess != FP__NONE && metric_is(t, guess, k)) {
+        *mid = guess; /* or in the order of the window before */
+        return FP_OK;
+    }
+    FP_CHECK(metric_lookup(t, k, key, mid, added));
+    if (last < t->keys.n)
+        FP_CHECK(follow(&t->next_metric, &t->next_metric_cap, last, *mid));
+cleanup:
+    return st;
+}
+
 /* Whether k's unit and direction are those its metric m was first seen with. */
 static bool metric_agrees(const fp__metric *m, const mkey *k)
 {
@@ -116,8 +163,16 @@ fp_status fp__runtab_intern(fp__runtab *t, const fp_sample *s, uint32_t *eid, ui
         *eid = t->last_ent_id;
     } else {
         char ent[2 * FP_NAME_MAX + 32];
-        fp_entity_format(e, ent, sizeof ent);
-        FP_CHECK(fp__strmap_intern(&t->entities, ent, strlen(ent), eid, NULL));
+        size_t n = strlen(fp_entity_format(e, ent, sizeof ent));
+        uint32_t prev = t->have_last_ent ? t->last_ent_id : FP__NONE;
+        uint32_t guess = predicted(t->next_entity, t->next_entity_cap, prev);
+        if (guess != FP__NONE && same(fp__strmap_str(&t->entities, guess), ent, n)) {
+            *eid = guess; /* in the order of the window before: no lookup */
+        } else {
+            FP_CHECK(fp__strmap_intern(&t->entities, ent, n, eid, NULL));
+            if (prev != FP__NONE)
+                FP_CHECK(follow(&t->next_entity, &t->next_entity_cap, prev, *eid));
+        }
         t->have_last_ent = true;
         t->last_ent_id = *eid;
         t->last_ent = *e;
@@ -151,8 +206,13 @@ fp_status fp__runtab_intern_view(fp__runtab *t, const fp_jsonl_sample_view *v, u
     *taken = false;
     const char *prev = t->last_entity < t->entities.n
                            ? fp__strmap_str(&t->entities, t->last_entity) : NULL;
+    uint32_t guess = prev ? predicted(t->next_entity, t->next_entity_cap, t->last_entity)
+                          : FP__NONE;
     if (prev && same(prev, v->entity, v->entity_len)) {
         *eid = t->last_entity;
+    } else if (guess != FP__NONE &&
+               same(fp__strmap_str(&t->entities, guess), v->entity, v->entity_len)) {
+        *eid = guess; /* in the order of the window before: no lookup */
     } else if ((*eid = fp__strmap_find(&t->entities, v->entity, v->entity_len)) == FP__NONE) {
         /* new text: stored only when it is an entity in canonical form */
         char text[2 * FP_NAME_MAX + 32], canon[sizeof text];
@@ -166,6 +226,8 @@ fp_status fp__runtab_intern_view(fp__runtab *t, const fp_jsonl_sample_view *v, u
             return FP_OK;
         FP_CHECK(fp__strmap_intern(&t->entities, text, v->entity_len, eid, NULL));
     }
+    if (prev && *eid != t->last_entity && *eid != guess)
+        FP_CHECK(follow(&t->next_entity, &t->next_entity_cap, t->last_entity, *eid));
     mkey k = {v->suite,      v->test,       v->metric,   v->unit,
               v->suite_len,  v->test_len,   v->metric_len, v->unit_len,
               v->size,       (uint8_t)v->better};
@@ -201,6 +263,8 @@ void fp__runtab_free(fp__runtab *t)
     fp_run_free(&t->ctx);
     fp__strmap_free(&t->entities);
     fp__strmap_free(&t->keys);
+    free(t->next_entity);
+    free(t->next_metric);
     free(t->ent);
     free(t->metrics);
     free(t->rows);

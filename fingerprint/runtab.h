@@ -41,6 +41,11 @@ typedef struct fp__runtab {
     bool have_last_ent;   /* last_ent: the entity of the last fp_sample added, */
     uint32_t last_ent_id; /* and its id */
     fp_entity last_ent;
+    /* by entity (metric key) id: the one that came after it last time, or
+     * FP__NONE: a run's samples repeat their order window after window, so
+     * the next one is most often the one predicted, found without a lookup */
+    uint32_t *next_entity, *next_metric;
+    size_t next_entity_cap, next_metric_cap;
     fp__row *rows;        /* the samples of a run read from a file (writes stream them) */
     size_t nrows, row_cap;
 } fp__runtab;
