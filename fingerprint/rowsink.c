@@ -26,6 +26,8 @@ struct fp__rowsink {
     unsigned char *fill; /* the chunk being filled */
     size_t nfill;        /* its rows */
     uint64_t handed;     /* chunks handed to the filter so far */
+    uint64_t total;      /* rows in all, once closed (the last chunk is padded) */
+    bool closed;
     fp_status st;        /* the first failure: every later call fails */
 
     /* the chunk being filtered (on the worker when there is one) */
@@ -218,7 +220,7 @@ fp_status fp__rowsink_status(const fp__rowsink *k)
 
 uint64_t fp__rowsink_rows(const fp__rowsink *k)
 {
-    return k->handed * k->chunk_rows + k->nfill;
+    return k->closed ? k->total : k->handed * k->chunk_rows + k->nfill;
 }
 
 fp_status fp__rowsink_close(fp__rowsink *k)
@@ -227,6 +229,8 @@ fp_status fp__rowsink_close(fp__rowsink *k)
     uint64_t rows = fp__rowsink_rows(k);
     if (st != FP_OK)
         return st;
+    k->total = rows;
+    k->closed = true;
     if (!k->handed) {
         /* a short table: written whole, as fp__h5_write_table writes one */
         FP_CHECK(fp__h5_write_table(k->loc, k->name, k->filetype, k->filetype, k->fill,

@@ -9,6 +9,9 @@ source "$(dirname "$0")/lib.sh"
 "$GEN" --runs 2 --nodes 100 --gpus 8 --metrics 50 --iters 2 --prefix st > in.jsonl
 expect_rc 0 "$F" store ingest in.jsonl --store s.h5
 expect_err "ingested 2 runs, 160000 samples"
+# the manifest lists the samples the partition holds (store check reads them all)
+expect_rc 0 "$F" store check --store s.h5
+grep -q "st-0 .* 80000 *$" out.txt || { cat out.txt; fail "st-0 is not listed with 80000 samples"; }
 expect_rc 0 "$F" store export --store s.h5 -o out.jsonl
 $PY "$HERE/compare_jsonl.py" in.jsonl out.jsonl st-0 st-1
 # the export (lines with "kind") read back gives the same export again
