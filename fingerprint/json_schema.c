@@ -160,48 +160,8 @@ fp_status fp_json_parse_sample(const json_t *j, fp_sample *out, char *err, size_
     return FP_OK;
 }
 
-/* A run's node names with the index of each one's first place in
- * run->nodes: what fp_run_node_index answers, in constant time (a linear
- * search per rank made the context of 100,000 nodes and 800,000 ranks take
- * minutes). */
-typedef struct node_index {
-    fp__strmap names;
-    int *first; /* by name id */
-} node_index;
-
-static fp_status node_index_build(const fp_run *run, node_index *ix)
-{
-    memset(ix, 0, sizeof *ix);
-    ix->first = malloc((run->nnodes > 0 ? (size_t)run->nnodes : 1) * sizeof *ix->first);
-    if (!ix->first)
-        return FP_ENOMEM;
-    for (int i = 0; i < run->nnodes; i++) {
-        uint32_t id;
-        bool added;
-        if (fp__strmap_intern(&ix->names, run->nodes[i], strlen(run->nodes[i]), &id, &added) !=
-            FP_OK)
-            return FP_ENOMEM;
-        if (added)
-            ix->first[id] = i;
-    }
-    return FP_OK;
-}
-
-/* The index of node in the run, or -1. */
-static int node_index_get(const node_index *ix, const char *node)
-{
-    uint32_t id = fp__strmap_find(&ix->names, node, strlen(node));
-    return id == FP__NONE ? -1 : ix->first[id];
-}
-
-static void node_index_free(node_index *ix)
-{
-    fp__strmap_free(&ix->names);
-    free(ix->first);
-}
-
 /* "config" (config_json's form) into run->config; absent: none (older runs). */
-static fp_status parse_config(const json_t *cfg, fp_run *run, const node_index *ix, char *err,
+static fp_status parse_config(const json_t *cfg, fp_run *run, const fp__nameix *ix, char *err,
                               size_t errlen)
 {
     if (!cfg)
@@ -227,7 +187,7 @@ static fp_status parse_config(const json_t *cfg, fp_run *run, const node_index *
         if (!json_is_object(o) || !json_is_object(f) ||
             !get_str(o, "entity", text, sizeof text, true) || !fp_entity_parse(text, &e) ||
             (e.kind != FP_ENT_NODE && e.kind != FP_ENT_GPU) ||
-            (node = node_index_get(ix, e.node)) < 0) {
+            (node = fp__nameix_get(ix, e.node)) < 0) {
             snprintf(err, errlen, "field 'config[%zu]' malformed: expected {\"entity\": "
                      "\"node:N\" or \"gpu:N/D\" of the run's nodes, \"fields\": {...}}", i);
             st = FP_EINPUT;
@@ -258,7 +218,7 @@ static fp_status parse_config(const json_t *cfg, fp_run *run, const node_index *
     return st;
 }
 
-static fp_status parse_ranks(const json_t *ranks, fp_run *run, const node_index *ix, char *err,
+static fp_status parse_ranks(const json_t *ranks, fp_run *run, const fp__nameix *ix, char *err,
                              size_t errlen);
 
 fp_status fp_json_parse_context(const json_t *j, fp_run *run, char *err, size_t errlen)
@@ -287,20 +247,21 @@ fp_status fp_json_parse_context(const json_t *j, fp_run *run, char *err, size_t 
         if (!json_is_string(v) || json_string_length(v) >= FP_NAME_MAX) BAD("nodes");
         memcpy(run->nodes[i], json_string_value(v), json_string_length(v) + 1);
     }
-    node_index ix;
-    fp_status st = node_index_build(run, &ix);
+    /* each rank's and configuration entry's node, found in constant time */
+    fp__nameix ix;
+    fp_status st = fp__nameix_build(&ix, run->nodes[0], sizeof run->nodes[0], nn);
     if (st != FP_OK)
         snprintf(err, errlen, "out of memory for the names of %d nodes", nn);
     if (st == FP_OK)
         st = parse_ranks(ranks, run, &ix, err, errlen);
     if (st == FP_OK)
         st = parse_config(json_object_get(j, "config"), run, &ix, err, errlen);
-    node_index_free(&ix);
+    fp__nameix_free(&ix);
     return st;
 }
 
 /* "ranks" into run->ranks (run->nranks of them). */
-static fp_status parse_ranks(const json_t *ranks, fp_run *run, const node_index *ix, char *err,
+static fp_status parse_ranks(const json_t *ranks, fp_run *run, const fp__nameix *ix, char *err,
                              size_t errlen)
 {
     for (int r = 0; r < run->nranks; r++) {
@@ -309,7 +270,7 @@ static fp_status parse_ranks(const json_t *ranks, fp_run *run, const node_index 
         char node[FP_NAME_MAX];
         double lr, dev;
         if (!json_is_object(o) || !get_str(o, "node", node, sizeof node, true)) BAD("ranks.node");
-        ri->node = node_index_get(ix, node);
+        ri->node = fp__nameix_get(ix, node);
         if (ri->node < 0) BAD("ranks.node");
         /* whole numbers in int range: a cast of anything else is undefined */
         if (!get_num(o, "local_rank", &lr, false) || !(lr >= 0 && lr <= INT_MAX) ||

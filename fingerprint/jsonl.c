@@ -858,68 +858,50 @@ static int key_index(const char *key, const char *const *names, int n)
     return -1;
 }
 
-/* "nodes": an array of names. */
-static bool fast_nodes(scan *sc, fp_run *run)
+/* A JSON array into *arr (grown; items of size bytes), each item read by
+ * item(sc, ix, it) into its zeroed place; *n its length (at most INT_MAX). */
+static bool fast_array(scan *sc, void **arr, size_t size, int *n,
+                       bool (*item)(scan *sc, const fp__nameix *ix, void *it),
+                       const fp__nameix *ix)
 {
-    size_t cap = 0, n = 0;
+    size_t cap = 0, k = 0;
     bool closed;
     if (!fast_char(sc, '['))
         return false;
     if (!fast_char(sc, ']')) {
         do {
-            char (*grown)[FP_NAME_MAX] = fp_grow(run->nodes, &cap, n + 1, sizeof *grown, 1024);
+            char *grown = fp_grow(*arr, &cap, k + 1, size, 1024);
             if (!grown)
                 return false;
-            run->nodes = grown;
-            memset(run->nodes[n], 0, FP_NAME_MAX); /* stored whole: no stray bytes */
-            if (!fast_str(sc, run->nodes[n++], FP_NAME_MAX) || n > INT_MAX)
+            *arr = grown;
+            memset(grown + k * size, 0, size); /* stored whole: no stray bytes */
+            if (!item(sc, ix, grown + k++ * size) || k > INT_MAX)
                 return false;
         } while (fast_more(sc, ']', &closed));
         if (!closed)
             return false;
     }
-    run->nnodes = (int)n;
+    *n = (int)k;
     return true;
 }
 
-/* The nodes' names with the first index of each (what fp_run_node_index
- * answers, in constant time). */
-typedef struct fast_nodeix {
-    fp__strmap names;
-    int *first;
-} fast_nodeix;
-
-static bool nodeix_build(const fp_run *run, fast_nodeix *ix)
+/* One of "nodes": a name. */
+static bool fast_node(scan *sc, const fp__nameix *ix, void *it)
 {
-    ix->first = malloc((run->nnodes ? (size_t)run->nnodes : 1) * sizeof *ix->first);
-    for (int i = 0; ix->first && i < run->nnodes; i++) {
-        uint32_t id;
-        bool added;
-        if (fp__strmap_intern(&ix->names, run->nodes[i], strlen(run->nodes[i]), &id, &added) !=
-            FP_OK)
-            return false;
-        if (added)
-            ix->first[id] = i;
-    }
-    return ix->first != NULL;
-}
-
-static int nodeix_get(const fast_nodeix *ix, const char *node)
-{
-    uint32_t id = fp__strmap_find(&ix->names, node, strlen(node));
-    return id == FP__NONE ? -1 : ix->first[id];
+    (void)ix;
+    return fast_str(sc, it, FP_NAME_MAX);
 }
 
 /* One object of "ranks" (fp_json_parse_context's rules). */
-static bool fast_rank(scan *sc, const fast_nodeix *ix, fp_rank_info *ri)
+static bool fast_rank(scan *sc, const fp__nameix *ix, void *it)
 {
+    fp_rank_info *ri = it;
     static const char *const names[] = {"node",        "local_rank", "dev",  "clock_offset",
                                         "clock_error", "model",      "uuid", "pci_bus"};
     unsigned seen = 0;
     double lr = 0, dev = 0;
     char key[16], node[FP_NAME_MAX];
     bool closed = true, ok = true;
-    memset(ri, 0, sizeof *ri);
     if (!fast_char(sc, '{'))
         return false;
     if (!fast_char(sc, '}')) {
@@ -929,7 +911,7 @@ static bool fast_rank(scan *sc, const fast_nodeix *ix, fp_rank_info *ri)
                 return false;
             seen |= 1u << k;
             switch (k) {
-            case 0: ok = fast_str(sc, node, sizeof node) && (ri->node = nodeix_get(ix, node)) >= 0;
+            case 0: ok = fast_str(sc, node, sizeof node) && (ri->node = fp__nameix_get(ix, node)) >= 0;
                 break;
             case 1: ok = fast_num(sc, &lr); break;
             case 2: ok = fast_num(sc, &dev); break;
@@ -951,31 +933,9 @@ static bool fast_rank(scan *sc, const fast_nodeix *ix, fp_rank_info *ri)
     return true;
 }
 
-static bool fast_ranks(scan *sc, const fast_nodeix *ix, fp_run *run)
-{
-    size_t cap = 0, n = 0;
-    bool closed;
-    if (!fast_char(sc, '['))
-        return false;
-    if (!fast_char(sc, ']')) {
-        do {
-            fp_rank_info *grown = fp_grow(run->ranks, &cap, n + 1, sizeof *grown, 1024);
-            if (!grown)
-                return false;
-            run->ranks = grown;
-            if (!fast_rank(sc, ix, &run->ranks[n++]) || n > INT_MAX)
-                return false;
-        } while (fast_more(sc, ']', &closed));
-        if (!closed)
-            return false;
-    }
-    run->nranks = (int)n;
-    return true;
-}
-
 /* "config": [{"entity": "node:N" | "gpu:N/D", "fields": {"name": "value", ...}}, ...],
  * the two keys in that order, every field a string, none repeated. */
-static bool fast_config(scan *sc, const fast_nodeix *ix, fp_run *run)
+static bool fast_config(scan *sc, const fp__nameix *ix, fp_run *run)
 {
     fp_cfg_item *items = NULL;
     size_t cap = 0, n = 0;
@@ -991,7 +951,7 @@ static bool fast_config(scan *sc, const fast_nodeix *ix, fp_run *run)
             if (!fast_char(sc, '{') || !fast_key(sc, key, sizeof key) ||
                 strcmp(key, "entity") != 0 || !fast_str(sc, text, sizeof text) ||
                 !fp_entity_parse(text, &e) || (e.kind != FP_ENT_NODE && e.kind != FP_ENT_GPU) ||
-                (node = nodeix_get(ix, e.node)) < 0 || !fast_char(sc, ',') ||
+                (node = fp__nameix_get(ix, e.node)) < 0 || !fast_char(sc, ',') ||
                 !fast_key(sc, key, sizeof key) || strcmp(key, "fields") != 0 ||
                 !fast_char(sc, '{'))
                 goto done;
@@ -1043,7 +1003,7 @@ bool fp_jsonl_run_fast(const char *line, size_t len, fp_run *run)
     static const char *const rest[] = {"time", "duration", "nodes", "ranks", "config"};
     char err[8], key[32];
     scan sc = {.start = line, .p = line, .end = line + len, .err = err, .errlen = sizeof err};
-    fast_nodeix ix = {0};
+    fp__nameix ix = {0};
     uint64_t seen = 0;
     bool ok = false, closed = true;
     memset(run, 0, sizeof *run);
@@ -1071,10 +1031,15 @@ bool fp_jsonl_run_fast(const char *line, size_t len, fp_run *run)
             else if (k == NTEXT + 1)
                 got = fast_num(&sc, &run->duration);
             else if (k == NTEXT + 2)
-                got = !(seen & (3ull << (NTEXT + 3))) && fast_nodes(&sc, run) &&
-                      nodeix_build(run, &ix); /* before the ranks and config */
+                got = !(seen & (3ull << (NTEXT + 3))) &&
+                      fast_array(&sc, (void **)&run->nodes, FP_NAME_MAX, &run->nnodes,
+                                 fast_node, NULL) &&
+                      fp__nameix_build(&ix, run->nodes ? run->nodes[0] : "", FP_NAME_MAX,
+                                       run->nnodes) == FP_OK; /* before ranks and config */
             else if (k == NTEXT + 3)
-                got = (seen & (1ull << (NTEXT + 2))) && fast_ranks(&sc, &ix, run);
+                got = (seen & (1ull << (NTEXT + 2))) &&
+                      fast_array(&sc, (void **)&run->ranks, sizeof *run->ranks, &run->nranks,
+                                 fast_rank, &ix);
             else
                 got = (seen & (1ull << (NTEXT + 2))) && fast_config(&sc, &ix, run);
             if (!got)
@@ -1091,8 +1056,7 @@ bool fp_jsonl_run_fast(const char *line, size_t len, fp_run *run)
         ok = run->ranks != NULL;
     }
 done:
-    fp__strmap_free(&ix.names);
-    free(ix.first);
+    fp__nameix_free(&ix);
     if (!ok)
         fp_run_free(run);
     return ok;

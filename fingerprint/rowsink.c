@@ -6,7 +6,9 @@
  * core and compresses on the other. The filtered chunk is then written with
  * H5Dwrite_chunk from the caller's thread, so HDF5 is only ever called from
  * one thread (the library is not built thread-safe). Memory: four chunk
- * buffers, whatever the table's length. */
+ * buffers, whatever the table's length; the chunk being filled grows to its
+ * size, and a parked sink (fp__rowsink_park) keeps only its rows not yet
+ * written. */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -24,7 +26,7 @@ struct fp__rowsink {
     char name[64];
     size_t rowbytes, chunk_rows, chunk_bytes;
     unsigned char *fill; /* the chunk being filled */
-    size_t nfill;        /* its rows */
+    size_t nfill, fill_cap; /* its rows, and the rows it has room for */
     uint64_t handed;     /* chunks handed to the filter so far */
     uint64_t total;      /* rows in all, once closed (the last chunk is padded) */
     bool closed;
@@ -110,10 +112,11 @@ cleanup:
 }
 
 /* Wait for the chunk being filtered and write it, the dataset first grown
- * to end with it (rows: the dataset's length once it is written). */
-static fp_status write_job(fp__rowsink *k, uint64_t rows)
+ * to end with it (with the table's last row once the sink is closed). */
+static fp_status write_job(fp__rowsink *k)
 {
     fp_status st = FP_OK;
+    uint64_t rows = k->closed ? k->total : k->handed * k->chunk_rows;
     if (k->threaded) {
         pthread_mutex_lock(&k->mu);
         while (!k->job_done)
@@ -131,11 +134,31 @@ cleanup:
     return st;
 }
 
-/* Hand the chunk in fill (nfill rows; a short last one is padded with zero
- * rows, HDF5's fill value) to the filter, after writing the one before. */
-static fp_status hand_off(fp__rowsink *k)
+/* Room for rows rows in the chunk being filled (at most a chunk). */
+static fp_status grow_fill(fp__rowsink *k, size_t rows)
 {
     fp_status st = FP_OK;
+    if (rows <= k->fill_cap)
+        return FP_OK;
+    size_t cap = k->fill_cap ? k->fill_cap : 1024;
+    while (cap < rows)
+        cap *= 2;
+    cap = cap < k->chunk_rows ? cap : k->chunk_rows;
+    unsigned char *grown = realloc(k->fill, cap * k->rowbytes);
+    FP_CHECK_ALLOC(grown);
+    k->fill = grown;
+    k->fill_cap = cap;
+cleanup:
+    return st;
+}
+
+/* The filter's buffers and its worker: made for the first full chunk, and
+ * again after a park. */
+static fp_status start_filter(fp__rowsink *k)
+{
+    fp_status st = FP_OK;
+    if (k->ds < 0)
+        FP_CHECK(create_dataset(k));
     if (!k->job_in) {
         k->job_cap = compressBound(k->chunk_bytes);
         k->job_in = malloc(k->chunk_bytes);
@@ -144,16 +167,50 @@ static fp_status hand_off(fp__rowsink *k)
         FP_CHECK_ALLOC(k->job_in);
         FP_CHECK_ALLOC(k->scratch);
         FP_CHECK_ALLOC(k->job_out);
-        FP_CHECK(create_dataset(k));
+    }
+    if (!k->threaded) {
         /* without a thread the chunk is filtered in line: slower, as correct */
+        k->quit = k->job_ready = false;
         k->threaded = pthread_create(&k->thread, NULL, worker_main, k) == 0;
     }
+cleanup:
+    return st;
+}
+
+/* Write the chunk the filter has, if any, end the worker and free the
+ * filter's buffers. */
+static fp_status stop_filter(fp__rowsink *k)
+{
+    fp_status st = k->job_pending ? write_job(k) : FP_OK;
+    if (k->threaded) {
+        pthread_mutex_lock(&k->mu);
+        k->quit = true;
+        pthread_cond_signal(&k->cv);
+        pthread_mutex_unlock(&k->mu);
+        pthread_join(k->thread, NULL);
+        k->threaded = false;
+    }
+    free(k->job_in);
+    free(k->scratch);
+    free(k->job_out);
+    k->job_in = k->scratch = k->job_out = NULL;
+    return st;
+}
+
+/* Hand the chunk in fill (nfill rows; a short last one is padded with zero
+ * rows, HDF5's fill value) to the filter, after writing the one before. */
+static fp_status hand_off(fp__rowsink *k)
+{
+    fp_status st = FP_OK;
+    FP_CHECK(start_filter(k));
+    FP_CHECK(grow_fill(k, k->chunk_rows));
     if (k->job_pending)
-        FP_CHECK(write_job(k, k->handed * k->chunk_rows));
+        FP_CHECK(write_job(k));
     memset(k->fill + k->nfill * k->rowbytes, 0, (k->chunk_rows - k->nfill) * k->rowbytes);
     unsigned char *t = k->job_in;
     k->job_in = k->fill;
     k->fill = t;
+    k->fill_cap = k->chunk_rows;
     k->job_chunk = k->handed++;
     k->job_pending = true;
     k->nfill = 0;
@@ -190,27 +247,42 @@ fp_status fp__rowsink_open(hid_t loc, const char *name, hid_t filetype, fp__rows
     while (k->chunk_rows > 1 && k->chunk_rows * k->rowbytes > (1u << 20))
         k->chunk_rows /= 2;
     k->chunk_bytes = k->chunk_rows * k->rowbytes;
-    k->fill = malloc(k->chunk_bytes);
-    FP_CHECK_ALLOC(k->fill);
     pthread_mutex_init(&k->mu, NULL);
     pthread_cond_init(&k->cv, NULL);
     *out = k;
     k = NULL;
 cleanup:
-    if (k) {
-        free(k->fill);
-        free(k);
-    }
+    free(k);
     return st;
 }
 
 void *fp__rowsink_next(fp__rowsink *k)
 {
+    if (k->nfill == k->fill_cap && k->st == FP_OK)
+        k->st = k->nfill == k->chunk_rows ? hand_off(k) : grow_fill(k, k->nfill + 1);
     if (k->st != FP_OK)
         return NULL;
-    if (k->nfill == k->chunk_rows && (k->st = hand_off(k)) != FP_OK)
-        return NULL;
     return k->fill + k->rowbytes * k->nfill++;
+}
+
+fp_status fp__rowsink_park(fp__rowsink *k)
+{
+    if (k->st != FP_OK)
+        return k->st;
+    k->st = stop_filter(k);
+    /* keep the rows not written yet, and no more */
+    if (!k->nfill) {
+        free(k->fill);
+        k->fill = NULL;
+        k->fill_cap = 0;
+    } else if (k->nfill < k->fill_cap) {
+        unsigned char *kept = realloc(k->fill, k->nfill * k->rowbytes);
+        if (kept) {
+            k->fill = kept;
+            k->fill_cap = k->nfill;
+        }
+    }
+    return k->st;
 }
 
 fp_status fp__rowsink_status(const fp__rowsink *k)
@@ -239,7 +311,7 @@ fp_status fp__rowsink_close(fp__rowsink *k)
     }
     if (k->nfill)
         FP_CHECK(hand_off(k));
-    FP_CHECK(write_job(k, rows));
+    FP_CHECK(stop_filter(k)); /* the last chunk written, the dataset ends at its last row */
 cleanup:
     k->st = st != FP_OK ? st : FP_EUSAGE; /* closed: nothing more goes in */
     return st;
@@ -249,20 +321,11 @@ void fp__rowsink_free(fp__rowsink *k)
 {
     if (!k)
         return;
-    if (k->threaded) {
-        pthread_mutex_lock(&k->mu);
-        k->quit = true;
-        pthread_cond_signal(&k->cv);
-        pthread_mutex_unlock(&k->mu);
-        pthread_join(k->thread, NULL);
-    }
+    k->job_pending = false; /* abandoned: nothing more is written */
+    stop_filter(k);
     pthread_mutex_destroy(&k->mu);
     pthread_cond_destroy(&k->cv);
-    if (k->ds >= 0)
-        H5Dclose(k->ds);
+    fp__h5_close(k->ds);
     free(k->fill);
-    free(k->job_in);
-    free(k->scratch);
-    free(k->job_out);
     free(k);
 }

@@ -29,6 +29,12 @@ fp_status fp__rowsink_open(hid_t loc, const char *name, hid_t filetype, fp__rows
  * logged; every later call fails too). */
 void *fp__rowsink_next(fp__rowsink *k);
 
+/* Write every chunk that is whole and release the filter's buffers and
+ * thread until the next row: a sink waiting for rows (a run whose lines
+ * stopped coming for now) keeps only its rows not yet written. FP_EH5/FP_EIO
+ * as fp__rowsink_close. */
+fp_status fp__rowsink_park(fp__rowsink *k);
+
 /* FP_OK, or the failure that made fp__rowsink_next return NULL. */
 fp_status fp__rowsink_status(const fp__rowsink *k);
 /* Rows added so far. */

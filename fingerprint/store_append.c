@@ -16,11 +16,16 @@
 #include "store_internal.h"
 
 #define ROW_BYTES 28 /* a sample row in the file: entity, metric, iter, value, t */
+/* Runs whose samples may come interleaved and keep their chunk buffers and
+ * filter thread; a run beyond them (a file of hundreds of runs, one after
+ * the other) is parked: it keeps only its rows not yet written. */
+#define ACTIVE_MAX 4
 
 struct fp__apprun {
     fp__runtab tab;     /* the context and the entity and metric tables (rows stream) */
     hid_t g;            /* the run's group in the partition */
     fp__rowsink *rows;  /* its samples */
+    fp__append *a;
 };
 
 struct fp__append {
@@ -30,6 +35,7 @@ struct fp__append {
     fp__apprun **run;          /* in the order started */
     size_t n, cap;
     fp__strmap ids;            /* the runs started */
+    fp__apprun *active[ACTIVE_MAX]; /* the runs not parked, the last added to first */
     bool started;              /* the store is being changed: ends in finish_change */
     bool done;                 /* committed, or the commit failed and was undone */
 };
@@ -54,10 +60,29 @@ static void put_double(unsigned char *p, double d)
     memcpy(p, &v, 8);
 }
 
+/* Make r the first of the active runs, parking the one that was added to
+ * least recently when there are too many. */
+static fp_status activate(fp__apprun *r)
+{
+    fp__apprun **act = r->a->active;
+    size_t i = 0;
+    while (i < ACTIVE_MAX - 1 && act[i] && act[i] != r)
+        i++;
+    fp_status st = act[i] && act[i] != r ? fp__rowsink_park(act[i]->rows) : FP_OK;
+    memmove(act + 1, act, i * sizeof *act);
+    act[0] = r;
+    return st;
+}
+
 /* One sample row in the file's layout (little-endian, packed). */
 static fp_status put_row(fp__apprun *r, uint32_t eid, uint32_t mid, int32_t iter, double value,
                          double t)
 {
+    if (r->a->active[0] != r) {
+        fp_status st = activate(r);
+        if (st != FP_OK)
+            return st;
+    }
     unsigned char *p = fp__rowsink_next(r->rows);
     if (!p)
         return fp__rowsink_status(r->rows);
@@ -180,6 +205,7 @@ fp_status fp__append_run(fp__append *a, const char *id, fp__apprun **out, char *
     r = calloc(1, sizeof *r);
     FP_CHECK_ALLOC(r);
     r->g = H5I_INVALID_HID;
+    r->a = a;
     snprintf(r->tab.ctx.id, sizeof r->tab.ctx.id, "%s", id);
     snprintf(r->tab.ctx.status, sizeof r->tab.ctx.status, "complete");
     FP_CHECK_H5(r->g = H5Gcreate2(a->runs, id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));

@@ -5,8 +5,9 @@
  * the store as it was, with no file of its own behind. Works in a fresh temp
  * dir. */
 #include <dirent.h>
-#include <stdio.h>
+#include <ftw.h>
 #include <hdf5.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,15 +290,30 @@ static void make_big(fp_run *run, const char *id)
     }
 }
 
-static size_t count_files(const char *dir)
+static int is_partition(const struct dirent *e)
 {
-    size_t n = 0;
-    DIR *d = opendir(dir);
-    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
-        n += e->d_name[0] != '.';
-    if (d)
-        closedir(d);
+    return e->d_name[0] == 'p' || e->d_name[0] == 'b';
+}
+
+/* The partition files in dir (the first one's name into first, when given). */
+static int partitions(const char *dir, char *first, size_t len)
+{
+    struct dirent **list = NULL;
+    int n = scandir(dir, &list, is_partition, alphasort);
+    if (first && n > 0)
+        snprintf(first, len, "%s/%s", dir, list[0]->d_name);
+    for (int i = 0; i < n; i++)
+        free(list[i]);
+    free(list);
     return n;
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
 }
 
 static void test_big_append(const char *dir)
@@ -327,7 +343,7 @@ static void test_big_append(const char *dir)
     }
     CHECK(same);
     fp_run_free(&back);
-    size_t files = count_files(parts);
+    int files = partitions(parts, NULL, 0);
 
     /* a sample that breaks its metric's unit after two chunks were written:
      * refused, nothing committed, no partition left behind */
@@ -340,18 +356,12 @@ static void test_big_append(const char *dir)
     CHECK(fp_store_list(st, &rows, &n) == FP_OK && n == 1 && strcmp(rows[0].id, "big-0") == 0);
     CHECK(n == 1 && rows[0].nsamples == BIG_SAMPLES); /* the manifest counts the rows written */
     free(rows);
-    CHECK(count_files(parts) == files);
+    CHECK(partitions(parts, NULL, 0) == files);
     fp_store_close(st);
 
     /* HDF5 reads the streamed chunks by itself: every row, the filters as documented */
-    char part[1100];
-    DIR *d = opendir(parts);
-    part[0] = 0;
-    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
-        if (e->d_name[0] == 'p')
-            snprintf(part, sizeof part, "%s/%s", parts, e->d_name);
-    if (d)
-        closedir(d);
+    char part[1100] = "";
+    CHECK(partitions(parts, part, sizeof part) == 1);
     hid_t f = H5Fopen(part, H5F_ACC_RDONLY, H5P_DEFAULT);
     hid_t ds = f >= 0 ? H5Dopen2(f, "runs/big-0/samples", H5P_DEFAULT) : -1;
     CHECK(ds >= 0);
@@ -385,16 +395,11 @@ static void test_big_append(const char *dir)
 int main(void)
 {
     char dir[] = "/tmp/fp_test_stream_XXXXXX";
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
     test_fast_path();
     test_run_fast_path();
+    CHECK(mkdtemp(dir) != NULL);
     test_big_append(dir);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
+    if (nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
         fprintf(stderr, "could not remove %s\n", dir);
     CHECK_DONE();
 }
