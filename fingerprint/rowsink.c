@@ -19,8 +19,6 @@
 #include "h5.h"
 #include "rowsink.h"
 
-#define DEFLATE_LEVEL 1 /* what fp__h5_write_table asks of H5Pset_deflate */
-
 struct fp__rowsink {
     hid_t loc, filetype, ds;
     char name[64];
@@ -66,7 +64,7 @@ static void filter_job(fp__rowsink *k)
 {
     shuffle(k->job_in, k->scratch, k->rowbytes, k->chunk_rows);
     k->job_len = k->job_cap;
-    k->job_zrc = compress2(k->job_out, &k->job_len, k->scratch, k->chunk_bytes, DEFLATE_LEVEL);
+    k->job_zrc = compress2(k->job_out, &k->job_len, k->scratch, k->chunk_bytes, FP__H5_DEFLATE);
 }
 
 static void *worker_main(void *arg)
@@ -89,27 +87,21 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* ---- writing ------------------------------------------------------------------------ */
-
-static fp_status create_dataset(fp__rowsink *k)
+/* Give the worker the job handed off (quit false) or tell it to end. */
+static void tell_worker(fp__rowsink *k, bool quit)
 {
-    fp_status st = FP_OK;
-    hid_t space = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
-    hsize_t dims[1] = {0}, maxdims[1] = {H5S_UNLIMITED}, chunk[1] = {k->chunk_rows};
-    FP_CHECK_H5(space = H5Screate_simple(1, dims, maxdims));
-    FP_CHECK_H5(dcpl = H5Pcreate(H5P_DATASET_CREATE));
-    FP_CHECK_H5(H5Pset_chunk(dcpl, 1, chunk));
-    FP_CHECK_H5(H5Pset_shuffle(dcpl));
-    FP_CHECK_H5(H5Pset_deflate(dcpl, DEFLATE_LEVEL));
-    FP_CHECK_H5(k->ds = H5Dcreate2(k->loc, k->name, k->filetype, space, H5P_DEFAULT, dcpl,
-                                   H5P_DEFAULT));
-cleanup:
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
-    if (space >= 0)
-        H5Sclose(space);
-    return st;
+    pthread_mutex_lock(&k->mu);
+    if (quit) {
+        k->quit = true;
+    } else {
+        k->job_done = false;
+        k->job_ready = true;
+    }
+    pthread_cond_signal(&k->cv);
+    pthread_mutex_unlock(&k->mu);
 }
+
+/* ---- writing ------------------------------------------------------------------------ */
 
 /* Wait for the chunk being filtered and write it, the dataset first grown
  * to end with it (with the table's last row once the sink is closed). */
@@ -158,7 +150,7 @@ static fp_status start_filter(fp__rowsink *k)
 {
     fp_status st = FP_OK;
     if (k->ds < 0)
-        FP_CHECK(create_dataset(k));
+        FP_CHECK(fp__h5_create_table(k->loc, k->name, k->filetype, 0, k->chunk_rows, &k->ds));
     if (!k->job_in) {
         k->job_cap = compressBound(k->chunk_bytes);
         k->job_in = malloc(k->chunk_bytes);
@@ -183,10 +175,7 @@ static fp_status stop_filter(fp__rowsink *k)
 {
     fp_status st = k->job_pending ? write_job(k) : FP_OK;
     if (k->threaded) {
-        pthread_mutex_lock(&k->mu);
-        k->quit = true;
-        pthread_cond_signal(&k->cv);
-        pthread_mutex_unlock(&k->mu);
+        tell_worker(k, true);
         pthread_join(k->thread, NULL);
         k->threaded = false;
     }
@@ -214,15 +203,10 @@ static fp_status hand_off(fp__rowsink *k)
     k->job_chunk = k->handed++;
     k->job_pending = true;
     k->nfill = 0;
-    if (k->threaded) {
-        pthread_mutex_lock(&k->mu);
-        k->job_done = false;
-        k->job_ready = true;
-        pthread_cond_signal(&k->cv);
-        pthread_mutex_unlock(&k->mu);
-    } else {
+    if (k->threaded)
+        tell_worker(k, false);
+    else
         filter_job(k);
-    }
 cleanup:
     return st;
 }
@@ -242,10 +226,8 @@ fp_status fp__rowsink_open(hid_t loc, const char *name, hid_t filetype, fp__rows
     k->rowbytes = H5Tget_size(filetype);
     if (k->rowbytes == 0)
         FP_FAIL(FP_EH5, "table '%s': its row type has no size", name);
-    /* the chunks fp__h5_write_table makes: within HDF5's default 1 MiB cache */
-    k->chunk_rows = FP__SINK_CHUNK_ROWS;
-    while (k->chunk_rows > 1 && k->chunk_rows * k->rowbytes > (1u << 20))
-        k->chunk_rows /= 2;
+    /* the chunks fp__h5_write_table makes of a long table */
+    k->chunk_rows = fp__h5_chunk_rows(SIZE_MAX, k->rowbytes);
     k->chunk_bytes = k->chunk_rows * k->rowbytes;
     pthread_mutex_init(&k->mu, NULL);
     pthread_cond_init(&k->cv, NULL);

@@ -3,17 +3,14 @@
 /* Row sinks (rowsink.c): a 1-D table of fixed-size rows streamed into an HDF5
  * dataset a chunk at a time, so a table of any length is never held whole.
  * The dataset is what fp__h5_write_table writes (chunked, unlimited,
- * shuffle + deflate(1)): readers cannot tell them apart. Private to
+ * shuffle + deflate(1); a long table in chunks of 32,768 rows of a sample,
+ * 896 KiB): readers cannot tell them apart. Private to
  * fingerprint/: fp__ prefix, not installed. */
 #include <hdf5.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "fleetprint/status.h"
-
-/* Rows per chunk of a streamed table (x 28 bytes a sample row: 896 KiB, in
- * HDF5's default 1 MiB chunk cache, the same chunks fp__h5_write_table makes). */
-#define FP__SINK_CHUNK_ROWS 32768
 
 typedef struct fp__rowsink fp__rowsink;
 
