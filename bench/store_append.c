@@ -6,6 +6,13 @@
  * (fp_store_append_file: open, lock, write, commit, close) and prints the
  * median. Every file it made is removed at the end.
  *
+ * fp_bench_store_append --fleet NODES [DIR]: rank 0's append of one whole
+ * preflight-sized run instead: the run `fleetprint simulate --nodes NODES
+ * --runs 1` writes (NODES x 8 GPUs, seed 1, the default faults) appended
+ * into an empty store in DIR, timed (wall and CPU), with the process's
+ * resident set before it (the run itself) and its peak during the append
+ * (what the append adds), then read back by the manifest's sample count.
+ *
  * The big stores are written the way an outside tool would write a schema-1
  * store, by the names docs/store.md documents: runs of 3.8 M samples (100 MiB
  * each, random values, uncompressed so they build at disk speed). Exit 1 when
@@ -21,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fleetprint/detect.h"
 #include "fleetprint/store.h"
 
 #define ROW_BYTES 28                    /* entity u32, metric u32, iter i32, value f64, t f64 */
@@ -264,8 +272,75 @@ static void remove_store(const char *path)
     unlink(path);
 }
 
+/* A field of /proc/self/status in GiB ("VmRSS", "VmHWM"), -1 if unknown. */
+static double status_gib(const char *field)
+{
+    char line[256];
+    double kib = -1;
+    size_t n = strlen(field);
+    FILE *f = fopen("/proc/self/status", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, field, n) == 0 && line[n] == ':')
+            kib = atof(line + n + 1);
+    if (f)
+        fclose(f);
+    return kib < 0 ? -1 : kib / (1 << 20);
+}
+
+/* --fleet NODES: one simulated run of NODES x 8 appended as rank 0 appends it. */
+static int fleet_append(int nodes, const char *base)
+{
+    char dir[4096], path[4200], err[256];
+    fp_sim *sim = NULL;
+    fp_run run;
+    memset(&run, 0, sizeof run);
+    fp_sim_opts o = {.nodes = nodes, .gpus_per_node = 8, .runs = 1, .windows = 6,
+                     .link_partners = 4, .seed = 1, .shift = 1};
+    snprintf(dir, sizeof dir, "%s/fp_store_append.XXXXXX", base);
+    if (nodes < 1 || !mkdtemp(dir)) {
+        fprintf(stderr, "--fleet %d: need NODES >= 1 and a directory in %s\n", nodes, base);
+        return 2;
+    }
+    snprintf(path, sizeof path, "%s/fleet.h5", dir);
+    int bad = fp_sim_open(&o, &sim, err, sizeof err) != FP_OK ||
+              fp_sim_run(sim, 0, &run) != FP_OK;
+    if (!bad) {
+        /* the peak from here on is the run's and the append's (Linux: writing 5
+         * to clear_refs resets VmHWM to the current resident set) */
+        FILE *cr = fopen("/proc/self/clear_refs", "w");
+        if (cr) {
+            fputs("5", cr);
+            fclose(cr);
+        }
+        double before = status_gib("VmRSS"), a = now(), c = cpu_now();
+        bad = fp_store_append_file(path, &run, 10) != FP_OK;
+        double wall = now() - a, cpu = cpu_now() - c, peak = status_gib("VmHWM");
+        fp_store *s = NULL;
+        fp_run_summary *rows = NULL;
+        size_t n = 0;
+        bad |= fp_store_open(&s, path, FP_STORE_READ, 0) != FP_OK ||
+               fp_store_list(s, &rows, &n) != FP_OK || n != 1 || rows[0].nsamples != run.nsamples;
+        free(rows);
+        fp_store_close(s);
+        printf("append of one run of %d nodes x 8 (%zu samples): wall %.2f s, CPU %.2f s "
+               "(%.0f samples/s); resident %.2f GiB before (the run), peak %.2f GiB during "
+               "the append (+%.2f GiB)\n",
+               nodes, run.nsamples, wall, cpu, (double)run.nsamples / wall, before, peak,
+               peak - before);
+    }
+    fp_run_free(&run);
+    fp_sim_free(sim);
+    remove_store(path);
+    rmdir(dir);
+    if (bad)
+        fprintf(stderr, "FAIL: the simulated run, its append or the read-back failed\n");
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 2 && strcmp(argv[1], "--fleet") == 0)
+        return fleet_append(atoi(argv[2]), argc > 3 ? argv[3] : "/tmp");
     const char *base = argc > 1 ? argv[1] : "/tmp";
     int sizes[8] = {0, 1, 10}, nsizes = argc > 2 ? 0 : 3;
     for (int i = 2; i < argc && nsizes < 8; i++)

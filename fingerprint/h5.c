@@ -124,32 +124,45 @@ fp_status fp__h5_read_attr_i64(hid_t obj, const char *name, long long *out)
     return attr_read_num(obj, name, H5T_NATIVE_LLONG, out);
 }
 
-fp_status fp__h5_write_table(hid_t loc, const char *name, hid_t filetype, hid_t memtype,
-                             const void *data, size_t n)
+size_t fp__h5_chunk_rows(size_t n, size_t rowbytes)
+{
+    size_t chunk = n < ROWS_PER_CHUNK ? (n ? n : 1) : ROWS_PER_CHUNK;
+    /* keep a chunk within HDF5's default 1 MiB chunk cache */
+    while (chunk > 1 && chunk * rowbytes > (1u << 20))
+        chunk /= 2;
+    return chunk;
+}
+
+fp_status fp__h5_create_table(hid_t loc, const char *name, hid_t filetype, size_t n,
+                              size_t chunk_rows, hid_t *out)
 {
     fp_status st = FP_OK;
-    hid_t space = H5I_INVALID_HID, dcpl = H5I_INVALID_HID, ds = H5I_INVALID_HID;
-    hsize_t dims[1] = {n}, maxdims[1] = {H5S_UNLIMITED};
-    hsize_t chunk[1] = {n < ROWS_PER_CHUNK ? (n ? n : 1) : ROWS_PER_CHUNK};
-    size_t rowbytes = H5Tget_size(filetype);
-    /* keep a chunk within HDF5's default 1 MiB chunk cache */
-    while (chunk[0] > 1 && chunk[0] * rowbytes > (1u << 20))
-        chunk[0] /= 2;
+    hid_t space = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
+    hsize_t dims[1] = {n}, maxdims[1] = {H5S_UNLIMITED}, chunk[1] = {chunk_rows};
+    *out = H5I_INVALID_HID;
     FP_CHECK_H5(space = H5Screate_simple(1, dims, maxdims));
     FP_CHECK_H5(dcpl = H5Pcreate(H5P_DATASET_CREATE));
     FP_CHECK_H5(H5Pset_chunk(dcpl, 1, chunk));
     FP_CHECK_H5(H5Pset_shuffle(dcpl));
-    FP_CHECK_H5(H5Pset_deflate(dcpl, 1));
-    FP_CHECK_H5(ds = H5Dcreate2(loc, name, filetype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+    FP_CHECK_H5(H5Pset_deflate(dcpl, FP__H5_DEFLATE));
+    FP_CHECK_H5(*out = H5Dcreate2(loc, name, filetype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+cleanup:
+    fp__h5_close(dcpl);
+    fp__h5_close(space);
+    return st;
+}
+
+fp_status fp__h5_write_table(hid_t loc, const char *name, hid_t filetype, hid_t memtype,
+                             const void *data, size_t n)
+{
+    fp_status st = FP_OK;
+    hid_t ds = H5I_INVALID_HID;
+    FP_CHECK(fp__h5_create_table(loc, name, filetype, n,
+                                 fp__h5_chunk_rows(n, H5Tget_size(filetype)), &ds));
     if (n)
         FP_CHECK_H5(H5Dwrite(ds, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data));
 cleanup:
-    if (ds >= 0)
-        H5Dclose(ds);
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
-    if (space >= 0)
-        H5Sclose(space);
+    fp__h5_close(ds);
     return st;
 }
 

@@ -21,6 +21,16 @@ fp_status fp__h5_read_attr_str(hid_t obj, const char *name, char *buf, size_t le
 fp_status fp__h5_read_attr_double(hid_t obj, const char *name, double *out);
 fp_status fp__h5_read_attr_i64(hid_t obj, const char *name, long long *out);
 
+/* The deflate level of every table. */
+#define FP__H5_DEFLATE 1
+/* Rows per chunk of a table of n rows of rowbytes each: n up to 32,768 rows,
+ * within HDF5's default 1 MiB chunk cache. */
+size_t fp__h5_chunk_rows(size_t n, size_t rowbytes);
+/* Create dataset name: n rows of filetype along an unlimited dimension, in
+ * chunks of chunk_rows, shuffled and deflated; *out is the open dataset (the
+ * caller closes it). */
+fp_status fp__h5_create_table(hid_t loc, const char *name, hid_t filetype, size_t n,
+                              size_t chunk_rows, hid_t *out);
 /* Write n rows of memtype as dataset name (file type filetype), chunked along
  * an unlimited dimension and compressed (shuffle + deflate). n may be 0. */
 fp_status fp__h5_write_table(hid_t loc, const char *name, hid_t filetype, hid_t memtype,

@@ -122,6 +122,39 @@ void fp__strmap_free(fp__strmap *m)
     memset(m, 0, sizeof *m);
 }
 
+/* ---- name index -------------------------------------------------------------------- */
+
+fp_status fp__nameix_build(fp__nameix *ix, const char *names, size_t stride, int n)
+{
+    fp_status st = FP_OK;
+    memset(ix, 0, sizeof *ix);
+    ix->first = malloc((n > 0 ? (size_t)n : 1) * sizeof *ix->first);
+    FP_CHECK_ALLOC(ix->first);
+    for (int i = 0; i < n; i++) {
+        const char *name = names + (size_t)i * stride;
+        uint32_t id;
+        bool added;
+        FP_CHECK(fp__strmap_intern(&ix->names, name, strlen(name), &id, &added));
+        if (added)
+            ix->first[id] = i;
+    }
+cleanup:
+    return st;
+}
+
+int fp__nameix_get(const fp__nameix *ix, const char *name)
+{
+    uint32_t id = fp__strmap_find(&ix->names, name, strlen(name));
+    return id == FP__NONE ? -1 : ix->first[id];
+}
+
+void fp__nameix_free(fp__nameix *ix)
+{
+    fp__strmap_free(&ix->names);
+    free(ix->first);
+    memset(ix, 0, sizeof *ix);
+}
+
 /* ---- 64-bit key map --------------------------------------------------------------- */
 
 static fp_status u64map_grow(fp__u64map *m, size_t nslots)

@@ -8,6 +8,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "intern.h"
+
 /* ---- writing -------------------------------------------------------------------- */
 
 json_t *fp_json_sample(const fp_sample *s)
@@ -159,7 +161,8 @@ fp_status fp_json_parse_sample(const json_t *j, fp_sample *out, char *err, size_
 }
 
 /* "config" (config_json's form) into run->config; absent: none (older runs). */
-static fp_status parse_config(const json_t *cfg, fp_run *run, char *err, size_t errlen)
+static fp_status parse_config(const json_t *cfg, fp_run *run, const fp__nameix *ix, char *err,
+                              size_t errlen)
 {
     if (!cfg)
         return FP_OK;
@@ -184,7 +187,7 @@ static fp_status parse_config(const json_t *cfg, fp_run *run, char *err, size_t 
         if (!json_is_object(o) || !json_is_object(f) ||
             !get_str(o, "entity", text, sizeof text, true) || !fp_entity_parse(text, &e) ||
             (e.kind != FP_ENT_NODE && e.kind != FP_ENT_GPU) ||
-            (node = fp_run_node_index(run, e.node)) < 0) {
+            (node = fp__nameix_get(ix, e.node)) < 0) {
             snprintf(err, errlen, "field 'config[%zu]' malformed: expected {\"entity\": "
                      "\"node:N\" or \"gpu:N/D\" of the run's nodes, \"fields\": {...}}", i);
             st = FP_EINPUT;
@@ -215,6 +218,9 @@ static fp_status parse_config(const json_t *cfg, fp_run *run, char *err, size_t 
     return st;
 }
 
+static fp_status parse_ranks(const json_t *ranks, fp_run *run, const fp__nameix *ix, char *err,
+                             size_t errlen);
+
 fp_status fp_json_parse_context(const json_t *j, fp_run *run, char *err, size_t errlen)
 {
     if (!json_is_object(j))
@@ -241,13 +247,30 @@ fp_status fp_json_parse_context(const json_t *j, fp_run *run, char *err, size_t 
         if (!json_is_string(v) || json_string_length(v) >= FP_NAME_MAX) BAD("nodes");
         memcpy(run->nodes[i], json_string_value(v), json_string_length(v) + 1);
     }
-    for (int r = 0; r < nr; r++) {
+    /* each rank's and configuration entry's node, found in constant time */
+    fp__nameix ix;
+    fp_status st = fp__nameix_build(&ix, run->nodes[0], sizeof run->nodes[0], nn);
+    if (st != FP_OK)
+        snprintf(err, errlen, "out of memory for the names of %d nodes", nn);
+    if (st == FP_OK)
+        st = parse_ranks(ranks, run, &ix, err, errlen);
+    if (st == FP_OK)
+        st = parse_config(json_object_get(j, "config"), run, &ix, err, errlen);
+    fp__nameix_free(&ix);
+    return st;
+}
+
+/* "ranks" into run->ranks (run->nranks of them). */
+static fp_status parse_ranks(const json_t *ranks, fp_run *run, const fp__nameix *ix, char *err,
+                             size_t errlen)
+{
+    for (int r = 0; r < run->nranks; r++) {
         const json_t *o = json_array_get(ranks, (size_t)r);
         fp_rank_info *ri = &run->ranks[r];
         char node[FP_NAME_MAX];
         double lr, dev;
         if (!json_is_object(o) || !get_str(o, "node", node, sizeof node, true)) BAD("ranks.node");
-        ri->node = fp_run_node_index(run, node);
+        ri->node = fp__nameix_get(ix, node);
         if (ri->node < 0) BAD("ranks.node");
         /* whole numbers in int range: a cast of anything else is undefined */
         if (!get_num(o, "local_rank", &lr, false) || !(lr >= 0 && lr <= INT_MAX) ||
@@ -263,5 +286,5 @@ fp_status fp_json_parse_context(const json_t *j, fp_run *run, char *err, size_t 
         ri->local_rank = (int)lr;
         ri->dev = (int)dev;
     }
-    return parse_config(json_object_get(j, "config"), run, err, errlen);
+    return FP_OK;
 }

@@ -6,9 +6,14 @@
 
 #include <errno.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "fleetprint/mem.h"
+#include "intern.h"
 
 /* ---- writing ------------------------------------------------------------------- */
 
@@ -418,20 +423,46 @@ static bool bad_field(char *err, size_t errlen, int f, const char *why)
     return false;
 }
 
-/* The double nearest a plain decimal [-]digits[.digits] (grammar already
- * checked) of at most 19 significant digits and 27 decimals, without strtod
- * (a tenth of the time of an ingest went there). With the 64-bit mantissa of
- * x87 long double, m and 10^k are exact and m / 10^k is rounded once; the
- * second rounding, to double, is the correct one unless the long double
- * landed exactly halfway between two doubles: then (and on other machines,
- * and for anything else) false, and the caller uses strtod. */
-static bool fast_number(const char *p, size_t n, double *out)
+#if LDBL_MANT_DIG == 64 && (defined(__x86_64__) || defined(__i386__))
+#define FAST_DECIMALS 1
+/* m / 10^decimals (m < 10^19, decimals <= 27) as the nearest double, *out
+ * negated when neg. With the 64-bit mantissa of x87 long double, m and 10^k
+ * are exact and m / 10^k is rounded once; the second rounding, to double, is
+ * the correct one unless the long double landed exactly halfway between two
+ * doubles (its 11 bits below a double's mantissa are 10000000000): then
+ * false, and the caller uses strtod. */
+static bool decimal_double(uint64_t m, int decimals, bool neg, double *out)
 {
-#if LDBL_MANT_DIG == 64
     static const long double pow10[28] = {
         1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
         1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
         1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
+    long double q = (long double)m / pow10[decimals];
+    double d = (double)q;
+    if (m && d >= DBL_MIN) {
+        uint64_t mant; /* x87: the 64-bit significand is the first 8 bytes */
+        memcpy(&mant, &q, sizeof mant);
+        if ((mant & 0x7ff) == 0x400)
+            return false;
+    } else if (m) {
+        /* below the normal range: compare with the midpoint itself */
+        long double r = q - (long double)d;
+        double other = nextafter(d, r > 0 ? INFINITY : -INFINITY);
+        if (r != 0 && q == ((long double)d + (long double)other) / 2)
+            return false;
+    }
+    *out = neg ? -d : d;
+    return true;
+}
+#endif
+
+/* The double nearest a plain decimal [-]digits[.digits] (grammar already
+ * checked) of at most 19 significant digits and 27 decimals, without strtod
+ * (a tenth of the time of an ingest went there): false for anything else,
+ * and on other machines; the caller uses strtod. */
+static bool fast_number(const char *p, size_t n, double *out)
+{
+#ifdef FAST_DECIMALS
     const char *end = p + n;
     bool neg = p < end && *p == '-', frac = false;
     uint64_t m = 0;
@@ -450,23 +481,57 @@ static bool fast_number(const char *p, size_t n, double *out)
         m = m * 10 + (uint64_t)(*p - '0');
         decimals += frac;
     }
-    if (decimals > 27)
-        return false;
-    long double q = (long double)m / pow10[decimals];
-    double d = (double)q;
-    long double r = q - (long double)d;
-    if (r != 0) {
-        double other = nextafter(d, r > 0 ? INFINITY : -INFINITY);
-        if (q == ((long double)d + (long double)other) / 2)
-            return false;
-    }
-    *out = neg ? -d : d;
-    return true;
+    return decimals <= 27 && decimal_double(m, decimals, neg, out);
 #else
     (void)p;
     (void)n;
     (void)out;
     return false;
+#endif
+}
+
+/* The fast path's numbers: -?(0|[1-9][0-9]*)(\.[0-9]+)? (JSON's grammar
+ * without an exponent) of at most 19 significant digits and 27 decimals,
+ * read in one pass; p past it, or NULL for anything else (the caller reads
+ * it the general way). */
+static const char *plain_decimal(const char *p, const char *end, double *out)
+{
+#ifdef FAST_DECIMALS
+    if (!p)
+        return NULL;
+    bool neg = p < end && *p == '-';
+    uint64_t m = 0;
+    int digits = 0, decimals = 0;
+    p += neg;
+    if (p >= end || *p < '0' || *p > '9')
+        return NULL;
+    if (*p == '0') {
+        p++;
+    } else {
+        for (; p < end && *p >= '0' && *p <= '9'; p++, digits++)
+            m = m * 10 + (uint64_t)(*p - '0');
+    }
+    if (p < end && *p == '.') {
+        const char *f = ++p;
+        for (; p < end && *p >= '0' && *p <= '9'; p++) {
+            digits += m || *p != '0';
+            m = m * 10 + (uint64_t)(*p - '0');
+            if (digits > 19)
+                return NULL;
+        }
+        decimals = (int)(p - f);
+        if (!decimals)
+            return NULL;
+    }
+    if (digits > 19 || decimals > 27 || (p < end && (*p == 'e' || *p == 'E')) ||
+        !decimal_double(m, decimals, neg, out))
+        return NULL;
+    return p;
+#else
+    (void)p;
+    (void)end;
+    (void)out;
+    return NULL;
 #endif
 }
 
@@ -606,6 +671,395 @@ static bool scan_sample(scan *sc, fp_jsonl_line *out, char *kind, size_t kindcap
     s->value = num[F_VALUE];
     s->t_start = num[F_T];
     return true;
+}
+
+/* ---- the fast path of sample lines ---------------------------------------------- */
+
+/* p past the literal lit (n bytes), or NULL when the text differs. */
+static const char *expect(const char *p, const char *end, const char *lit, size_t n)
+{
+    return (size_t)(end - p) >= n && memcmp(p, lit, n) == 0 ? p + n : NULL;
+}
+#define EXPECT(p, end, lit) ((p) ? expect((p), (end), (lit), sizeof(lit) - 1) : NULL)
+
+/* A string's body up to its closing quote when it is printable ASCII
+ * without escapes and shorter than cap bytes: *s, *n; p past the quote. */
+static const char *plain_string(const char *p, const char *end, size_t cap, const char **s,
+                                size_t *n)
+{
+    if (!p)
+        return NULL;
+    const char *q = p;
+    while (q < end && *q != '"') {
+        unsigned char c = (unsigned char)*q++;
+        if (c < 0x20 || c >= 0x80 || c == '\\')
+            return NULL;
+    }
+    if (q >= end || (size_t)(q - p) >= cap)
+        return NULL;
+    *s = p;
+    *n = (size_t)(q - p);
+    return q + 1;
+}
+
+/* An integer without sign, fraction or leading zero, below 10^19 (so it fits). */
+static const char *plain_uint(const char *p, const char *end, uint64_t *out)
+{
+    if (!p || p >= end || *p < '0' || *p > '9')
+        return NULL;
+    uint64_t v = 0;
+    const char *q = p;
+    while (q < end && *q >= '0' && *q <= '9')
+        v = v * 10 + (uint64_t)(*q++ - '0');
+    if ((*p == '0' && q - p > 1) || q - p > 19)
+        return NULL;
+    *out = v;
+    return q;
+}
+
+/* A JSON number (grammar checked as read_number does) as fp_jsonl_parse
+ * reads it: *integer when it has neither fraction nor exponent. NULL when it
+ * is not one or is out of range (the full path words the error). */
+static const char *number(const char *p, const char *end, double *out, bool *integer)
+{
+    if (!p)
+        return NULL;
+    char err[8];
+    scan sc = {.start = p, .p = p, .end = end, .err = err, .errlen = sizeof err};
+    value v;
+    if (!read_number(&sc, &v) || !num_field(&v, F_T, out, err, sizeof err))
+        return NULL;
+    *integer = v.num_integer;
+    return sc.p;
+}
+
+bool fp_jsonl_sample_fast(const char *line, size_t len, fp_jsonl_sample_view *v)
+{
+    const char *p = line, *end = line + len;
+    uint64_t u;
+    double d;
+    bool integer;
+    const char *kind = EXPECT(p, end, "{\"kind\":\"sample\",\"run\":\"");
+    p = kind ? kind : EXPECT(p, end, "{\"run\":\""); /* "kind" may be left out */
+    p = plain_string(p, end, sizeof ((fp_jsonl_line *)0)->run_id, &v->run, &v->run_len);
+    p = EXPECT(p, end, ",\"suite\":\"");
+    p = plain_string(p, end, sizeof ((fp_sample *)0)->suite, &v->suite, &v->suite_len);
+    p = EXPECT(p, end, ",\"test\":\"");
+    p = plain_string(p, end, sizeof ((fp_sample *)0)->test, &v->test, &v->test_len);
+    p = EXPECT(p, end, ",\"metric\":\"");
+    p = plain_string(p, end, sizeof ((fp_sample *)0)->metric, &v->metric, &v->metric_len);
+    p = EXPECT(p, end, ",\"unit\":\"");
+    p = plain_string(p, end, sizeof ((fp_sample *)0)->unit, &v->unit, &v->unit_len);
+    p = EXPECT(p, end, ",\"better\":\"");
+    if (!p || !v->run_len)
+        return false;
+    const char *q = p;
+    if ((p = expect(q, end, "higher\"", 7)) != NULL)
+        v->better = FP_BETTER_HIGHER;
+    else if ((p = expect(q, end, "lower\"", 6)) != NULL)
+        v->better = FP_BETTER_LOWER;
+    p = EXPECT(p, end, ",\"entity\":\"");
+    p = plain_string(p, end, 2 * FP_NAME_MAX + 32, &v->entity, &v->entity_len);
+    p = EXPECT(p, end, ",\"size\":");
+    p = plain_uint(p, end, &v->size);
+    p = EXPECT(p, end, ",\"iter\":");
+    bool neg = p && p < end && *p == '-';
+    p = plain_uint(p ? p + neg : NULL, end, &u);
+    if (!p || u > 2147483647u)
+        return false;
+    v->iter = neg ? -(int32_t)u : (int32_t)u;
+    p = EXPECT(p, end, ",\"value\":");
+    const char *q2;
+    if (p && (size_t)(end - p) >= 4 && memcmp(p, "null", 4) == 0) {
+        v->value = NAN;
+        p += 4;
+    } else if ((q2 = plain_decimal(p, end, &v->value)) != NULL) {
+        p = q2;
+    } else {
+        p = number(p, end, &v->value, &integer);
+    }
+    p = EXPECT(p, end, ",\"t\":");
+    q2 = plain_decimal(p, end, &d);
+    p = q2 ? q2 : number(p, end, &d, &integer);
+    p = EXPECT(p, end, "}");
+    if (!p)
+        return false;
+    v->t = d;
+    while (p < end && (*p == '\n' || *p == '\r' || *p == ' ' || *p == '\t'))
+        p++;
+    return p == end;
+}
+
+/* ---- the fast path of run lines ---------------------------------------------------- */
+
+static bool fast_char(scan *sc, char c)
+{
+    skip_ws(sc);
+    if (sc->p >= sc->end || *sc->p != c)
+        return false;
+    sc->p++;
+    return true;
+}
+
+/* A string value into dst[cap], decoded as jansson decodes it (escapes,
+ * UTF-8, no NUL): false when it is not a string or does not fit. */
+static bool fast_str(scan *sc, char *dst, size_t cap)
+{
+    bool too_long;
+    skip_ws(sc);
+    return sc->p < sc->end && *sc->p == '"' && read_string(sc, dst, cap, &too_long) &&
+           !too_long;
+}
+
+/* An object's key and the colon after it. */
+static bool fast_key(scan *sc, char *key, size_t cap)
+{
+    return fast_str(sc, key, cap) && fast_char(sc, ':');
+}
+
+/* After a member: true at ',' (another follows), false at the closing c
+ * (*closed set) or anything else (*closed clear). */
+static bool fast_more(scan *sc, char c, bool *closed)
+{
+    *closed = false;
+    if (fast_char(sc, ','))
+        return true;
+    *closed = fast_char(sc, c);
+    return false;
+}
+
+/* A number, or null (NaN), as jansson reads it: an integer of more digits
+ * than its json_int_t holds is left to it (an error there); an integer is
+ * converted from its int64 value, so -0 is 0. */
+static bool fast_num(scan *sc, double *out)
+{
+    value v;
+    char err[8];
+    skip_ws(sc);
+    if (sc->end - sc->p >= 4 && memcmp(sc->p, "null", 4) == 0) {
+        sc->p += 4;
+        *out = NAN;
+        return true;
+    }
+    if (!read_number(sc, &v) || (v.num_integer && v.numlen - (v.num[0] == '-') > 18) ||
+        !num_field(&v, F_T, out, err, sizeof err))
+        return false;
+    if (v.num_integer && *out == 0)
+        *out = 0;
+    return true;
+}
+
+/* The index of key in names[n], or -1. */
+static int key_index(const char *key, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(key, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* A JSON array into *arr (grown; items of size bytes), each item read by
+ * item(sc, ix, it) into its zeroed place; *n its length (at most INT_MAX). */
+static bool fast_array(scan *sc, void **arr, size_t size, int *n,
+                       bool (*item)(scan *sc, const fp__nameix *ix, void *it),
+                       const fp__nameix *ix)
+{
+    size_t cap = 0, k = 0;
+    bool closed;
+    if (!fast_char(sc, '['))
+        return false;
+    if (!fast_char(sc, ']')) {
+        do {
+            char *grown = fp_grow(*arr, &cap, k + 1, size, 1024);
+            if (!grown)
+                return false;
+            *arr = grown;
+            memset(grown + k * size, 0, size); /* stored whole: no stray bytes */
+            if (!item(sc, ix, grown + k++ * size) || k > INT_MAX)
+                return false;
+        } while (fast_more(sc, ']', &closed));
+        if (!closed)
+            return false;
+    }
+    *n = (int)k;
+    return true;
+}
+
+/* One of "nodes": a name. */
+static bool fast_node(scan *sc, const fp__nameix *ix, void *it)
+{
+    (void)ix;
+    return fast_str(sc, it, FP_NAME_MAX);
+}
+
+/* One object of "ranks" (fp_json_parse_context's rules). */
+static bool fast_rank(scan *sc, const fp__nameix *ix, void *it)
+{
+    fp_rank_info *ri = it;
+    static const char *const names[] = {"node",        "local_rank", "dev",  "clock_offset",
+                                        "clock_error", "model",      "uuid", "pci_bus"};
+    unsigned seen = 0;
+    double lr = 0, dev = 0;
+    char key[16], node[FP_NAME_MAX];
+    bool closed = true, ok = true;
+    if (!fast_char(sc, '{'))
+        return false;
+    if (!fast_char(sc, '}')) {
+        do {
+            int k = fast_key(sc, key, sizeof key) ? key_index(key, names, 8) : -1;
+            if (k < 0 || seen & (1u << k))
+                return false;
+            seen |= 1u << k;
+            switch (k) {
+            case 0: ok = fast_str(sc, node, sizeof node) && (ri->node = fp__nameix_get(ix, node)) >= 0;
+                break;
+            case 1: ok = fast_num(sc, &lr); break;
+            case 2: ok = fast_num(sc, &dev); break;
+            case 3: ok = fast_num(sc, &ri->clock_offset); break;
+            case 4: ok = fast_num(sc, &ri->clock_error); break;
+            case 5: ok = fast_str(sc, ri->model, sizeof ri->model); break;
+            case 6: ok = fast_str(sc, ri->uuid, sizeof ri->uuid); break;
+            default: ok = fast_str(sc, ri->pci_bus, sizeof ri->pci_bus); break;
+            }
+            if (!ok)
+                return false;
+        } while (fast_more(sc, '}', &closed));
+    }
+    if (!closed || !(seen & 1) || !(lr >= 0 && lr <= INT_MAX) || lr != floor(lr) ||
+        !(dev >= -1 && dev <= INT_MAX) || dev != floor(dev))
+        return false;
+    ri->local_rank = (int)lr;
+    ri->dev = (int)dev;
+    return true;
+}
+
+/* "config": [{"entity": "node:N" | "gpu:N/D", "fields": {"name": "value", ...}}, ...],
+ * the two keys in that order, every field a string, none repeated. */
+static bool fast_config(scan *sc, const fp__nameix *ix, fp_run *run)
+{
+    fp_cfg_item *items = NULL;
+    size_t cap = 0, n = 0;
+    bool closed = true, ok = false;
+    char key[16], text[2 * FP_NAME_MAX + 32];
+    if (!fast_char(sc, '['))
+        return false;
+    if (!fast_char(sc, ']')) {
+        do {
+            fp_entity e;
+            int node;
+            size_t from = n;
+            if (!fast_char(sc, '{') || !fast_key(sc, key, sizeof key) ||
+                strcmp(key, "entity") != 0 || !fast_str(sc, text, sizeof text) ||
+                !fp_entity_parse(text, &e) || (e.kind != FP_ENT_NODE && e.kind != FP_ENT_GPU) ||
+                (node = fp__nameix_get(ix, e.node)) < 0 || !fast_char(sc, ',') ||
+                !fast_key(sc, key, sizeof key) || strcmp(key, "fields") != 0 ||
+                !fast_char(sc, '{'))
+                goto done;
+            if (!fast_char(sc, '}')) {
+                do {
+                    fp_cfg_item *grown = fp_grow(items, &cap, n + 1, sizeof *grown, 256);
+                    if (!grown)
+                        goto done;
+                    items = grown;
+                    fp_cfg_item *it = &items[n];
+                    memset(it, 0, sizeof *it);
+                    if (!fast_key(sc, it->field, sizeof it->field) || !it->field[0] ||
+                        !fast_str(sc, it->value, sizeof it->value))
+                        goto done;
+                    for (size_t k = from; k < n; k++)
+                        if (strcmp(items[k].field, it->field) == 0)
+                            goto done; /* jansson refuses a repeated key */
+                    it->node = node;
+                    it->dev = e.kind == FP_ENT_GPU ? e.dev : -1;
+                    n++;
+                } while (fast_more(sc, '}', &closed));
+                if (!closed)
+                    goto done;
+            }
+            if (!fast_char(sc, '}'))
+                goto done;
+        } while (fast_more(sc, ']', &closed));
+        if (!closed)
+            goto done;
+    }
+    ok = fp_run_set_config(run, items, n) == FP_OK;
+done:
+    free(items);
+    return ok;
+}
+
+bool fp_jsonl_run_fast(const char *line, size_t len, fp_run *run)
+{
+    /* the keys of fp_json_context: the text fields, then the rest */
+    static const struct {
+        const char *name;
+        size_t off, size;
+    } text[] = {
+#define TEXT(field) {#field, offsetof(fp_run, field), sizeof ((fp_run *)0)->field},
+        TEXT(id) FP_RUN_TEXT_FIELDS(TEXT)
+#undef TEXT
+    };
+    enum { NTEXT = sizeof text / sizeof text[0] };
+    static const char *const rest[] = {"time", "duration", "nodes", "ranks", "config"};
+    char err[8], key[32];
+    scan sc = {.start = line, .p = line, .end = line + len, .err = err, .errlen = sizeof err};
+    fp__nameix ix = {0};
+    uint64_t seen = 0;
+    bool ok = false, closed = true;
+    memset(run, 0, sizeof *run);
+    if (!fast_char(&sc, '{') || !fast_key(&sc, key, sizeof key) || strcmp(key, "kind") != 0 ||
+        !fast_str(&sc, key, sizeof key) || strcmp(key, "run") != 0 || !fast_char(&sc, ',') ||
+        !fast_key(&sc, key, sizeof key) || strcmp(key, "run") != 0 || !fast_char(&sc, '{'))
+        goto done;
+    if (!fast_char(&sc, '}')) {
+        do {
+            int k = -1;
+            if (fast_key(&sc, key, sizeof key)) {
+                for (int i = 0; k < 0 && i < NTEXT; i++)
+                    k = strcmp(key, text[i].name) == 0 ? i : -1;
+                if (k < 0 && (k = key_index(key, rest, 5)) >= 0)
+                    k += NTEXT;
+            }
+            if (k < 0 || seen & (1ull << k))
+                goto done; /* an unknown key, or one repeated: jansson's */
+            seen |= 1ull << k;
+            bool got;
+            if (k < NTEXT)
+                got = fast_str(&sc, (char *)run + text[k].off, text[k].size);
+            else if (k == NTEXT)
+                got = fast_num(&sc, &run->time);
+            else if (k == NTEXT + 1)
+                got = fast_num(&sc, &run->duration);
+            else if (k == NTEXT + 2)
+                got = !(seen & (3ull << (NTEXT + 3))) &&
+                      fast_array(&sc, (void **)&run->nodes, FP_NAME_MAX, &run->nnodes,
+                                 fast_node, NULL) &&
+                      fp__nameix_build(&ix, run->nodes ? run->nodes[0] : "", FP_NAME_MAX,
+                                       run->nnodes) == FP_OK; /* before ranks and config */
+            else if (k == NTEXT + 3)
+                got = (seen & (1ull << (NTEXT + 2))) &&
+                      fast_array(&sc, (void **)&run->ranks, sizeof *run->ranks, &run->nranks,
+                                 fast_rank, &ix);
+            else
+                got = (seen & (1ull << (NTEXT + 2))) && fast_config(&sc, &ix, run);
+            if (!got)
+                goto done;
+        } while (fast_more(&sc, '}', &closed));
+    }
+    ok = closed && (seen & 1) && fast_char(&sc, '}');
+    skip_ws(&sc);
+    ok = ok && sc.p == sc.end;
+    if (ok && !run->nodes) /* no node: no rank either; the arrays exist, if empty */
+        ok = fp_run_set_shape(run, 0, 0) == FP_OK;
+    if (ok && !run->ranks) {
+        run->ranks = calloc(1, sizeof *run->ranks);
+        ok = run->ranks != NULL;
+    }
+done:
+    fp__nameix_free(&ix);
+    if (!ok)
+        fp_run_free(run);
+    return ok;
 }
 
 /* ---- nested lines (jansson) ------------------------------------------------------ */

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fleetprint/jsonl.h"
 #include "fleetprint/sample.h"
 #include "intern.h"
 
@@ -31,15 +32,31 @@ typedef struct fp__runtab {
     fp__metric *metrics;  /* by key id */
     size_t metric_cap;
     uint32_t last_metric; /* key id of the last sample added */
-    fp__row *rows;
+    uint32_t last_entity; /* entity id of the last sample added as text (a view) */
+    bool have_last_ent;   /* last_ent: the entity of the last fp_sample added, */
+    uint32_t last_ent_id; /* and its id */
+    fp_entity last_ent;
+    /* by entity (metric key) id: the one that came after it last time, or
+     * FP__NONE: a run's samples repeat their order window after window, so
+     * the next one is most often the one predicted, found without a lookup */
+    uint32_t *next_entity, *next_metric;
+    size_t next_entity_cap, next_metric_cap;
+    fp__row *rows;        /* the samples of a run read from a file (writes stream them) */
     size_t nrows, row_cap;
 } fp__runtab;
 
-/* Intern and append one sample. FP_EINPUT with err when the sample's metric
- * was seen before with another unit or direction. */
-fp_status fp__runtab_add(fp__runtab *t, const fp_sample *s, char *err, size_t errlen);
-/* Build a runtab from a run (context copied, samples interned). */
-fp_status fp__runtab_from_run(fp__runtab *t, const fp_run *run);
+/* Intern a sample's entity and metric key in t's tables: *eid and *mid are
+ * the ids its row gets. FP_EINPUT with err when the sample's metric was seen
+ * before with another unit or direction; FP_ENOMEM. */
+fp_status fp__runtab_intern(fp__runtab *t, const fp_sample *s, uint32_t *eid, uint32_t *mid,
+                            char *err, size_t errlen);
+/* The same for a sample line read by fp_jsonl_sample_fast, without building
+ * an fp_sample. *taken is false (FP_OK, nothing interned) when the line needs
+ * the full path, which words the error if there is one: an entity that is not
+ * one or not in canonical form, a metric seen with another unit or direction.
+ * FP_ENOMEM. */
+fp_status fp__runtab_intern_view(fp__runtab *t, const fp_jsonl_sample_view *v, uint32_t *eid,
+                                 uint32_t *mid, bool *taken);
 /* Metric key k as a sample: suite, test, metric, unit, better and size set,
  * the rest zero. */
 void fp__runtab_key(const fp__runtab *t, uint32_t k, fp_sample *s);

@@ -10,6 +10,7 @@
 
 #include "fleetprint/store.h"
 #include "intern.h"
+#include "runtab.h"
 
 #define PART_NAME_MAX 24
 
@@ -59,6 +60,13 @@ fp_status fp__store_cat_push(fp_store *s, const cat_row *r);
 fp_status fp__store_open_part(const fp_store *s, const char *file, const char *what, hid_t *out);
 void fp__store_part_path(const fp_store *s, const char *file, char *buf, size_t len);
 fp_status fp__store_read_context(hid_t g, fp_run *c);
+/* store_runs.c: the file type of a sample row (docs/store.md; the caller
+ * closes it), and the rest of a run's group g: the context's attributes
+ * (nsamples among them), nodes, ranks, configuration, entity and metric
+ * tables. The samples are written by the caller (store_append.c streams
+ * them). */
+hid_t fp__store_sample_type(void);
+fp_status fp__store_write_run_tables(hid_t g, const fp__runtab *t, uint64_t nsamples);
 /* store_runs.c: copy the runs at catalog rows idx[0..n) into one new
  * partition; their rows then name it (committed by the caller's
  * fp__store_finish_change). */

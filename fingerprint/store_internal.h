@@ -22,12 +22,45 @@ fp_status fp__store_read_runtab(fp_store *s, const char *id, fp__runtab *t);
  * read whole and holds as many samples as the manifest lists (read errors are
  * logged as they happen). */
 fp_status fp__store_run_readable(fp_store *s, const char *id, bool deep, char *why, size_t len);
-/* Append runtabs in one commit (the engine behind fp_store_append_runs). */
-fp_status fp__store_append_runtabs(fp_store *s, fp__runtab *const *tabs, size_t n);
-/* The same with each run's verdicts (judged NULL, or judged[i] NULL: none),
- * written beside it in the same partition (fp__store_write_verdicts). */
-fp_status fp__store_append_judged(fp_store *s, fp__runtab *const *tabs,
-                                  const fp_run_verdicts *const *judged, size_t n);
+
+/* ---- appends, streamed (store_append.c) ---------------------------------------------
+ * An append writes its runs into one new partition while their samples arrive
+ * (a chunk of rows at a time, never the whole run) and lands with one commit:
+ *   fp__append_begin, then per run fp__append_run and its samples
+ *   (fp__apprun_add, fp__apprun_add_view), then fp__append_commit;
+ *   fp__append_free abandons whatever was not committed. */
+typedef struct fp__append fp__append;
+typedef struct fp__apprun fp__apprun;
+
+/* Start an append to s (an FP_STORE_APPEND handle: FP_EUSAGE otherwise).
+ * Nothing is written until the first run. */
+fp_status fp__append_begin(fp_store *s, fp__append **out);
+/* Start run id: its group in the new partition (created with the first run).
+ * FP_EINPUT with the reason in err (not logged) when id is not a valid run
+ * id, is already stored, or was started before in this append; FP_EH5,
+ * FP_EIO, FP_ENOMEM logged. *out belongs to the append. */
+fp_status fp__append_run(fp__append *a, const char *id, fp__apprun **out, char *err,
+                         size_t errlen);
+/* The run's context, written at the commit: fp__append_run gives it the id
+ * and status "complete"; the caller fills the rest (the id must stay). */
+fp_run *fp__apprun_context(fp__apprun *r);
+/* Samples added to the run so far. */
+uint64_t fp__apprun_samples(const fp__apprun *r);
+/* Add one sample. FP_EINPUT with err when its metric was seen with another
+ * unit or direction in this run; FP_EH5/FP_EIO (logged) when writing fails. */
+fp_status fp__apprun_add(fp__apprun *r, const fp_sample *s, char *err, size_t errlen);
+/* Add one sample line read by fp_jsonl_sample_fast. *taken false when it
+ * needs the full path (fp__runtab_intern_view: nothing added); errors as
+ * fp__apprun_add. */
+fp_status fp__apprun_add_view(fp__apprun *r, const fp_jsonl_sample_view *v, bool *taken);
+/* Write what is left of every run (judged NULL, or judged[i] NULL: run i,
+ * in the order started, has no verdicts), finish the partition and commit:
+ * the runs land all together or, on error, not at all. An append with no
+ * run commits nothing. */
+fp_status fp__append_commit(fp__append *a, const fp_run_verdicts *const *judged);
+/* Free the append; one not committed is abandoned: its partition is removed
+ * and the store is as committed before it. NULL is fine. */
+void fp__append_free(fp__append *a);
 
 /* ---- verdicts (history.c) ---------------------------------------------------------- */
 

@@ -104,14 +104,18 @@ static hid_t rec_type(rec_kind kind, bool file)
 
 /* ==== run groups ===================================================================== */
 
-static fp_status write_run(hid_t runs, const fp__runtab *t)
+hid_t fp__store_sample_type(void)
+{
+    return rec_type(REC_ROW, true);
+}
+
+fp_status fp__store_write_run_tables(hid_t g, const fp__runtab *t, uint64_t nsamples)
 {
     fp_status st = FP_OK;
-    hid_t g = H5I_INVALID_HID, ft = H5I_INVALID_HID, mt = H5I_INVALID_HID;
+    hid_t ft = H5I_INVALID_HID, mt = H5I_INVALID_HID;
     hid_t nodet = H5I_INVALID_HID;
     rank_rec *rr = NULL;
     const fp_run *c = &t->ctx;
-    FP_CHECK_H5(g = H5Gcreate2(runs, c->id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
 #define STR(field) FP_CHECK(fp__h5_attr_str(g, #field, c->field));
     STR(id)
     FP_RUN_TEXT_FIELDS(STR)
@@ -120,7 +124,7 @@ static fp_status write_run(hid_t runs, const fp__runtab *t)
     FP_CHECK(fp__h5_attr_double(g, "duration", c->duration));
     FP_CHECK(fp__h5_attr_i64(g, "nranks", c->nranks));
     FP_CHECK(fp__h5_attr_i64(g, "nnodes", c->nnodes));
-    FP_CHECK(fp__h5_attr_i64(g, "nsamples", (long long)t->nrows));
+    FP_CHECK(fp__h5_attr_i64(g, "nsamples", (long long)nsamples));
 
     FP_CHECK_H5(nodet = fp__h5_str_type(FP_NAME_MAX));
     FP_CHECK(fp__h5_write_table(g, "nodes", nodet, nodet, c->nodes, (size_t)c->nnodes));
@@ -159,13 +163,6 @@ static fp_status write_run(hid_t runs, const fp__runtab *t)
     FP_CHECK_H5(ft = rec_type(REC_METRIC, true));
     FP_CHECK_H5(mt = rec_type(REC_METRIC, false));
     FP_CHECK(fp__h5_write_table(g, "metrics", ft, mt, t->metrics, t->keys.n));
-    H5Tclose(ft);
-    H5Tclose(mt);
-    ft = mt = H5I_INVALID_HID;
-
-    FP_CHECK_H5(ft = rec_type(REC_ROW, true));
-    FP_CHECK_H5(mt = rec_type(REC_ROW, false));
-    FP_CHECK(fp__h5_write_table(g, "samples", ft, mt, t->rows, t->nrows));
 cleanup:
     free(rr);
     if (nodet >= 0)
@@ -174,8 +171,6 @@ cleanup:
         H5Tclose(ft);
     if (mt >= 0)
         H5Tclose(mt);
-    if (g >= 0)
-        H5Gclose(g);
     return st;
 }
 
@@ -217,93 +212,6 @@ fp_status fp__store_run_readable(fp_store *s, const char *id, bool deep, char *w
     fp__runtab_free(&t);
     return st;
 }
-
-fp_status fp__store_append_judged(fp_store *s, fp__runtab *const *tabs,
-                                  const fp_run_verdicts *const *judged, size_t n)
-{
-    fp_status st = FP_OK;
-    hid_t part = H5I_INVALID_HID, runs = H5I_INVALID_HID;
-    char name[PART_NAME_MAX];
-    bool started = false;
-    if (s->mode != FP_STORE_APPEND)
-        FP_FAIL(FP_EUSAGE, "%s was opened read-only", s->path);
-    for (size_t i = 0; i < n; i++) {
-        const char *id = tabs[i]->ctx.id;
-        if (!fp__store_valid_run_id(id))
-            FP_FAIL(FP_EINPUT, "run id '%s' is not valid (1-47 printable characters, no '/', "
-                               "not 'latest' or 'all')", id);
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(tabs[j]->ctx.id, id) == 0)
-                FP_FAIL(FP_EINPUT, "run %s is given twice", id);
-        if (find_run(s, id) != FP__NONE)
-            FP_FAIL(FP_EINPUT, "run %s is already in %s (nothing written)", id, s->path);
-    }
-    started = true;
-    FP_CHECK(fp__store_make_partitioned(s));
-    FP_CHECK(fp__store_part_create(s, 'p', name, &part));
-    FP_CHECK_H5(runs = H5Gopen2(part, "runs", H5P_DEFAULT));
-    for (size_t i = 0; i < n; i++) {
-        cat_row r;
-        FP_CHECK(write_run(runs, tabs[i]));
-        if (judged && judged[i])
-            FP_CHECK(fp__store_write_verdicts(runs, tabs[i]->ctx.id, judged[i], "append"));
-        fp__store_cat_row_of(&r, &tabs[i]->ctx, tabs[i]->nrows, name);
-        FP_CHECK(fp__store_cat_push(s, &r));
-    }
-    H5Gclose(runs);
-    runs = H5I_INVALID_HID;
-    st = fp__store_part_finish(s, part, name);
-    part = H5I_INVALID_HID;
-cleanup:
-    if (runs >= 0)
-        H5Gclose(runs);
-    if (part >= 0)
-        H5Fclose(part);
-    return started ? fp__store_finish_change(s, st) : st;
-}
-
-fp_status fp__store_append_runtabs(fp_store *s, fp__runtab *const *tabs, size_t n)
-{
-    return fp__store_append_judged(s, tabs, NULL, n);
-}
-
-fp_status fp_store_append_runs(fp_store *s, const fp_run *const *runs, size_t n)
-{
-    return fp_store_append_judged_runs(s, runs, NULL, n);
-}
-
-fp_status fp_store_append_judged_runs(fp_store *s, const fp_run *const *runs,
-                                      const fp_run_verdicts *const *v, size_t n)
-{
-    fp_status st = FP_OK;
-    fp__runtab *tabs = calloc(n ? n : 1, sizeof *tabs);
-    fp__runtab **ptrs = calloc(n ? n : 1, sizeof *ptrs);
-    size_t built = 0;
-    FP_CHECK_ALLOC(tabs);
-    FP_CHECK_ALLOC(ptrs);
-    for (; built < n; built++) {
-        ptrs[built] = &tabs[built];
-        FP_CHECK(fp__runtab_from_run(&tabs[built], runs[built]));
-    }
-    FP_CHECK(fp__store_append_judged(s, ptrs, v, n));
-cleanup:
-    for (size_t i = 0; tabs && i < n; i++)
-        fp__runtab_free(&tabs[i]);
-    free(tabs);
-    free(ptrs);
-    return st;
-}
-
-fp_status fp_store_append(fp_store *s, const fp_run *run)
-{
-    return fp_store_append_runs(s, &run, 1);
-}
-
-fp_status fp_store_append_file(const char *path, const fp_run *run, double lock_timeout_s)
-{
-    return fp_store_append_judged_file(path, run, NULL, lock_timeout_s);
-}
-
 
 fp_status fp__store_copy_into_part(fp_store *s, const size_t *idx, size_t n)
 {

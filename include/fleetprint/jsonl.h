@@ -50,6 +50,37 @@ typedef struct fp_jsonl_line {
 fp_status fp_jsonl_parse(const char *line, size_t len, fp_jsonl_line *out, char *err,
                          size_t errlen);
 
+/* A sample line's fields, read in place: the strings are spans of the line
+ * (not NUL-terminated; each shorter than its fp_sample field). */
+typedef struct fp_jsonl_sample_view {
+    const char *run, *suite, *test, *metric, *unit, *entity;
+    size_t run_len, suite_len, test_len, metric_len, unit_len, entity_len;
+    fp_better better;
+    uint64_t size;
+    int32_t iter;
+    double value, t;
+} fp_jsonl_sample_view;
+
+/* The fast path of a store ingest, for the sample line as
+ * fp_jsonl_format_sample writes it (simulate and store export): its keys in
+ * that order ("kind" may be left out), no blanks between tokens, strings of
+ * printable ASCII without escapes. True with *v filled when the line has that shape and every field
+ * is valid, so fp_jsonl_parse would read the same sample (the entity's text
+ * is not checked: the caller parses it once per distinct entity). False for
+ * any other line, valid or not: fp_jsonl_parse then reads it, or names what
+ * is wrong with it. */
+bool fp_jsonl_sample_fast(const char *line, size_t len, fp_jsonl_sample_view *v);
+
+/* The fast path of a run line as fp_jsonl_write_run writes it: {"kind":"run",
+ * "run":{...}} with the context's keys, "nodes" before "ranks" and "config",
+ * each config entry's "entity" before its "fields". True with *run filled
+ * (initialised by this call; the caller fp_run_free()s it) when the line has
+ * that shape and fp_json_parse_context would read the same context from it;
+ * false (and *run freed) for any other line, valid or not, which
+ * fp_jsonl_parse and fp_json_parse_context then read or word the error of.
+ * Builds no JSON tree: a context of 800,000 ranks costs its fp_run. */
+bool fp_jsonl_run_fast(const char *line, size_t len, fp_run *run);
+
 /* Format one sample line, newline included, into buf. Doubles are written so
  * that they read back bit for bit; run_id is at most 47 bytes (fp_run.id). A
  * line is under 2 KB even when every byte of its strings needs escaping.
