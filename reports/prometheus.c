@@ -114,10 +114,64 @@ static void put_label(char *buf, size_t len, size_t *at, const char *name, const
     buf[*at] = 0;
 }
 
+/* Order of ranks by node name, device, then rank. */
+static int cmp_uuid_ranks(const void *a, const void *b, void *arg)
+{
+    const fp_run *run = arg;
+    const fp_rank_info *x = *(const fp_rank_info *const *)a, *y = *(const fp_rank_info *const *)b;
+    int c = strcmp(run->nodes[x->node], run->nodes[y->node]);
+    if (c == 0)
+        c = (x->dev > y->dev) - (x->dev < y->dev);
+    return c ? c : (x > y) - (x < y);
+}
+
+fp_status fp__prom_uuids_make(fp__prom_uuids *u, const fp_run *run)
+{
+    fp_status st = FP_OK;
+    u->run = run;
+    u->n = 0;
+    u->by = malloc(((size_t)run->nranks + 1) * sizeof *u->by);
+    FP_CHECK_ALLOC(u->by);
+    for (int r = 0; r < run->nranks; r++) {
+        const fp_rank_info *ri = &run->ranks[r];
+        if (ri->uuid[0] && ri->node >= 0 && ri->node < run->nnodes)
+            u->by[u->n++] = ri;
+    }
+    qsort_r(u->by, u->n, sizeof *u->by, cmp_uuid_ranks, (void *)run);
+cleanup:
+    return st;
+}
+
+void fp__prom_uuids_free(fp__prom_uuids *u)
+{
+    free(u->by);
+    u->by = NULL;
+    u->n = 0;
+}
+
+/* The UUID of device dev of node, or NULL: its first rank's. */
+static const char *uuid_of(const fp__prom_uuids *u, const char *node, int dev)
+{
+    size_t lo = 0, hi = u->n;
+    while (lo < hi) { /* the first rank not before (node, dev) */
+        size_t mid = (lo + hi) / 2;
+        const fp_rank_info *r = u->by[mid];
+        int c = strcmp(u->run->nodes[r->node], node);
+        if (c == 0)
+            c = (r->dev > dev) - (r->dev < dev);
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const fp_rank_info *r = lo < u->n ? u->by[lo] : NULL;
+    return r && r->dev == dev && strcmp(u->run->nodes[r->node], node) == 0 ? r->uuid : NULL;
+}
+
 /* The labels dcgm-exporter gives a GPU (Hostname, gpu, UUID where the run
  * knows it), a node (Hostname), a rank (Hostname, rank), a link (both ends,
  * the second as peer_Hostname, peer_gpu), a group (group). */
-static void entity_labels(char *buf, size_t len, size_t *at, const fp_run *run,
+static void entity_labels(char *buf, size_t len, size_t *at, const fp__prom_uuids *u,
                           const fp_entity *e)
 {
     char num[16];
@@ -130,15 +184,9 @@ static void entity_labels(char *buf, size_t len, size_t *at, const fp_run *run,
         snprintf(num, sizeof num, "%d", e->dev);
         put_label(buf, len, at, "gpu", num);
     }
-    if (e->kind == FP_ENT_GPU) {
-        int node = fp_run_node_index(run, e->node);
-        for (int r = 0; node >= 0 && r < run->nranks; r++)
-            if (run->ranks[r].node == node && run->ranks[r].dev == e->dev &&
-                run->ranks[r].uuid[0]) {
-                put_label(buf, len, at, "UUID", run->ranks[r].uuid);
-                break;
-            }
-    }
+    const char *uuid = e->kind == FP_ENT_GPU ? uuid_of(u, e->node, e->dev) : NULL;
+    if (uuid)
+        put_label(buf, len, at, "UUID", uuid);
     if (e->kind == FP_ENT_RANK) {
         snprintf(num, sizeof num, "%d", e->rank);
         put_label(buf, len, at, "rank", num);
@@ -278,9 +326,11 @@ fp_status fp__prom_collect(const fp_run *run, const char *tag, series **series_o
     *count = 0;
     const fp_sample **idx = malloc((run->nsamples ? run->nsamples : 1) * sizeof *idx);
     series *out = calloc(run->nsamples ? run->nsamples : 1, sizeof *out);
-    if (!idx || !out) {
+    fp__prom_uuids u = {0};
+    if (!idx || !out || fp__prom_uuids_make(&u, run) != FP_OK) {
         free(idx);
         free(out);
+        fp__prom_uuids_free(&u);
         fp_error("Prometheus textfile: out of memory");
         return FP_ENOMEM;
     }
@@ -313,7 +363,7 @@ fp_status fp__prom_collect(const fp_run *run, const char *tag, series **series_o
             name_series(s, tag, o, &at);
             o->base_end = at;
             o->sample = s;
-            entity_labels(o->labels, sizeof o->labels, &at, run, &s->entity);
+            entity_labels(o->labels, sizeof o->labels, &at, &u, &s->entity);
             if (s->size) {
                 char size[24];
                 snprintf(size, sizeof size, "%llu", (unsigned long long)s->size);
@@ -325,6 +375,7 @@ fp_status fp__prom_collect(const fp_run *run, const char *tag, series **series_o
     }
     qsort(out, m, sizeof *out, cmp_series);
     free(idx);
+    fp__prom_uuids_free(&u);
     *series_out = out;
     *count = m;
     return FP_OK;
@@ -355,7 +406,7 @@ static const char verdict_help[] =
     "the entity's state (pass, warn, fail, unknown), 0 on the others.\n"
     "# TYPE fleetprint_verdict gauge\n";
 
-void fp__prom_verdicts(FILE *f, const fp_run *run, const fp_verdicts *v, const char *tag,
+void fp__prom_verdicts(FILE *f, const fp__prom_uuids *u, const fp_verdicts *v, const char *tag,
                        const size_t *which, size_t n)
 {
     static const fp_verdict states[] = {FP_PASS, FP_WARN, FP_FAIL, FP_UNKNOWN};
@@ -370,7 +421,7 @@ void fp__prom_verdicts(FILE *f, const fp_run *run, const fp_verdicts *v, const c
         labels[0] = 0;
         put_label(labels, sizeof labels, &at, "run_tag", tag);
         put_label(labels, sizeof labels, &at, "kind", fp_entity_kind_name(ev->entity.kind));
-        entity_labels(labels, sizeof labels, &at, run, &ev->entity);
+        entity_labels(labels, sizeof labels, &at, u, &ev->entity);
         for (size_t k = 0; k < sizeof states / sizeof states[0]; k++)
             fprintf(f, "fleetprint_verdict{%s,state=\"%s\"} %d\n", labels,
                     fp_verdict_name(states[k]), ev->verdict == states[k]);
@@ -420,7 +471,7 @@ void fp__prom_drift(FILE *f, const fp_verdicts *v, const char *tag, fp__prom_hol
  * node (1: it, one of its devices or an intra-node link of it failed or
  * warned in k of its last n judged runs), and fleetprint_repeat_offender with
  * the entity's labels, 1 for each offending entity. */
-void fp__prom_offenders(FILE *f, const fp_run *run, const fp_verdicts *v, const char *tag,
+void fp__prom_offenders(FILE *f, const fp__prom_uuids *u, const fp_verdicts *v, const char *tag,
                         fp__prom_holds holds, const void *arg)
 {
     if (!fp_verdicts_history(v, NULL, NULL, NULL))
@@ -460,7 +511,7 @@ void fp__prom_offenders(FILE *f, const fp_run *run, const fp_verdicts *v, const 
         header = true;
         put_label(labels, sizeof labels, &at, "run_tag", tag);
         put_label(labels, sizeof labels, &at, "kind", fp_entity_kind_name(e->kind));
-        entity_labels(labels, sizeof labels, &at, run, e);
+        entity_labels(labels, sizeof labels, &at, u, e);
         fprintf(f, "fleetprint_repeat_offender{%s} 1\n", labels);
     }
 }
@@ -593,13 +644,15 @@ fp_status fp_report_prometheus(const fp_run *run, const fp_verdicts *v, const ch
     FILE *f = fp_outfile_open(path, &st);
     if (!f)
         return st;
+    fp__prom_uuids u = {0};
     fp__prom_run_series(f, run, v, tag, path);
     st = values(f, run, tag);
-    if (v) {
-        fp__prom_verdicts(f, run, v, tag, NULL, 0);
+    if (st == FP_OK && v && (st = fp__prom_uuids_make(&u, run)) == FP_OK) {
+        fp__prom_verdicts(f, &u, v, tag, NULL, 0);
         fp__prom_drift(f, v, tag, NULL, NULL);
-        fp__prom_offenders(f, run, v, tag, NULL, NULL);
+        fp__prom_offenders(f, &u, v, tag, NULL, NULL);
     }
+    fp__prom_uuids_free(&u);
     return fp_status_worst(st, fp_outfile_close(f, path, st == FP_OK));
 }
 
@@ -610,8 +663,3 @@ void fp__prom_label(char *buf, size_t len, size_t *at, const char *name, const c
     put_label(buf, len, at, name, value);
 }
 
-void fp__prom_entity_labels(char *buf, size_t len, size_t *at, const fp_run *run,
-                            const fp_entity *e)
-{
-    entity_labels(buf, len, at, run, e);
-}

@@ -37,13 +37,23 @@ void fp__prom_put_series(FILE *f, const fp__prom_series *s, const fp__prom_serie
 /* Append name="value" to the label list buf[len] at *at (escaped). */
 void fp__prom_label(char *buf, size_t len, size_t *at, const char *name, const char *value);
 
-/* Append the entity's labels (Hostname, gpu, UUID, rank, peer_Hostname, ...). */
-void fp__prom_entity_labels(char *buf, size_t len, size_t *at, const fp_run *run,
-                            const fp_entity *e);
+/* A run's device UUIDs by node name and device index: its ranks that know
+ * theirs (the cuda backend) sorted so, the first rank of a device first.
+ * Made once per textfile or folder: a scan of the nodes and ranks for each
+ * GPU series was quadratic in the fleet (hours at 100,000 nodes). */
+typedef struct fp__prom_uuids {
+    const fp_run *run;
+    const fp_rank_info **by;
+    size_t n;
+} fp__prom_uuids;
+
+/* Make *u for run (FP_ENOMEM, logged; u is freeable either way). */
+fp_status fp__prom_uuids_make(fp__prom_uuids *u, const fp_run *run);
+void fp__prom_uuids_free(fp__prom_uuids *u);
 
 /* fleetprint_verdict's state sets of the entities fp_verdicts_get(v, which[0..n))
  * (which NULL: every entity, the family's HELP even when there is none). */
-void fp__prom_verdicts(FILE *f, const fp_run *run, const fp_verdicts *v, const char *tag,
+void fp__prom_verdicts(FILE *f, const fp__prom_uuids *u, const fp_verdicts *v, const char *tag,
                        const size_t *which, size_t n);
 
 /* fleetprint_config_drift_info of the nodes and devices holds keeps. */
@@ -52,7 +62,7 @@ void fp__prom_drift(FILE *f, const fp_verdicts *v, const char *tag, fp__prom_hol
 
 /* fleetprint_node_repeat_offender and fleetprint_repeat_offender of the
  * entities holds keeps (nothing when the run was judged without history). */
-void fp__prom_offenders(FILE *f, const fp_run *run, const fp_verdicts *v, const char *tag,
+void fp__prom_offenders(FILE *f, const fp__prom_uuids *u, const fp_verdicts *v, const char *tag,
                         fp__prom_holds holds, const void *arg);
 
 /* The run as a whole (fleetprint_run_verdict, _duration, last success read

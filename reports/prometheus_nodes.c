@@ -39,6 +39,7 @@ typedef struct render {
     int *by_name;                     /* node indices sorted by name */
     const fp_entity_verdict **judged; /* the verdicts sorted by entity */
     size_t njudged;
+    fp__prom_uuids uuids;
 } render;
 
 static int cmp_node_names(const void *a, const void *b, void *run)
@@ -409,10 +410,10 @@ static fp_status render_files(render *r, const fp__prom_series *ser, size_t nser
         if (r->v) {
             if (i == N)
                 run_counts(f, r);
-            fp__prom_verdicts(f, r->run, r->v, r->tag, vkept + vfirst[i],
+            fp__prom_verdicts(f, &r->uuids, r->v, r->tag, vkept + vfirst[i],
                               vfirst[i + 1] - vfirst[i]);
             fp__prom_drift(f, r->v, r->tag, holds_entity, &h);
-            fp__prom_offenders(f, r->run, r->v, r->tag, holds_entity, &h);
+            fp__prom_offenders(f, &r->uuids, r->v, r->tag, holds_entity, &h);
         }
         st = finish_text(f, &text, &len, file);
     }
@@ -464,8 +465,11 @@ fp_status fp_prom_files_render(const fp_run *run, const fp_verdicts *v, const ch
     qsort(r.judged, r.njudged, sizeof *r.judged, cmp_judged);
     st = fp__prom_collect(run, r.tag, &ser, &nser);
     if (st == FP_OK)
+        st = fp__prom_uuids_make(&r.uuids, run);
+    if (st == FP_OK)
         st = render_files(&r, ser, nser, last_success_from, out);
 cleanup:
+    fp__prom_uuids_free(&r.uuids);
     free(ser);
     free(r.by_name);
     free(r.judged);

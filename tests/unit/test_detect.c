@@ -499,6 +499,61 @@ static bool same_file(const char *a, const char *b)
     return same;
 }
 
+/* Whether the file at path has a line holding every one of want[0..n). */
+static bool has_line(const char *path, const char *const *want, int n)
+{
+    FILE *f = fopen(path, "r");
+    char line[2048];
+    bool found = false;
+    while (f && !found && fgets(line, sizeof line, f)) {
+        found = true;
+        for (int i = 0; i < n && found; i++)
+            found = strstr(line, want[i]) != NULL;
+    }
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/* The Prometheus textfile labels a GPU with its UUID, the first rank's of
+ * that node and device (looked up in an index, not a scan per series). */
+static void test_prometheus_uuid(const fp_rules *r)
+{
+    fp_run run;
+    fp_run_init(&run);
+    CHECK(fp_run_set_shape(&run, 3, 9) == FP_OK);
+    fp_metric m = {"triad_bw", "GB/s", FP_BETTER_HIGHER};
+    for (int i = 0; i < 3; i++) {
+        snprintf(run.nodes[i], FP_NAME_MAX, "n%d", 2 - i); /* not in name order */
+        for (int d = 0; d < 3; d++) {
+            fp_rank_info *ri = &run.ranks[i * 3 + d];
+            ri->node = i;
+            ri->dev = d < 2 ? d : 1; /* a second rank on device 1: its UUID is not used */
+            snprintf(ri->model, sizeof ri->model, "H100");
+            snprintf(ri->uuid, sizeof ri->uuid, "GPU-%s-%d%s", run.nodes[i], ri->dev,
+                     d < 2 ? "" : "-second");
+            fp_entity e = fp_entity_gpu(run.nodes[i], d);
+            fp_sample smp;
+            fp_sample_make(&smp, "kernels", "membw", &m, &e, 0, -1, 100 + i, 0);
+            CHECK(fp_run_add(&run, &smp) == FP_OK);
+        }
+    }
+    char dir[] = "/tmp/fp_test_prom_XXXXXX", path[64];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/p.prom", dir);
+    fp_verdicts *v = detect(&run, r);
+    CHECK(fp_report_prometheus(&run, v, "test", path) == FP_OK);
+    const char *gpu1[] = {"memory_bandwidth", "Hostname=\"n0\",gpu=\"1\",UUID=\"GPU-n0-1\""};
+    const char *gpu2[] = {"Hostname=\"n1\",gpu=\"2\"", "UUID"};
+    const char *second[] = {"-second"};
+    CHECK(has_line(path, gpu1, 2) && !has_line(path, second, 1));
+    CHECK(!has_line(path, gpu2, 2)); /* device 2 of n1 has no rank that knows it */
+    fp_verdicts_free(v);
+    fp_run_free(&run);
+    unlink(path);
+    rmdir(dir);
+}
+
 /* The simulator: same seed, same run; its faults are found. */
 static void test_sim(const fp_rules *r)
 {
@@ -563,6 +618,7 @@ int main(void)
     test_rules_errors();
     test_late_rank(r);
     test_sim(r);
+    test_prometheus_uuid(r);
     fp_rules_free(r);
     CHECK_DONE();
 }
