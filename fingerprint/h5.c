@@ -184,7 +184,10 @@ fp_status fp__h5_read_table(hid_t loc, const char *name, hid_t memtype, size_t r
     FP_CHECK_H5(H5Sget_simple_extent_dims(space, dims, NULL));
     data = malloc(dims[0] ? dims[0] * rowsize : 1);
     FP_CHECK_ALLOC(data);
-    if (dims[0]) {
+    bool done = false;
+    if (dims[0] > ROWS_PER_CHUNK) /* a long table: decompressed on two threads */
+        FP_CHECK(fp__h5_read_rows(ds, memtype, rowsize, data, dims[0], &done));
+    if (dims[0] && !done) {
         memset(data, 0, dims[0] * rowsize);
         if (H5Dread(ds, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
             FP_FAIL(FP_EINPUT, "dataset '%s' cannot be read as the expected type", name);

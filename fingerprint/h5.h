@@ -35,10 +35,18 @@ fp_status fp__h5_create_table(hid_t loc, const char *name, hid_t filetype, size_
  * an unlimited dimension and compressed (shuffle + deflate). n may be 0. */
 fp_status fp__h5_write_table(hid_t loc, const char *name, hid_t filetype, hid_t memtype,
                              const void *data, size_t n);
-/* Read a 1-D dataset into a new array of *n rows of memtype (caller frees).
- * FP_EINPUT naming the dataset when it is missing or not 1-D. */
+/* Read a 1-D dataset into a new array of *n rows of memtype (caller frees);
+ * a long table of a layout fp__h5_read_rows reads is decompressed on two
+ * threads. FP_EINPUT naming the dataset when it is missing, not 1-D or a
+ * chunk is corrupt. */
 fp_status fp__h5_read_table(hid_t loc, const char *name, hid_t memtype, size_t rowsize,
                             void **out, size_t *n);
+/* rowsource.c: read the n rows of open 1-D dataset ds into dst (n rows of
+ * memtype, rowsize bytes each), decompressing on two threads. *done false
+ * (FP_OK): its filters, types or chunks are not what this reads, and H5Dread
+ * must; FP_EINPUT naming the file, dataset and chunk that will not decode. */
+fp_status fp__h5_read_rows(hid_t ds, hid_t memtype, size_t rowsize, void *dst, size_t n,
+                           bool *done);
 /* Read a 1-D fixed-string dataset into a strmap (ids = row numbers; repeated
  * strings are an error). */
 fp_status fp__h5_read_strings(hid_t loc, const char *name, fp__strmap *m);

@@ -1,0 +1,232 @@
+/* Row sources: a table of fixed-size rows read a chunk at a time, the
+ * reverse of a row sink (rowsink.c). Each chunk is read raw with
+ * H5Dread_chunk on the caller's thread (HDF5 is not built thread-safe), then
+ * inflated and unshuffled by the caller and one worker together, each byte
+ * put straight where the memory type wants it: no type conversion, and both
+ * cores decompress. A 100,000-node run's 22.4 M rows (627 MB, 143 MB on disk)
+ * read in a fraction of H5Dread's 2.4 s.
+ *
+ * It reads only what it can read exactly as H5Dread would: a chunked 1-D
+ * dataset whose filters are shuffle and deflate (either, both or none), and
+ * a memory type whose members are, by name, byte for byte the file type's.
+ * Anything else is left to H5Dread (fp__h5_read_table). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "fleetprint/log.h"
+#include "h5.h"
+
+enum { BATCH = 32,     /* raw chunks read before they are decoded */
+       MAX_BYTES = 512 /* a file row's largest size this reads */ };
+
+typedef struct raw_chunk {
+    unsigned char *buf;
+    size_t cap, len;
+    uint32_t mask; /* filters skipped for this chunk (bit = pipeline position) */
+    uint64_t index;
+} raw_chunk;
+
+typedef struct source {
+    size_t filebytes, rowsize, chunk_rows, n;
+    int shuffle, deflate; /* pipeline positions, -1: not in the pipeline */
+    size_t to[MAX_BYTES]; /* where each byte of a file row goes in a memory row */
+    unsigned char *dst;
+    raw_chunk raw[BATCH];
+    size_t nraw;
+    atomic_size_t next; /* the next raw chunk to decode */
+    atomic_int failed;  /* a chunk would not decode: its index + 1 */
+} source;
+
+/* ---- the layout ----------------------------------------------------------------------- */
+
+/* Fill s->to for memtype against filetype: true when every byte of a file
+ * row has a place in a memory row and every memory member comes from the
+ * file's member of that name, of an equal type. */
+static bool map_bytes(source *s, hid_t filetype, hid_t memtype)
+{
+    if (H5Tequal(filetype, memtype) > 0) {
+        for (size_t j = 0; j < s->filebytes; j++)
+            s->to[j] = j;
+        return s->rowsize == s->filebytes;
+    }
+    if (H5Tget_class(filetype) != H5T_COMPOUND || H5Tget_class(memtype) != H5T_COMPOUND)
+        return false;
+    int nf = H5Tget_nmembers(filetype), nm = H5Tget_nmembers(memtype);
+    if (nf <= 0 || nf != nm)
+        return false;
+    bool ok = true;
+    for (unsigned i = 0; ok && i < (unsigned)nm; i++) {
+        char *name = H5Tget_member_name(memtype, i);
+        int f = name ? H5Tget_member_index(filetype, name) : -1;
+        hid_t mt = H5Tget_member_type(memtype, i);
+        hid_t ft = f >= 0 ? H5Tget_member_type(filetype, (unsigned)f) : H5I_INVALID_HID;
+        ok = f >= 0 && mt >= 0 && ft >= 0 && H5Tequal(mt, ft) > 0;
+        size_t size = ok ? H5Tget_size(ft) : 0;
+        size_t from = ok ? H5Tget_member_offset(filetype, (unsigned)f) : 0;
+        size_t to = ok ? H5Tget_member_offset(memtype, i) : 0;
+        ok = ok && from + size <= s->filebytes && to + size <= s->rowsize;
+        for (size_t b = 0; ok && b < size; b++)
+            s->to[from + b] = to + b;
+        fp__h5_close(mt);
+        fp__h5_close(ft);
+        H5free_memory(name);
+    }
+    return ok; /* as many members as the file's, each placed: every file byte is */
+}
+
+/* The dataset's filters, where they are shuffle and deflate only. */
+static bool read_filters(source *s, hid_t ds)
+{
+    hid_t dcpl = H5Dget_create_plist(ds);
+    bool ok = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED;
+    hsize_t chunk[1];
+    ok = ok && H5Pget_chunk(dcpl, 1, chunk) == 1 && chunk[0] > 0;
+    s->chunk_rows = ok ? (size_t)chunk[0] : 0;
+    int n = ok ? H5Pget_nfilters(dcpl) : 0;
+    s->shuffle = s->deflate = -1;
+    for (int i = 0; ok && i < n; i++) {
+        unsigned flags, conf;
+        size_t nv = 0;
+        H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &nv, NULL, 0, NULL, &conf);
+        if (id == H5Z_FILTER_SHUFFLE && s->shuffle < 0 && s->deflate < 0)
+            s->shuffle = i; /* shuffled before it is deflated, as rowsink writes */
+        else if (id == H5Z_FILTER_DEFLATE && s->deflate < 0)
+            s->deflate = i;
+        else
+            ok = false;
+    }
+    fp__h5_close(dcpl);
+    return ok;
+}
+
+/* ---- decoding ---------------------------------------------------------------------------- */
+
+static bool skipped(const raw_chunk *c, int filter)
+{
+    return filter < 0 || (c->mask >> filter & 1u);
+}
+
+/* Decode raw chunk c into its rows of s->dst, inflating into scratch a. */
+static bool decode(source *s, const raw_chunk *c, unsigned char *a)
+{
+    size_t bytes = s->chunk_rows * s->filebytes;
+    const unsigned char *src = c->buf;
+    if (!skipped(c, s->deflate)) {
+        uLongf len = bytes;
+        if (uncompress(a, &len, c->buf, c->len) != Z_OK || len != bytes)
+            return false;
+        src = a;
+    } else if (c->len != bytes) {
+        return false;
+    }
+    size_t first = (size_t)c->index * s->chunk_rows;
+    size_t rows = s->n - first < s->chunk_rows ? s->n - first : s->chunk_rows;
+    unsigned char *dst = s->dst + first * s->rowsize;
+    memset(dst, 0, rows * s->rowsize); /* padding, as fp__h5_read_table leaves it */
+    bool shuffled = !skipped(c, s->shuffle);
+    for (size_t j = 0; j < s->filebytes; j++) {
+        unsigned char *d = dst + s->to[j];
+        if (shuffled) { /* byte j of every row together (H5Z__filter_shuffle) */
+            const unsigned char *from = src + j * s->chunk_rows;
+            for (size_t i = 0; i < rows; i++, d += s->rowsize)
+                *d = from[i];
+        } else {
+            const unsigned char *from = src + j;
+            for (size_t i = 0; i < rows; i++, d += s->rowsize, from += s->filebytes)
+                *d = *from;
+        }
+    }
+    return true;
+}
+
+/* Decode raw chunks until none is left (the caller and the worker both). */
+static void *decode_all(void *arg)
+{
+    source *s = arg;
+    size_t bytes = s->chunk_rows * s->filebytes;
+    unsigned char *a = malloc(bytes);
+    for (size_t i; (i = atomic_fetch_add(&s->next, 1)) < s->nraw;) {
+        if (!a || !decode(s, &s->raw[i], a)) {
+            int none = 0;
+            atomic_compare_exchange_strong(&s->failed, &none, (int)(s->raw[i].index + 1));
+        }
+    }
+    free(a);
+    return NULL;
+}
+
+/* ---- reading ------------------------------------------------------------------------------- */
+
+/* Read raw chunk index into r; r->len 0: the chunk was never written (its
+ * rows are the fill value, which H5Dread supplies). */
+static fp_status read_raw(source *s, hid_t ds, uint64_t index, raw_chunk *r)
+{
+    fp_status st = FP_OK;
+    hsize_t off[1] = {index * s->chunk_rows}, size = 0;
+    r->len = 0;
+    FP_CHECK_H5(H5Dget_chunk_storage_size(ds, off, &size));
+    if (size == 0)
+        return FP_OK;
+    if (size > r->cap) {
+        unsigned char *grown = realloc(r->buf, size);
+        FP_CHECK_ALLOC(grown);
+        r->buf = grown;
+        r->cap = size;
+    }
+    FP_CHECK_H5(H5Dread_chunk(ds, H5P_DEFAULT, off, &r->mask, r->buf));
+    r->len = size;
+    r->index = index;
+cleanup:
+    return st;
+}
+
+fp_status fp__h5_read_rows(hid_t ds, hid_t memtype, size_t rowsize, void *dst, size_t n,
+                           bool *done)
+{
+    fp_status st = FP_OK;
+    source s;
+    memset(&s, 0, sizeof s);
+    hid_t ftype = H5Dget_type(ds);
+    *done = false;
+    s.filebytes = ftype >= 0 ? H5Tget_size(ftype) : 0;
+    s.rowsize = rowsize;
+    s.n = n;
+    s.dst = dst;
+    bool ok = s.filebytes > 0 && s.filebytes <= MAX_BYTES && H5Tget_size(memtype) == rowsize &&
+              read_filters(&s, ds) && map_bytes(&s, ftype, memtype);
+    fp__h5_close(ftype);
+    if (!ok || n == 0)
+        return FP_OK; /* not a layout read here: H5Dread reads it */
+    uint64_t chunks = (n + s.chunk_rows - 1) / s.chunk_rows;
+    for (uint64_t c = 0; c < chunks; c += s.nraw) {
+        s.nraw = chunks - c < BATCH ? (size_t)(chunks - c) : BATCH;
+        for (size_t i = 0; i < s.nraw; i++) {
+            FP_CHECK(read_raw(&s, ds, c + i, &s.raw[i]));
+            if (!s.raw[i].len)
+                goto cleanup; /* a chunk never written: H5Dread reads the table */
+        }
+        atomic_store(&s.next, 0);
+        pthread_t worker;
+        bool threaded = s.nraw > 1 && pthread_create(&worker, NULL, decode_all, &s) == 0;
+        decode_all(&s);
+        if (threaded)
+            pthread_join(worker, NULL);
+        int bad = atomic_load(&s.failed);
+        if (bad) {
+            char file[512] = "?", path[256] = "?";
+            H5Fget_name(ds, file, sizeof file);
+            H5Iget_name(ds, path, sizeof path);
+            FP_FAIL(FP_EINPUT, "%s: dataset %s: chunk %d (rows from %llu) cannot be decompressed "
+                               "(corrupt)", file, path, bad - 1,
+                    (unsigned long long)(bad - 1) * s.chunk_rows);
+        }
+    }
+    *done = true;
+cleanup:
+    for (size_t i = 0; i < BATCH; i++)
+        free(s.raw[i].buf);
+    return st;
+}
