@@ -245,8 +245,14 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
         free(fill);
     }
     int maxw = 1;
-    for (size_t k = 0; k < g.nkeys; k++)
+    size_t most = 1; /* values of the largest key */
+    for (size_t k = 0; k < g.nkeys; k++) {
         maxw = g.keys[k].raw_windows > maxw ? g.keys[k].raw_windows : maxw;
+        size_t m = (key_first[k + 1] - key_first[k]) * (size_t)g.keys[k].windows;
+        most = m > most ? m : most;
+    }
+    g.peer_rows = fp_malloc_huge(2 * most * sizeof *g.peer_rows);
+    FP_CHECK_ALLOC(g.peer_rows);
     buf = fp_malloc_huge((g.nser + 4 * (size_t)maxw + 1) * sizeof *buf);
     ws = malloc((size_t)maxw * sizeof *ws);
     grp = fp_malloc_huge((g.nser + 1) * sizeof *grp);

@@ -217,8 +217,11 @@ typedef struct eng {
     size_t nser;
     table ser_tab;
     uint32_t *sample_ser;
-    double *vals;
-    double *wvals; /* per-window values (a summary-only series: its summary) */
+    double *vals;  /* the values judged, at series.off */
+    double *wvals; /* per-window values at series.woff (a summary-only series: its
+                      summary); the same array as vals, off = woff but for a key
+                      judged on summaries */
+    double *peer_rows;   /* peer evidence's scratch: a key's values and their logs */
     double *class_floor; /* per rule class: the spread floor learned from the baselines */
     double *run_floor;   /* per rule class: the between-run spread floor (learn_floors;
                             in class_floor's block, on the baseline thread only) */

@@ -34,7 +34,7 @@ static uint64_t hash_str(uint64_t h, const char *s)
 static bool table_init(table *t, size_t expect)
 {
     size_t cap = 16;
-    while (cap < 2 * expect + 16)
+    while (3 * cap < 4 * expect + 48)
         cap <<= 1;
     t->slot = fp_calloc_huge(cap, sizeof *t->slot);
     t->hash = fp_malloc_huge(cap * sizeof *t->hash);
@@ -63,7 +63,7 @@ static size_t table_empty(const table *t, uint64_t h)
  * in cache. */
 static bool table_add(table *t, uint64_t h, size_t index)
 {
-    if (2 * (t->used + 1) > t->mask + 1) {
+    if (4 * (t->used + 1) > 3 * (t->mask + 1)) {
         table old = *t;
         if (!table_init(t, old.mask + 1)) {
             table_free(t);
@@ -336,11 +336,36 @@ static int64_t next_series(eng *g, int64_t prev, uint32_t key, uint32_t ent)
 /* The key (entity) of a run read as rows at index k of its table: each is
  * interned when a row first names it, so indices follow the order in which
  * the samples meet them, as with samples. map holds index + 1, 0 when not yet
- * met; -1: no memory. */
-static int64_t row_key(eng *g, int32_t *map, uint32_t k)
+ * met; -1: no memory. A key's windows come from shape (one table key's
+ * largest window and whether it has a summary), known before its first
+ * series. */
+typedef struct key_shape {
+    int32_t last;     /* its largest window, -1: none */
+    bool summary;
+    size_t starts;    /* rows that can start a series (a first window or a summary) */
+} key_shape;
+
+static void shape_key(key_info *ki, const key_shape *sh)
 {
-    if (!map[k])
-        map[k] = (int32_t)(key_intern(g, &g->run->rows->keys[k]) + 1);
+    ki->windowed = sh->last >= 0;
+    ki->has_summary = sh->summary;
+    ki->windows = sh->last + 1;
+    ki->raw_windows = ki->windows > 1 ? ki->windows : 1;
+    ki->use_summary = ki->cls && ki->cls->summary && ki->has_summary;
+    if (ki->windows < 1 || ki->use_summary)
+        ki->windows = 1;
+}
+
+static int64_t row_key(eng *g, int32_t *map, uint32_t k, const key_shape *shape)
+{
+    if (!map[k]) {
+        int64_t nkeys = (int64_t)g->nkeys, key = key_intern(g, &g->run->rows->keys[k]);
+        if (key >= 0 && key < nkeys)
+            return -2; /* a second table key of the same key: the table is corrupt */
+        if (key >= 0)
+            shape_key(&g->keys[key], &shape[k]);
+        map[k] = (int32_t)(key + 1);
+    }
     return map[k] - 1;
 }
 
@@ -351,12 +376,105 @@ static int64_t row_entity(eng *g, int32_t *map, uint32_t e)
     return map[e] - 1;
 }
 
-static fp_status intern_samples(eng *g)
+/* Room in g->vals for the value slots of a new series se: its windows as
+ * measured, then the summary its key judges (use_summary), all NaN. */
+static bool place_series(eng *g, series *se, size_t *used, size_t *cap)
+{
+    const key_info *ki = &g->keys[se->key];
+    size_t slots = (size_t)ki->raw_windows + ki->use_summary;
+    if (*used + slots > *cap) {
+        double *grown = fp_grow(g->vals, cap, *used + slots, sizeof *grown, 1024);
+        if (!grown)
+            return false;
+        g->vals = g->wvals = grown;
+    }
+    se->woff = *used;
+    se->off = ki->use_summary ? *used + (size_t)ki->raw_windows : *used;
+    for (size_t i = 0; i < slots; i++)
+        g->vals[*used + i] = NAN;
+    *used += slots;
+    return true;
+}
+
+/* Intern a run read as rows, its values put in place as they come: no
+ * second pass over the rows. A series' windows as measured are its raw
+ * slots; a series with no window holds its summary in the first (a summary
+ * met before the series' first window is taken back then). */
+static fp_status intern_rows(eng *g)
 {
     const fp_run *run = g->run;
     const fp_run_rows *rows = run->rows;
-    size_t n = run->nsamples;
+    size_t n = rows->n, used = 0, cap = 0;
     int32_t *kmap = NULL, *emap = NULL;
+    key_shape *shape = NULL;
+    fp_status st = FP_OK;
+    shape = malloc((rows->nkeys + 1) * sizeof *shape);
+    kmap = calloc(rows->nkeys + 1, sizeof *kmap);
+    emap = fp_calloc_huge(rows->nents + 1, sizeof *emap);
+    g->ents = fp_malloc_huge((rows->nents + 1) * sizeof *g->ents);
+    g->ser = fp_malloc_huge((n + 1) * sizeof *g->ser);
+    FP_CHECK_ALLOC(shape);
+    FP_CHECK_ALLOC(kmap);
+    FP_CHECK_ALLOC(emap);
+    FP_CHECK_ALLOC(g->ents);
+    FP_CHECK_ALLOC(g->ser);
+    for (size_t k = 0; k < rows->nkeys; k++)
+        shape[k] = (key_shape){.last = -1};
+    size_t starts = 0;
+    for (size_t i = 0; i < n; i++) {
+        const fp_sample_row *r = &rows->row[i];
+        key_shape *sh = &shape[r->key];
+        sh->last = r->iter > sh->last ? r->iter : sh->last;
+        sh->summary |= r->iter < 0;
+        sh->starts += r->iter <= 0;
+    }
+    /* the tables, and the values' room, sized for the series that start with
+     * a first window or a summary: what real runs hold (more grow) */
+    for (size_t k = 0; k < rows->nkeys; k++) {
+        starts += shape[k].starts;
+        cap += shape[k].starts * ((size_t)(shape[k].last > 0 ? shape[k].last + 1 : 1) + 1);
+    }
+    g->vals = g->wvals = fp_malloc_huge((cap + 1) * sizeof *g->vals);
+    FP_CHECK_ALLOC(g->vals);
+    if (!table_init(&g->ent_tab, rows->nents) || !table_init(&g->ser_tab, starts))
+        FP_FAIL(FP_ENOMEM, "out of memory for the entity and series tables of run %s", run->id);
+    int64_t se_prev = -1;
+    for (size_t i = 0; i < n; i++) {
+        const fp_sample_row *r = &rows->row[i];
+        int64_t key = row_key(g, kmap, r->key, shape), ent = row_entity(g, emap, r->entity);
+        if (key == -2)
+            FP_FAIL(FP_EINPUT, "run %s: metric %u of its table repeats an earlier one (corrupt)",
+                    run->id, r->key);
+        size_t before = g->nser;
+        int64_t se =
+            key < 0 || ent < 0 ? -1 : next_series(g, se_prev, (uint32_t)key, (uint32_t)ent);
+        if (se < 0 || (g->nser > before && !place_series(g, &g->ser[se], &used, &cap)))
+            FP_FAIL(FP_ENOMEM, "out of memory interning sample %zu of run %s", i, run->id);
+        series *x = &g->ser[se];
+        if (r->iter >= 0) {
+            if (!x->windowed) /* a summary in the first slot gives way to windows */
+                g->vals[x->woff] = NAN;
+            x->windowed = true;
+            g->vals[x->woff + (size_t)r->iter] = r->value;
+        } else {
+            if (g->keys[key].use_summary)
+                g->vals[x->off] = r->value;
+            if (!x->windowed)
+                g->vals[x->woff] = r->value;
+        }
+        se_prev = se;
+    }
+cleanup:
+    free(shape);
+    free(kmap);
+    free(emap);
+    return st;
+}
+
+static fp_status intern_samples(eng *g)
+{
+    const fp_run *run = g->run;
+    size_t n = run->nsamples;
     g->ents = fp_malloc_huge((n + 1) * sizeof *g->ents);
     g->ser = fp_malloc_huge((n + 1) * sizeof *g->ser);
     g->sample_ser = fp_malloc_huge((n + 1) * sizeof *g->sample_ser);
@@ -364,44 +482,26 @@ static fp_status intern_samples(eng *g)
     FP_CHECK_ALLOC(g->ents);
     FP_CHECK_ALLOC(g->ser);
     FP_CHECK_ALLOC(g->sample_ser);
-    /* a run read as rows knows its entities, and each series starts with a
-     * first window or a summary: tables that need not grow */
-    size_t firsts = 0;
-    for (size_t i = 0; rows && i < n; i++)
-        firsts += rows->row[i].iter <= 0;
-    if (!table_init(&g->ent_tab, rows ? rows->nents : 1024) ||
-        !table_init(&g->ser_tab, rows ? firsts : 1024))
+    if (!table_init(&g->ent_tab, 1024) || !table_init(&g->ser_tab, 1024))
         FP_FAIL(FP_ENOMEM, "out of memory for the entity and series tables of run %s", run->id);
-    if (rows) {
-        kmap = calloc(rows->nkeys + 1, sizeof *kmap);
-        emap = fp_calloc_huge(rows->nents + 1, sizeof *emap);
-        FP_CHECK_ALLOC(kmap);
-        FP_CHECK_ALLOC(emap);
-    }
     int64_t key = -1, ent = -1, se_prev = -1;
     const fp_sample *prev = NULL;
     for (size_t i = 0; i < n; i++) {
-        const fp_sample *s = rows ? NULL : &run->samples[i];
-        int32_t iter = rows ? rows->row[i].iter : s->iter;
-        if (rows) {
-            key = row_key(g, kmap, rows->row[i].key);
-            ent = row_entity(g, emap, rows->row[i].entity);
-        } else {
-            key = next_key(g, prev, key, s);
-            ent = next_entity(g, prev, ent, s);
-        }
+        const fp_sample *s = &run->samples[i];
+        key = next_key(g, prev, key, s);
+        ent = next_entity(g, prev, ent, s);
         int64_t se =
             key < 0 || ent < 0 ? -1 : next_series(g, se_prev, (uint32_t)key, (uint32_t)ent);
         if (se < 0)
             FP_FAIL(FP_ENOMEM, "out of memory interning sample %zu of run %s", i, run->id);
         g->sample_ser[i] = (uint32_t)se;
         key_info *ki = &g->keys[key];
-        ki->has_summary |= iter < 0;
-        if (iter >= 0) {
+        ki->has_summary |= s->iter < 0;
+        if (s->iter >= 0) {
             g->ser[se].windowed = true;
             ki->windowed = true;
-            if (iter + 1 > ki->windows)
-                ki->windows = iter + 1;
+            if (s->iter + 1 > ki->windows)
+                ki->windows = s->iter + 1;
         }
         ki->raw_windows = ki->windows > 1 ? ki->windows : 1;
         prev = s;
@@ -415,21 +515,19 @@ static fp_status intern_samples(eng *g)
         if (ki->windows < 1 || ki->use_summary)
             ki->windows = 1;
     }
-    size_t woff = 0;
+    /* one array: a series' windows as measured at woff; the values judged are
+     * the same ones (off = woff) except where its key judges summaries, whose
+     * one value gets a slot after all the windows */
     for (size_t s = 0; s < g->nser; s++) {
-        g->ser[s].off = off;
-        g->ser[s].woff = woff;
-        off += (size_t)g->keys[g->ser[s].key].windows;
-        woff += (size_t)g->keys[g->ser[s].key].raw_windows;
+        g->ser[s].woff = off;
+        off += (size_t)g->keys[g->ser[s].key].raw_windows;
     }
-    g->vals = fp_malloc_huge((off + 1) * sizeof *g->vals);
-    g->wvals = fp_malloc_huge((woff + 1) * sizeof *g->wvals);
+    for (size_t s = 0; s < g->nser; s++)
+        g->ser[s].off = g->keys[g->ser[s].key].use_summary ? off++ : g->ser[s].woff;
+    g->vals = g->wvals = fp_malloc_huge((off + 1) * sizeof *g->vals);
     FP_CHECK_ALLOC(g->vals);
-    FP_CHECK_ALLOC(g->wvals);
     for (size_t i = 0; i < off; i++)
         g->vals[i] = NAN;
-    for (size_t i = 0; i < woff; i++)
-        g->wvals[i] = NAN;
     /* the samples of a window visit every series: fetch a series ahead of
      * its sample, or each one waits for memory (~20% of detect's time at
      * 10,000 nodes x 8) */
@@ -437,8 +535,8 @@ static fp_status intern_samples(eng *g)
     for (size_t i = 0; i < n; i++) {
         if (i + AHEAD < n)
             __builtin_prefetch(&g->ser[g->sample_ser[i + AHEAD]]);
-        int32_t iter = rows ? rows->row[i].iter : run->samples[i].iter;
-        double value = rows ? rows->row[i].value : run->samples[i].value;
+        int32_t iter = run->samples[i].iter;
+        double value = run->samples[i].value;
         const series *se = &g->ser[g->sample_ser[i]];
         if (se->windowed ? iter >= 0 : iter < 0)
             g->wvals[se->woff + (size_t)(iter > 0 ? iter : 0)] = value;
@@ -448,8 +546,6 @@ static fp_status intern_samples(eng *g)
         g->vals[se->off + (size_t)(use_summary ? 0 : iter)] = value;
     }
 cleanup:
-    free(kmap);
-    free(emap);
     return st;
 }
 
@@ -460,7 +556,9 @@ cleanup:
 fp_status fp__det_intern(eng *g)
 {
     fp_status st = setup_nodes(g);
-    return st == FP_OK ? intern_samples(g) : st;
+    if (st != FP_OK)
+        return st;
+    return g->run->rows ? intern_rows(g) : intern_samples(g);
 }
 
 /* ---- reasons ---------------------------------------------------------------------------- */
@@ -537,8 +635,8 @@ void fp__det_free(eng *g)
     free(g->ser);
     table_free(&g->ser_tab);
     free(g->sample_ser);
-    free(g->vals);
-    free(g->wvals);
+    free(g->vals); /* wvals: the same array */
+    free(g->peer_rows);
     free(g->class_floor);
     free(g->reasons);
     free(g->blind);

@@ -228,10 +228,11 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
     return FP_OK;
 }
 
-/* Score value v against centre c and scale s (both in the transformed space;
- * ec = exp(c) for relative rules, computed once by the caller). */
-static void score(const limits *cls, fp_better better, double v, double c, double ec,
-                  double s, double floor_, double strong, window_score *out)
+/* Score value v (of log lv, for relative rules) against centre c and scale s
+ * (both in the transformed space; ec = exp(c) for relative rules, computed
+ * once by the caller). */
+static void score_log(const limits *cls, fp_better better, double v, double lv, double c,
+                      double ec, double s, double floor_, double strong, window_score *out)
 {
     out->value = v;
     if (cls->absolute) {
@@ -243,7 +244,7 @@ static void score(const limits *cls, fp_better better, double v, double c, doubl
         out->loss = -dev;
         out->z = dev / sc;
     } else {
-        double pv = v > 1e-300 ? v : 1e-300, lv = log(pv);
+        double pv = v > 1e-300 ? v : 1e-300;
         double dev = better == FP_BETTER_HIGHER ? lv - c : c - lv;
         double sc = s > floor_ ? s : floor_;
         out->expected = ec;
@@ -263,6 +264,14 @@ static void score(const limits *cls, fp_better better, double v, double c, doubl
         out->level = LVL_FAIL;
     if (out->loss >= strong * cls->fail)
         out->level = LVL_STRONG;
+}
+
+/* score_log of v, its log taken here. */
+static void score(const limits *cls, fp_better better, double v, double c, double ec,
+                  double s, double floor_, double strong, window_score *out)
+{
+    score_log(cls, better, v, cls->absolute ? NAN : log(v > 1e-300 ? v : 1e-300), c, ec, s,
+              floor_, strong, out);
 }
 
 /* Straggler attribution for absolute rules (lateness): the time this entity
@@ -366,7 +375,8 @@ static double as_factor_loss(double t, fp_better better)
     return better == FP_BETTER_HIGHER ? t / (1 + t) : t;
 }
 
-/* Whether the peers sers[0..m) of a relative key fall into two clusters: in
+/* Whether the peers of a relative key (their values: m rows of its windows)
+ * fall into two clusters: in
  * the sorted logs of their medians over windows, the widest gap that leaves
  * at least 2 below it and at least half of the peers (and min_peers) above
  * it, in the metric's better direction (at exactly half, the better half is
@@ -378,8 +388,7 @@ static double as_factor_loss(double t, fp_better better)
  * the halves and a spread so wide that neither half is an outlier. worse[i]
  * is set for the members of the worse cluster. FP_ENOMEM. */
 static fp_status find_split(const eng *g, const key_info *k, const limits *cls,
-                            const uint32_t *sers, size_t m, double *tmp, bool *worse,
-                            split *out)
+                            const double *row, size_t m, double *tmp, bool *worse, split *out)
 {
     memset(out, 0, sizeof *out);
     memset(worse, 0, m * sizeof *worse);
@@ -396,7 +405,7 @@ static fp_status find_split(const eng *g, const key_info *k, const limits *cls,
     for (size_t i = 0; i < m; i++) {
         size_t c = 0;
         for (int w = 0; w < k->windows; w++) {
-            double v = g->vals[g->ser[sers[i]].off + (size_t)w];
+            double v = row[i * (size_t)k->windows + (size_t)w];
             if (!isnan(v))
                 tmp[c++] = v;
         }
@@ -472,7 +481,23 @@ fp_status fp__det_judge_peers(eng *g, const key_info *k, const uint32_t *sers, s
     bool *worse = malloc((m + 1) * sizeof *worse);
     if (!worse)
         return FP_ENOMEM;
-    fp_status st = find_split(g, k, cls, sers, m, buf, worse, &sp);
+    /* the peers' values gathered once, row i the windows of sers[i], and
+     * their logs for a relative rule: every pass below reads them in order,
+     * where the series themselves lie far apart (g->peer_rows: room for the
+     * largest key) */
+    double *row = g->peer_rows, *lg = row + m * (size_t)W;
+    enum { AHEAD = 16 };
+    for (size_t i = 0; i < m; i++) {
+        if (i + 2 * AHEAD < m)
+            __builtin_prefetch(&g->ser[sers[i + 2 * AHEAD]]);
+        if (i + AHEAD < m)
+            __builtin_prefetch(g->vals + g->ser[sers[i + AHEAD]].off);
+        memcpy(row + i * (size_t)W, g->vals + g->ser[sers[i]].off, (size_t)W * sizeof *row);
+    }
+    for (size_t x = 0; !cls->absolute && x < m * (size_t)W; x++)
+        lg[x] = isnan(row[x]) ? NAN : log(row[x] > 1e-300 ? row[x] : 1e-300);
+    const double *judged = cls->absolute ? row : lg;
+    fp_status st = find_split(g, k, cls, row, m, buf, worse, &sp);
     if (st != FP_OK)
         goto cleanup;
     /* the worse cluster of a split: the rule's thresholds as factors */
@@ -482,12 +507,9 @@ fp_status fp__det_judge_peers(eng *g, const key_info *k, const uint32_t *sers, s
     for (int w = 0; w < W; w++) {
         size_t c = 0;
         for (size_t i = 0; i < m; i++) {
-            if (worse[i])
-                continue;
-            double v = g->vals[g->ser[sers[i]].off + (size_t)w];
-            if (isnan(v))
-                continue;
-            buf[c++] = cls->absolute ? v : log(v > 1e-300 ? v : 1e-300);
+            double v = judged[i * (size_t)W + (size_t)w];
+            if (!worse[i] && !isnan(v))
+                buf[c++] = v;
         }
         centre[w] = NAN;
         if (c < (size_t)g->rules->min_peers)
@@ -512,12 +534,12 @@ fp_status fp__det_judge_peers(eng *g, const key_info *k, const uint32_t *sers, s
         const series *se = &g->ser[sers[i]];
         const limits *lim = worse[i] ? &split_lim : cls;
         for (int w = 0; w < W; w++) {
-            double v = g->vals[se->off + (size_t)w];
+            size_t x = i * (size_t)W + (size_t)w;
             ws[w].level = -1;
-            if (isnan(v) || isnan(centre[w]))
+            if (isnan(row[x]) || isnan(centre[w]))
                 continue;
-            score(lim, better, v, centre[w], ec[w], scale[w], g->rules->scale_floor,
-                  g->rules->strong_factor, &ws[w]);
+            score_log(lim, better, row[x], cls->absolute ? NAN : lg[x], centre[w], ec[w],
+                      scale[w], g->rules->scale_floor, g->rules->strong_factor, &ws[w]);
         }
         size_t before = g->nreasons;
         reference ref = {.runs = 0, .windows = (int)(m - sp.worse), .noisy = noisy};
