@@ -80,11 +80,18 @@ assert n5['verdict'] == 'warn', n5
 assert any('did not reproduce on re-test' in r.get('note', '') for r in n5['reasons']), n5
 PY
 share_ok "transient slow rank"
-# the same fault without the re-test: acted on at once
-rc=0; pf --confirm off $(inject "slow:rank=5,factor=2,until=${T}s") || rc=$?
-expect_out "confirm: no re-test: --confirm off"
-echo "--confirm off: exit $rc, drain '$(cat drain.txt)'"
-[ "$rc" = 1 ] && [ "$(cat drain.txt)" = n5 ] || fail "--confirm off: the first pass was not acted on"
+# the same fault without the re-test: acted on at once (a run that reached
+# its collectives after until= tests nothing: measured again, T from it)
+for attempt in 1 2 3; do
+  rc=0; pf --confirm off $(inject "slow:rank=5,factor=2,until=${T}s") || rc=$?
+  expect_out "confirm: no re-test: --confirm off"
+  echo "--confirm off: until=${T}s: exit $rc, drain '$(cat drain.txt)'"
+  [ "$rc" = 0 ] && [ "$attempt" -lt 3 ] || break
+  echo "attempt $attempt: the fault ended before this first pass's collectives:" \
+    "measuring again with until= from this run (timing on shared cores)"
+  t=$(until_of); T=${t:-$T}
+done
+[ "$rc" = 1 ] && [ "$(cat drain.txt)" = n5 ] || { cat "$WORK/out" >&2; fail "--confirm off: the first pass was not acted on"; }
 
 # ---- a slow link --------------------------------------------------------------------------
 # the quick set, not the sweep alone: the re-test's budget is a quarter of
