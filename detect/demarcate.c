@@ -20,61 +20,75 @@ fp_status fp__det_judge_missing(eng *g, const uint32_t *key_first, const uint32_
 {
     if (g->rules->missing == FP_PASS)
         return FP_OK;
+    enum { K = FP_ENT_KIND_COUNT };
     uint32_t *stamp = calloc(g->nents + 1, sizeof *stamp);
     uint32_t *list = malloc((g->nents + 1) * sizeof *list);
+    size_t *have = malloc((g->nkeys + 1) * K * sizeof *have);
     fp_status st = FP_OK;
-    if (g->ntests * FP_ENT_KIND_COUNT >= UINT32_MAX)
+    if (g->ntests >= UINT32_MAX / 2)
         FP_FAIL(FP_EINPUT, "run %s has %zu tests: too many to judge missing results", g->run->id,
                 g->ntests);
     FP_CHECK_ALLOC(stamp);
     FP_CHECK_ALLOC(list);
+    FP_CHECK_ALLOC(have);
     /* per test and entity kind: a gpu lacks what other gpus have, a rank what
-     * other ranks have (late-rank records exist only for late ranks) */
-    for (size_t tk = 0; tk < g->ntests * FP_ENT_KIND_COUNT; tk++) {
-        size_t t = tk / FP_ENT_KIND_COUNT;
-        fp_entity_kind kind = (fp_entity_kind)(tk % FP_ENT_KIND_COUNT);
-        if (kind == FP_ENT_LINK)
-            continue;
-        size_t nl = 0;
-        for (size_t k = 0; k < g->nkeys; k++) {
-            if ((size_t)g->keys[k].test != t)
-                continue;
-            for (uint32_t i = key_first[k]; i < key_first[k + 1]; i++) {
-                uint32_t e = g->ser[by_key[i]].ent;
-                if (g->ents[e].kind != kind || stamp[e] == tk + 1)
+     * other ranks have (late-rank records exist only for late ranks). One
+     * pass over a test's series lists its entities of each kind (in order of
+     * first meeting, by key) and counts each key's. */
+    for (size_t t = 0; t < g->ntests; t++) {
+        size_t first[K + 1] = {0}, nl[K] = {0};
+        for (int pass = 0; pass < 2; pass++) { /* count, then list */
+            for (size_t k = 0; k < g->nkeys; k++) {
+                if ((size_t)g->keys[k].test != t)
                     continue;
-                stamp[e] = (uint32_t)tk + 1;
-                list[nl++] = e;
+                memset(have + k * K, 0, K * sizeof *have);
+                for (uint32_t i = key_first[k]; i < key_first[k + 1]; i++) {
+                    uint32_t e = g->ser[by_key[i]].ent;
+                    fp_entity_kind kind = g->ents[e].kind;
+                    have[k * K + kind]++;
+                    if (kind == FP_ENT_LINK || stamp[e] == 2 * t + 1 + (uint32_t)pass)
+                        continue;
+                    stamp[e] = 2 * (uint32_t)t + 1 + (uint32_t)pass;
+                    if (pass)
+                        list[first[kind] + nl[kind]++] = e;
+                    else
+                        first[kind + 1]++;
+                }
             }
+            for (size_t kind = 0; !pass && kind < K; kind++)
+                first[kind + 1] += first[kind];
         }
-        for (size_t k = 0; k < g->nkeys; k++) {
-            if ((size_t)g->keys[k].test != t || (g->keys[k].cls && g->keys[k].cls->late))
+        for (size_t kind = 0; kind < K; kind++) {
+            if (kind == FP_ENT_LINK)
                 continue;
-            size_t have = 0;
-            for (uint32_t i = key_first[k]; i < key_first[k + 1]; i++)
-                have += g->ents[g->ser[by_key[i]].ent].kind == kind;
-            if (have == 0 || have == nl)
-                continue;
-            for (size_t j = 0; j < nl; j++) {
-                if (fp__det_series_find(g, (uint32_t)k, list[j], false, NULL) >= 0)
+            const uint32_t *ents = list + first[kind];
+            for (size_t k = 0; k < g->nkeys; k++) {
+                if ((size_t)g->keys[k].test != t || (g->keys[k].cls && g->keys[k].cls->late))
                     continue;
-                fp__det_set_ent_verdict(g, list[j], g->rules->missing);
-                fp_reason *r;
-                FP_CHECK(fp__det_add_reason(g, fp__det_ent_owner(g, list[j]), &r));
-                snprintf(r->key, sizeof r->key, "%s", g->keys[k].text);
-                snprintf(r->unit, sizeof r->unit, "%s", g->keys[k].rep->unit);
-                snprintf(r->rule, sizeof r->rule, "missing");
-                r->evidence = FP_EV_MISSING;
-                r->verdict = g->rules->missing;
-                r->value = r->expected = r->deviation = r->z = NAN;
-                snprintf(r->note, sizeof r->note, "no result while its other %s results exist",
-                         g->tests[t]);
+                if (have[k * K + kind] == 0 || have[k * K + kind] == nl[kind])
+                    continue;
+                for (size_t j = 0; j < nl[kind]; j++) {
+                    if (fp__det_series_find(g, (uint32_t)k, ents[j], false, NULL) >= 0)
+                        continue;
+                    fp__det_set_ent_verdict(g, ents[j], g->rules->missing);
+                    fp_reason *r;
+                    FP_CHECK(fp__det_add_reason(g, fp__det_ent_owner(g, ents[j]), &r));
+                    snprintf(r->key, sizeof r->key, "%s", g->keys[k].text);
+                    snprintf(r->unit, sizeof r->unit, "%s", g->keys[k].rep->unit);
+                    snprintf(r->rule, sizeof r->rule, "missing");
+                    r->evidence = FP_EV_MISSING;
+                    r->verdict = g->rules->missing;
+                    r->value = r->expected = r->deviation = r->z = NAN;
+                    snprintf(r->note, sizeof r->note, "no result while its other %s results exist",
+                             g->tests[t]);
+                }
             }
         }
     }
 cleanup:
     free(stamp);
     free(list);
+    free(have);
     return st;
 }
 
