@@ -44,6 +44,7 @@ typedef struct detect_out {
     fp_run_verdicts *record;   /* append the verdicts' record here (not an option; NULL: no) */
     const detect_confirm *confirm; /* NULL: the run is judged alone (not an option) */
     const char *retest_args;       /* write the run options of a re-test here (detect) */
+    struct fp_detect_prep *prepared; /* the run interned ahead (not an option; NULL: none) */
     /* preflight --prometheus-local DIR: each node's first rank writes its node's
      * file into DIR on its host (%n: the node's name); app/prom_local.c */
     const char *prometheus_local;

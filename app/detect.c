@@ -67,7 +67,7 @@ fp_status fp_app_detect_and_report(const fp_run *run, const fp_rules *rules,
     fp_detect_opts d = {.rules = rules, .baselines = base, .contended = contended != NULL,
                         .contended_note = contended, .explain = o->explain,
                         .max_drain = o->max_drain, .references = refs, .previous = o->previous,
-                        .history = o->history};
+                        .history = o->history, .prepared = o->prepared};
     double t0 = fp_clock();
     st = fp_detect(run, &d, &v);
     if (st == FP_OK && o->retest_args)
@@ -225,6 +225,7 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
     bool have_prev = false;
     fp_history *hist = NULL;
     fp_run_verdicts record = {0};
+    fp_detect_prep *prep = NULL;
     fp_run_init(&run);
     fp_run_init(&prev);
     run.id[0] = 0;
@@ -268,6 +269,8 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
         FP_CHECK(fp_store_load_run_rows(store, c->run, c->tag, &run));
         if (c->out.html || c->out.junit || c->out.prometheus || c->out.retest_args)
             FP_CHECK(fp_run_expand(&run));
+        /* the run interned on a second thread while the rest is read */
+        FP_CHECK(fp_detect_prepare(&run, rules, &prep));
         fp_run_free(&prev);
         FP_CHECK(fp_app_previous_run(store, &run, &prev, &have_prev));
         if (confirm && strcmp(run.status, FP_RUN_RETEST) != 0)
@@ -298,6 +301,7 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
     out.previous = have_prev ? &prev : NULL;
     out.history = hist;
     out.record = c->record ? &record : NULL;
+    out.prepared = prep;
     if (retested) { /* stored with its re-test: judged as the preflight was (docs/confirm.md) */
         fp_info("%s: run %s was re-tested by run %s: only what failed again fails", command,
                 run.id, retest.id);
@@ -330,6 +334,7 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
         st = kept == FP_OK ? st : kept;
     }
 cleanup:
+    fp_detect_prep_free(prep); /* first: it reads the run */
     fp_run_verdicts_free(&record);
     fp_history_free(hist);
     fp_run_free(&retest);

@@ -197,6 +197,67 @@ static size_t peer_group(const eng *g, uint32_t ser)
     return sku * FP_ENT_KIND_COUNT + (size_t)ei->kind;
 }
 
+/* ---- interning ahead ------------------------------------------------------------------------ */
+
+struct fp_detect_prep {
+    eng g;
+    pthread_t thread;
+    bool running, taken;
+    fp_status st;
+};
+
+static void *prep_main(void *arg)
+{
+    fp_detect_prep *p = arg;
+    p->st = fp__det_intern(&p->g);
+    return NULL;
+}
+
+fp_status fp_detect_prepare(const fp_run *run, const fp_rules *rules, fp_detect_prep **out)
+{
+    fp_detect_prep *p = calloc(1, sizeof *p);
+    *out = p;
+    if (!p)
+        return FP_ENOMEM;
+    p->g.run = run;
+    p->g.rules = rules;
+    if (run->nsamples == 0 || run->nsamples >= UINT32_MAX / 2)
+        return FP_OK; /* nothing to intern: fp_detect says why */
+    p->running = pthread_create(&p->thread, NULL, prep_main, p) == 0;
+    if (!p->running)
+        prep_main(p);
+    return FP_OK;
+}
+
+static void prep_wait(fp_detect_prep *p)
+{
+    if (p->running)
+        pthread_join(p->thread, NULL);
+    p->running = false;
+}
+
+void fp_detect_prep_free(fp_detect_prep *p)
+{
+    if (!p)
+        return;
+    prep_wait(p);
+    if (!p->taken)
+        fp__det_free(&p->g);
+    free(p);
+}
+
+/* g (its run and rules set, nothing else) interned: by the prepared job,
+ * where there is one for this run. */
+static fp_status intern(eng *g, fp_detect_prep *p)
+{
+    if (!p || p->taken || p->g.run != g->run || p->g.rules != g->rules)
+        return fp__det_intern(g);
+    prep_wait(p);
+    p->taken = true;
+    *g = p->g;
+    return p->st;
+}
+
 fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts **out)
 {
     fp_status st = FP_OK;
@@ -204,13 +265,6 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     memset(&g, 0, sizeof g);
     g.run = run;
     g.rules = opts->rules;
-    g.base = opts->baselines;
-    g.contended = opts->contended;
-    g.contended_note = opts->contended_note;
-    g.explain = opts->explain;
-    g.refs = opts->references;
-    g.previous = opts->previous;
-    g.confirmed = opts->confirmed;
     uint32_t *by_key = NULL, *key_first = NULL, *grp = NULL, *grp_first = NULL;
     double *buf = NULL;
     window_score *ws = NULL;
@@ -222,7 +276,14 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     if (run->nsamples == 0 || run->nsamples >= UINT32_MAX / 2)
         FP_FAIL(FP_EINPUT, "run %s has %s samples: nothing to judge", run->id,
                 run->nsamples ? "too many" : "no");
-    FP_CHECK(fp__det_intern(&g));
+    FP_CHECK(intern(&g, opts->prepared));
+    g.base = opts->baselines;
+    g.contended = opts->contended;
+    g.contended_note = opts->contended_note;
+    g.explain = opts->explain;
+    g.refs = opts->references;
+    g.previous = opts->previous;
+    g.confirmed = opts->confirmed;
     for (size_t x = 0; g.explain && x < g.nents; x++)
         g.ents[x].explain = fp_entity_in(g.ents[x].e, g.explain);
 

@@ -195,7 +195,22 @@ typedef struct fp_detect_opts {
      * host-side metrics may then fail on baseline evidence alone. false:
      * such fails warn with needs_retest set (fp_reason). */
     bool confirmed;
+    /* The run interned ahead (fp_detect_prepare, with this run and rules),
+     * or NULL: fp_detect interns it. fp_detect takes what it made; the
+     * caller still frees it with fp_detect_prep_free. */
+    struct fp_detect_prep *prepared;
 } fp_detect_opts;
+
+/* Intern run (its nodes, keys, entities, series and values: the first part of
+ * fp_detect) on a thread of its own, while the caller reads what else the
+ * detector needs (baselines, history) from the store: HDF5 stays on the
+ * caller's thread. run and rules are only read, and must not change until
+ * fp_detect took it or fp_detect_prep_free. Without a thread to be had, it
+ * interns here. FP_ENOMEM. */
+typedef struct fp_detect_prep fp_detect_prep;
+fp_status fp_detect_prepare(const fp_run *run, const fp_rules *rules, fp_detect_prep **out);
+/* Wait for the interning and free what fp_detect did not take; NULL is fine. */
+void fp_detect_prep_free(fp_detect_prep *p);
 
 /* The verdicts of a run that timed out: the nodes of the ranks that never
  * arrived in step fail, each with the reason "hung: never arrived in <step>"
