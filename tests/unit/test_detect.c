@@ -587,6 +587,22 @@ static void test_sim(const fp_rules *r)
     CHECK(fp_verdicts_write_json(v, &a, ja) == FP_OK && fp_verdicts_write_json(vr, &rows, jb) == FP_OK);
     CHECK(same_file(ja, jb));
     fp_verdicts_free(vr);
+    /* interned ahead on a thread: the same again; a preparation of another
+     * run is not used (and is freed whole) */
+    fp_detect_prep *prep = NULL, *other = NULL;
+    CHECK(fp_detect_prepare(&rows, r, &prep) == FP_OK && prep);
+    CHECK(fp_detect_prepare(&a, r, &other) == FP_OK && other);
+    fp_detect_opts po = {.rules = r, .prepared = other};
+    vr = NULL;
+    CHECK(fp_detect(&rows, &po, &vr) == FP_OK);
+    fp_verdicts_free(vr);
+    po.prepared = prep;
+    vr = NULL;
+    CHECK(fp_detect(&rows, &po, &vr) == FP_OK && fp_verdicts_write_json(vr, &rows, jb) == FP_OK);
+    CHECK(same_file(ja, jb));
+    fp_verdicts_free(vr);
+    fp_detect_prep_free(prep);
+    fp_detect_prep_free(other);
     fp_run_free(&rows);
     fp_store_close(st);
     char cmd[96];
