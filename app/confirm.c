@@ -114,12 +114,12 @@ static void test_timing(const fp_run *run, const char *test, int *windows, doubl
     double lo = INFINITY, hi = -INFINITY;
     int w = 0;
     for (size_t i = 0; i < run->nsamples; i++) {
-        const fp_sample *s = &run->samples[i];
-        if (strcmp(s->test, test) != 0)
+        fp_sample_ref s = fp_run_ref(run, i);
+        if (strcmp(s.key->test, test) != 0)
             continue;
-        w = s->iter + 1 > w ? s->iter + 1 : w;
-        lo = s->t_start < lo ? s->t_start : lo;
-        hi = s->t_start > hi ? s->t_start : hi;
+        w = s.iter + 1 > w ? s.iter + 1 : w;
+        lo = s.t_start < lo ? s.t_start : lo;
+        hi = s.t_start > hi ? s.t_start : hi;
     }
     *windows = w;
     *span = hi > lo ? hi - lo : 0;

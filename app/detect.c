@@ -265,9 +265,10 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
     if (c->store) {
         FP_CHECK(fp_store_open(&store, c->store, FP_STORE_READ, 0));
         fp_run_free(&run);
-        /* as rows (a ninth of the memory), given samples for the outputs that read them */
+        /* as rows (a ninth of the memory), given samples for the Prometheus
+         * textfile, which sorts them (every other output reads rows) */
         FP_CHECK(fp_store_load_run_rows(store, c->run, c->tag, &run));
-        if (c->out.html || c->out.junit || c->out.prometheus || c->out.retest_args)
+        if (c->out.prometheus)
             FP_CHECK(fp_run_expand(&run));
         /* the run interned on a second thread while the rest is read */
         FP_CHECK(fp_detect_prepare(&run, rules, &prep));
@@ -310,7 +311,7 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
         snprintf(dc.info.run_id, sizeof dc.info.run_id, "%s", retest.id);
         size_t len = 0;
         for (size_t i = 0; i < retest.nsamples; i++) { /* its tests, in order */
-            const char *t = retest.samples[i].test, *have = dc.info.tests;
+            const char *t = fp_run_ref(&retest, i).key->test, *have = dc.info.tests;
             bool seen = false;
             for (const char *p = have; *p && !seen;) {
                 size_t m = strcspn(p, ",");

@@ -339,12 +339,12 @@ static fp_status link_units(const fp_run *run, const fp_link_plan *lp, cost_mode
     FP_CHECK_ALLOC(bw);
     FP_CHECK_ALLOC(who);
     for (size_t i = 0; i < run->nsamples; i++) {
-        const fp_sample *s = &run->samples[i];
-        if (strcmp(s->test, "links") != 0 || s->iter != -1)
+        fp_sample_ref s = fp_run_ref(run, i);
+        if (strcmp(s.key->test, "links") != 0 || s.iter != -1)
             continue;
-        if (strcmp(s->metric, "rounds") == 0 && s->value >= 1)
-            rounds1 = (int)s->value;
-        if (strcmp(s->metric, "bw_inter") != 0 || !(s->value > 0))
+        if (strcmp(s.key->metric, "rounds") == 0 && s.value >= 1)
+            rounds1 = (int)s.value;
+        if (strcmp(s.key->metric, "bw_inter") != 0 || !(s.value > 0))
             continue;
         if (n == cap) {
             cap *= 2;
@@ -355,8 +355,8 @@ static fp_status link_units(const fp_run *run, const fp_link_plan *lp, cost_mode
             FP_CHECK_ALLOC(w2);
             who = w2;
         }
-        bw[n] = s->value;
-        who[n++] = &s->entity;
+        bw[n] = s.value;
+        who[n++] = s.entity;
     }
     double *sorted = malloc((n + 1) * sizeof *sorted);
     FP_CHECK_ALLOC(sorted);
@@ -628,12 +628,12 @@ static fp_status pf_confirm(fp_ctx *ctx, fp_run *run, void *arg)
     if (pairs)
         snprintf(first_link, sizeof first_link, "link:%.*s", (int)strcspn(pairs, ","), pairs);
     for (size_t i = 0; i < r->nsamples; i++) {
-        fp_sample *sm = &r->samples[i];
+        fp_run_shift_t(r, i, -start);
+        fp_sample_ref sm = fp_run_ref(r, i);
         char ent[2 * FP_NAME_MAX + 32];
-        sm->t_start -= start;
-        if (strcmp(sm->metric, "bw_inter") == 0 && sm->iter >= windows &&
-            strcmp(fp_entity_format(&sm->entity, ent, sizeof ent), first_link) == 0)
-            windows = sm->iter + 1;
+        if (strcmp(sm.key->metric, "bw_inter") == 0 && sm.iter >= windows &&
+            strcmp(fp_entity_format(sm.entity, ent, sizeof ent), first_link) == 0)
+            windows = sm.iter + 1;
     }
     if (m.link_iters > 0 && windows > 0)
         ps->dc.info.link_passes = windows / m.link_iters;
@@ -669,6 +669,14 @@ static fp_status pf_report(fp_run *run, void *arg)
     snprintf(run->contended, sizeof run->contended, "%s", ps->contended ? ps->contended : "");
     if (ps->pc->run_json)
         st = fp_report_json(run, ps->pc->run_json);
+    /* the gathered run is rows; the Prometheus textfiles sort its samples and
+     * need them whole (opt-in: every other output reads the rows) */
+    if (st == FP_OK && (ps->out->prometheus || ps->out->prometheus_local) &&
+        fp_run_expand(run) != FP_OK) {
+        fp_error("preflight: no memory for the %zu samples the Prometheus textfiles read",
+                 run->nsamples);
+        st = FP_ENOMEM;
+    }
     detect_out out = *ps->out;
     if (ps->dc_set) /* judged with its confirm pass */
         out.confirm = &ps->dc;

@@ -37,7 +37,7 @@ echo "measuring: detect and store ingest of a simulated 1,000 x 8 run" >&2
 python3 - "$W" <<'PY'
 import json, re, sys, collections
 W = sys.argv[1]
-SAMPLE, RANKINFO, NAME, NODEID = 272, 168, 64, 88       # bytes: fp_sample, fp_rank_info, ...
+SAMPLE, ROW, RANKINFO, NAME, NODEID = 272, 32, 168, 64, 88  # bytes: fp_sample, its row, fp_rank_info, ...
 STEP_S, RANK0 = 60.0, float(__import__("os").environ.get("FP_RANK0_GIB", "256")) * 2**30
 runs = {}
 for n in (8, 16):
@@ -69,13 +69,13 @@ for N in (1000, 10000, 100000):
     R = 8 * N
     pairs = N * (N - 1) / 2 if N <= 32 else 8 * N / 2               # --pairs auto: random=8
     S = R * sum(per_rank.values()) + pairs * per_pair
-    gather = S * SAMPLE + R * RANKINFO
+    gather = S * ROW + R * RANKINFO                                 # rank 0 gathers rows
     tables = R * (NAME + NODEID + RANKINFO + 16)                    # every rank: names, ids, infos, offsets
     clock = R * 8 * rtt                                             # rank 0 exchanges with each rank in turn
     det_s, det_b = S * dt / sim_samples, S * extra
     store_s = S * it / sim_samples
     over = [(what, v, lim) for what, v, lim in (
-        ("gather: more than INT_MAX samples", S, 2**31 - 1),
+        ("gather: more than INT_MAX samples a rank", S / R, 2**31 - 1),
         ("rank 0's memory (gathered run + detect)", gather + det_b, RANK0),
         ("clock sync at start-up", clock, STEP_S),
         ("detect", det_s, STEP_S),
@@ -84,5 +84,6 @@ for N in (1000, 10000, 100000):
     print("%7d %8d %12.3g %10.1f %15.1f %12.1f %9.1f %10.1f %8.1f  %s" % (
         N, R, S, gather / 2**30, tables / 2**20, clock, det_s, det_b / 2**30, store_s, first))
 print("\nEach figure scales a measurement linearly; the clock sync is serial at rank 0 (a round")
-print("trip per exchange, 8 exchanges a rank at least), the gather one MPI_Gatherv to rank 0.")
+print("trip per exchange, 8 exchanges a rank at least), the gather every rank's rows and tables to")
+print("rank 0, a batch of ranks at a time.")
 PY

@@ -8,10 +8,11 @@
  *
  * fp_bench_store_append --fleet NODES [DIR]: rank 0's append of one whole
  * preflight-sized run instead: the run `fleetprint simulate --nodes NODES
- * --runs 1` writes (NODES x 8 GPUs, seed 1, the default faults) appended
- * into an empty store in DIR, timed (wall and CPU), with the process's
- * resident set before it (the run itself) and its peak during the append
- * (what the append adds), then read back by the manifest's sample count.
+ * --runs 1` writes (NODES x 8 GPUs, seed 1, the default faults), held as
+ * rank 0 holds a gathered run (rows: 32 bytes a sample), appended into an
+ * empty store in DIR, timed (wall and CPU), with the process's resident set
+ * before it (the run itself) and its peak during the append (what the
+ * append adds), then read back by the manifest's sample count.
  *
  * The big stores are written the way an outside tool would write a schema-1
  * store, by the names docs/store.md documents: runs of 3.8 M samples (100 MiB
@@ -287,7 +288,8 @@ static double status_gib(const char *field)
     return kib < 0 ? -1 : kib / (1 << 20);
 }
 
-/* --fleet NODES: one simulated run of NODES x 8 appended as rank 0 appends it. */
+/* --fleet NODES: one simulated run of NODES x 8, as rows, appended as rank 0
+ * appends it. */
 static int fleet_append(int nodes, const char *base)
 {
     char dir[4096], path[4200], err[256];
@@ -303,7 +305,7 @@ static int fleet_append(int nodes, const char *base)
     }
     snprintf(path, sizeof path, "%s/fleet.h5", dir);
     int bad = fp_sim_open(&o, &sim, err, sizeof err) != FP_OK ||
-              fp_sim_run(sim, 0, &run) != FP_OK;
+              fp_sim_run_rows(sim, 0, &run) != FP_OK;
     if (!bad) {
         /* the peak from here on is the run's and the append's (Linux: writing 5
          * to clear_refs resets VmHWM to the current resident set) */
@@ -322,9 +324,9 @@ static int fleet_append(int nodes, const char *base)
                fp_store_list(s, &rows, &n) != FP_OK || n != 1 || rows[0].nsamples != run.nsamples;
         free(rows);
         fp_store_close(s);
-        printf("append of one run of %d nodes x 8 (%zu samples): wall %.2f s, CPU %.2f s "
-               "(%.0f samples/s); resident %.2f GiB before (the run), peak %.2f GiB during "
-               "the append (+%.2f GiB)\n",
+        printf("append of one run of %d nodes x 8 (%zu samples, as rows): wall %.2f s, CPU "
+               "%.2f s (%.0f samples/s); resident %.2f GiB before (the run), peak %.2f GiB "
+               "during the append (+%.2f GiB)\n",
                nodes, run.nsamples, wall, cpu, (double)run.nsamples / wall, before, peak,
                peak - before);
     }

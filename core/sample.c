@@ -293,6 +293,35 @@ void fp_run_sample(const fp_run *run, size_t i, fp_sample *out)
     out->t_start = r->t_start;
 }
 
+fp_sample_ref fp_run_ref(const fp_run *run, size_t i)
+{
+    if (!run->rows) {
+        const fp_sample *s = &run->samples[i];
+        return (fp_sample_ref){s, &s->entity, s->iter, s->value, s->t_start};
+    }
+    const fp_sample_row *r = &run->rows->row[i];
+    return (fp_sample_ref){&run->rows->keys[r->key], &run->rows->ents[r->entity], r->iter,
+                           r->value, r->t_start};
+}
+
+void fp_run_shift_t(fp_run *run, size_t i, double dt)
+{
+    if (run->rows)
+        run->rows->row[i].t_start += dt;
+    else
+        run->samples[i].t_start += dt;
+}
+
+void fp_run_set_rows(fp_run *run, fp_run_rows *rows)
+{
+    free(run->samples);
+    run->samples = NULL;
+    run->cap = 0;
+    rows_free(run->rows);
+    run->rows = rows;
+    run->nsamples = rows->n;
+}
+
 fp_status fp_run_expand(fp_run *run)
 {
     if (!run->rows)
@@ -343,6 +372,8 @@ cleanup:
 fp_status fp_run_add_many(fp_run *run, const fp_sample *s, size_t n)
 {
     fp_status st = FP_OK;
+    if (run->rows)
+        FP_FAIL(FP_EUSAGE, "run %s holds rows: samples cannot be added to it", run->id);
     fp_sample *grown = fp_grow(run->samples, &run->cap, run->nsamples + n, sizeof *grown, 256);
     FP_CHECK_ALLOC(grown);
     run->samples = grown;

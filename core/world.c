@@ -800,75 +800,257 @@ const char *fp_world_command_line(const fp_world *w)
 
 /* ---- gathering a run ---------------------------------------------------------- */
 
+/* The gather's messages, on the data communicator: rank 0 says when to send,
+ * then the rank sends its rows, metric keys and entities. */
+enum { TAG_GATHER_GO = 7010, TAG_GATHER_ROWS, TAG_GATHER_KEYS, TAG_GATHER_ENTS };
+
+/* Rank 0 takes the ranks' tables in batches of at most this many ranks and
+ * bytes of keys and entities (their rows go straight into the run's array):
+ * the whole world's tables (a rank's keys repeat every other rank's) are
+ * never held at once. */
+#define BATCH_RANKS 1024
+#define BATCH_BYTES ((size_t)32 << 20)
+
+/* A metric key as sent: the key fields of an fp_sample (104 bytes of its 272). */
+typedef struct wire_key {
+    char text[offsetof(fp_sample, better) - offsetof(fp_sample, suite)]; /* suite .. unit */
+    int32_t better;
+    uint64_t size;
+} wire_key;
+
+/* A rank's samples as rows into its own tables: n[0] rows, n[1] keys, n[2]
+ * entities. */
+typedef struct part {
+    long long n[3];
+    fp_sample_row *rows;
+    wire_key *keys;
+    fp_entity *ents;
+} part;
+
+/* This rank's samples as a part (b holds its rows and entities). */
+static fp_status make_part(const fp_sample *samples, size_t n, fp_rows_builder *b, part *p)
+{
+    fp_status st = FP_OK;
+    if (n >= INT_MAX)
+        FP_FAIL(FP_ENOMEM, "%zu samples are too many for one rank to send (most: %d)", n,
+                INT_MAX - 1);
+    for (size_t i = 0; i < n; i++)
+        if (fp_rows_builder_add(b, &samples[i]) != FP_OK)
+            FP_FAIL(FP_ENOMEM, "no memory for the rows of this rank's %zu samples", n);
+    p->keys = calloc(b->rows.nkeys + 1, sizeof *p->keys);
+    FP_CHECK_ALLOC(p->keys);
+    for (size_t k = 0; k < b->rows.nkeys; k++) {
+        const fp_sample *s = &b->rows.keys[k];
+        memcpy(p->keys[k].text, s->suite, sizeof p->keys[k].text);
+        p->keys[k].better = (int32_t)s->better;
+        p->keys[k].size = s->size;
+    }
+    p->n[0] = (long long)b->rows.n;
+    p->n[1] = (long long)b->rows.nkeys;
+    p->n[2] = (long long)b->rows.nents;
+    p->rows = b->rows.row;
+    p->ents = b->rows.ents;
+cleanup:
+    return st;
+}
+
+/* Rank r's part into the run's tables (b): its rows, already in place, get
+ * the run's key and entity ids. map has room for its keys and entities. */
+static fp_status merge_part(fp_rows_builder *b, int r, const part *p, uint32_t *map)
+{
+    fp_status st = FP_OK;
+    long long nk = p->n[1], ne = p->n[2];
+    for (long long k = 0; k < nk; k++) {
+        fp_sample key;
+        memcpy(key.suite, p->keys[k].text, sizeof p->keys[k].text);
+        key.better = (fp_better)p->keys[k].better;
+        key.size = p->keys[k].size;
+        if (fp_rows_builder_key(b, &key, &map[k]) != FP_OK)
+            FP_FAIL(FP_ENOMEM, "no memory for the metric keys of the gathered run (rank %d)", r);
+    }
+    for (long long e = 0; e < ne; e++)
+        if (fp_rows_builder_entity(b, &p->ents[e], &map[nk + e]) != FP_OK)
+            FP_FAIL(FP_ENOMEM, "no memory for the entities of the gathered run (rank %d)", r);
+    for (long long i = 0; i < p->n[0]; i++) {
+        fp_sample_row *row = &p->rows[i];
+        if (row->key >= nk || row->entity >= ne)
+            FP_FAIL(FP_EINTERNAL, "gathering samples: row %lld of rank %d names key %u of %lld "
+                                  "and entity %u of %lld", i, r, row->key, nk, row->entity, ne);
+        row->key = map[row->key];
+        row->entity = map[nk + row->entity];
+    }
+cleanup:
+    return st;
+}
+
+/* Gather bytes from every rank into all (rank 0 only) with the deadline. */
+static fp_status gather0(fp_world *w, const void *mine, void *all, int bytes, const char *what)
+{
+    MPI_Request req;
+    if (MPI_Igather(mine, bytes, MPI_BYTE, all, bytes, MPI_BYTE, 0, w->comm, &req) != MPI_SUCCESS)
+        return FP_EMPI;
+    return fp_world_wait(w, &req, 1, what);
+}
+
+/* A rank other than 0: its part, once rank 0 asks for it. */
+static fp_status send_part(fp_world *w, const part *p, MPI_Datatype type[3])
+{
+    fp_status st = FP_OK;
+    MPI_Request req[3];
+    int go = 0;
+    FP_CHECK_MPI(MPI_Irecv(&go, 1, MPI_INT, 0, TAG_GATHER_GO, w->comm, &req[0]));
+    FP_CHECK(fp_world_wait(w, req, 1, "gathering samples"));
+    FP_CHECK_MPI(MPI_Isend(p->rows, (int)p->n[0], type[0], 0, TAG_GATHER_ROWS, w->comm, &req[0]));
+    FP_CHECK_MPI(MPI_Isend(p->keys, (int)p->n[1], type[1], 0, TAG_GATHER_KEYS, w->comm, &req[1]));
+    FP_CHECK_MPI(MPI_Isend(p->ents, (int)p->n[2], type[2], 0, TAG_GATHER_ENTS, w->comm, &req[2]));
+    FP_CHECK(fp_world_wait(w, req, 3, "gathering samples"));
+cleanup:
+    return st;
+}
+
+/* Rank 0: every other rank's part, a batch of ranks at a time, each rank's
+ * rows received into all at its place (rank order) and merged into b. */
+static fp_status take_parts(fp_world *w, const long long (*counts)[3], fp_sample_row *all,
+                            MPI_Datatype type[3], fp_rows_builder *b)
+{
+    fp_status st = FP_OK;
+    const size_t kbytes = sizeof(wire_key), ebytes = sizeof(fp_entity);
+    unsigned char *buf = NULL;
+    size_t buf_cap = 0, map_cap = 0, at = (size_t)counts[0][0];
+    uint32_t *map = NULL;
+    part *parts = calloc(BATCH_RANKS, sizeof *parts);
+    MPI_Request *req = calloc(4 * BATCH_RANKS, sizeof *req);
+    static const int go = 1;
+    FP_CHECK_ALLOC(parts);
+    FP_CHECK_ALLOC(req);
+    for (int first = 1, last; first < w->size; first = last) {
+        size_t bytes = 0, off = 0;
+        for (last = first; last < w->size && last - first < BATCH_RANKS; last++) {
+            size_t more = (size_t)counts[last][1] * kbytes + (size_t)counts[last][2] * ebytes;
+            if (last > first && bytes + more > BATCH_BYTES)
+                break;
+            bytes += more;
+        }
+        unsigned char *grown = fp_grow(buf, &buf_cap, bytes + 1, 1, 1 << 16);
+        FP_CHECK_ALLOC(grown);
+        buf = grown;
+        int nreq = 0;
+        for (int r = first; r < last; r++) {
+            part *p = &parts[r - first];
+            memcpy(p->n, counts[r], sizeof p->n);
+            if (p->n[0] >= INT_MAX || p->n[1] >= INT_MAX || p->n[2] >= INT_MAX)
+                FP_FAIL(FP_ENOMEM, "rank %d has %lld samples, too many to gather (most: %d)", r,
+                        p->n[0], INT_MAX - 1);
+            p->rows = all + at;
+            p->keys = (wire_key *)(buf + off);
+            off += (size_t)p->n[1] * kbytes;
+            p->ents = (fp_entity *)(buf + off);
+            off += (size_t)p->n[2] * ebytes;
+            at += (size_t)p->n[0];
+            FP_CHECK_MPI(MPI_Irecv(p->rows, (int)p->n[0], type[0], r, TAG_GATHER_ROWS, w->comm,
+                                   &req[nreq++]));
+            FP_CHECK_MPI(MPI_Irecv(p->keys, (int)p->n[1], type[1], r, TAG_GATHER_KEYS, w->comm,
+                                   &req[nreq++]));
+            FP_CHECK_MPI(MPI_Irecv(p->ents, (int)p->n[2], type[2], r, TAG_GATHER_ENTS, w->comm,
+                                   &req[nreq++]));
+            FP_CHECK_MPI(MPI_Isend(&go, 1, MPI_INT, r, TAG_GATHER_GO, w->comm, &req[nreq++]));
+        }
+        FP_CHECK(fp_world_wait(w, req, nreq, "gathering samples"));
+        for (int r = first; r < last; r++) {
+            const part *p = &parts[r - first];
+            uint32_t *grown_map = fp_grow(map, &map_cap, (size_t)(p->n[1] + p->n[2]) + 1,
+                                          sizeof *map, 256);
+            FP_CHECK_ALLOC(grown_map);
+            map = grown_map;
+            FP_CHECK(merge_part(b, r, p, map));
+        }
+    }
+cleanup:
+    free(parts);
+    free(req);
+    free(map);
+    free(buf);
+    return st;
+}
+
 fp_status fp_world_gather_run(fp_world *w, const fp_rank_info *mine, const fp_sample *samples,
                               size_t n, fp_run *run)
 {
     fp_status st = FP_OK;
     fp_rank_info *infos = NULL;
-    long long *counts = NULL;
-    int *bytes = NULL, *displs = NULL;
-    fp_sample *all = NULL;
-    MPI_Datatype sample_type = MPI_DATATYPE_NULL;
+    long long (*counts)[3] = NULL;
+    fp_sample_row *all = NULL;
+    fp_rows_builder local, merged;
+    memset(&local, 0, sizeof local);
+    memset(&merged, 0, sizeof merged);
+    part me;
+    memset(&me, 0, sizeof me);
+    MPI_Datatype type[3] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    const int type_bytes[3] = {sizeof(fp_sample_row), sizeof(wire_key), sizeof(fp_entity)};
     bool root = w->rank == 0;
     size_t size = (size_t)w->size;
-    infos = calloc(size, sizeof *infos);
-    counts = calloc(size, sizeof *counts);
-    FP_CHECK_ALLOC(infos);
-    FP_CHECK_ALLOC(counts);
-    FP_CHECK(fp_world_allgather(w, mine, infos, (int)sizeof *infos, "gathering rank info"));
-    long long my_count = (long long)n;
-    FP_CHECK(fp_world_allgather(w, &my_count, counts, (int)sizeof my_count, "gathering sample counts"));
-    long long total = 0;
+    if (root) {
+        infos = calloc(size, sizeof *infos);
+        counts = calloc(size, sizeof *counts);
+        FP_CHECK_ALLOC(infos);
+        FP_CHECK_ALLOC(counts);
+    }
+    /* each rank its own tables (a rank's samples name few keys and
+     * entities); rank 0 merges them into the run's, so that it never holds
+     * the run as fp_samples: 32 bytes a sample where one takes 272 */
+    FP_CHECK(make_part(samples, n, &local, &me));
+    FP_CHECK(gather0(w, mine, infos, (int)sizeof *mine, "gathering rank info"));
+    FP_CHECK(gather0(w, me.n, counts, (int)sizeof me.n, "gathering sample counts"));
+    for (int t = 0; t < 3; t++) {
+        FP_CHECK_MPI(MPI_Type_contiguous(type_bytes[t], MPI_BYTE, &type[t]));
+        FP_CHECK_MPI(MPI_Type_commit(&type[t]));
+    }
+    if (!root) {
+        FP_CHECK(send_part(w, &me, type));
+        goto cleanup;
+    }
+    size_t total = 0;
     for (int r = 0; r < w->size; r++)
-        total += counts[r];
-    /* counts and displacements are in samples (an MPI type of one sample),
-     * not bytes: an int of bytes stopped a gather at 2 GB (7.3 M samples,
-     * about 3,000 nodes of a default preflight, bench/preflight_scale) */
-    if (total >= INT_MAX)
-        FP_FAIL(FP_ENOMEM, "%lld samples are too many to gather in one run (most: %d)", total,
-                INT_MAX - 1);
-    FP_CHECK_MPI(MPI_Type_contiguous((int)sizeof(fp_sample), MPI_BYTE, &sample_type));
-    FP_CHECK_MPI(MPI_Type_commit(&sample_type));
-    if (root) {
-        bytes = calloc(size, sizeof *bytes);
-        displs = calloc(size, sizeof *displs);
-        all = fp_malloc_huge((size_t)(total ? total : 1) * sizeof *all);
-        FP_CHECK_ALLOC(bytes);
-        FP_CHECK_ALLOC(displs);
-        FP_CHECK_ALLOC(all);
-        for (int r = 0, off = 0; r < w->size; r++) {
-            bytes[r] = (int)counts[r];
-            displs[r] = off;
-            off += bytes[r];
-        }
+        total += (size_t)counts[r][0];
+    all = fp_malloc_huge((total ? total : 1) * sizeof *all);
+    FP_CHECK_ALLOC(all);
+    if (n)
+        memcpy(all, me.rows, n * sizeof *all);
+    me.rows = all;
+    {
+        uint32_t *map = calloc((size_t)(me.n[1] + me.n[2]) + 1, sizeof *map);
+        FP_CHECK_ALLOC(map);
+        st = merge_part(&merged, 0, &me, map);
+        free(map);
+        FP_CHECK(st);
     }
-    MPI_Request req;
-    FP_CHECK_MPI(MPI_Igatherv(samples, (int)n, sample_type, all, bytes, displs, sample_type, 0,
-                              w->comm, &req));
-    FP_CHECK(fp_world_wait(w, &req, 1, "gathering samples"));
-    if (root) {
-        FP_CHECK(fp_run_set_shape(run, w->nnodes, w->size));
-        for (int k = 0; k < w->nnodes; k++)
-            memcpy(run->nodes[k], w->node_names[k], FP_NAME_MAX);
-        for (int r = 0; r < w->size; r++) {
-            run->ranks[r] = infos[r];
-            run->ranks[r].node = w->node_of[r];
-            run->ranks[r].clock_offset = w->offset[r];
-            run->ranks[r].clock_error = w->error[r];
-        }
-        /* the gathered array becomes the run's: no second copy of every sample */
-        free(run->samples);
-        run->samples = all;
-        run->nsamples = run->cap = (size_t)total;
-        all = NULL;
+    fp_rows_builder_free(&local);
+    FP_CHECK(take_parts(w, (const long long(*)[3])counts, all, type, &merged));
+    FP_CHECK(fp_run_set_shape(run, w->nnodes, w->size));
+    for (int k = 0; k < w->nnodes; k++)
+        memcpy(run->nodes[k], w->node_names[k], FP_NAME_MAX);
+    for (int r = 0; r < w->size; r++) {
+        run->ranks[r] = infos[r];
+        run->ranks[r].node = w->node_of[r];
+        run->ranks[r].clock_offset = w->offset[r];
+        run->ranks[r].clock_error = w->error[r];
     }
+    /* the gathered rows become the run's: no second copy of any */
+    fp_run_rows *rows = fp_rows_builder_take(&merged);
+    FP_CHECK_ALLOC(rows);
+    rows->row = all;
+    rows->n = total;
+    all = NULL;
+    fp_run_set_rows(run, rows);
 cleanup:
-    if (sample_type != MPI_DATATYPE_NULL)
-        MPI_Type_free(&sample_type);
+    for (int t = 0; t < 3; t++)
+        if (type[t] != MPI_DATATYPE_NULL)
+            MPI_Type_free(&type[t]);
+    fp_rows_builder_free(&local);
+    fp_rows_builder_free(&merged);
+    free(me.keys);
     free(infos);
     free(counts);
-    free(bytes);
-    free(displs);
     free(all);
     return st;
 }

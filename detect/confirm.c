@@ -132,7 +132,7 @@ static fp_status order_tests(fp_confirm_plan *p, const fp_run *run, bool late)
     FP_CHECK_ALLOC(seen);
     const char *prev = NULL;
     for (size_t i = 0; i < run->nsamples && n < FP_CONFIRM_TESTS; i++) {
-        const fp_sample *s = &run->samples[i];
+        const fp_sample *s = fp_run_ref(run, i).key;
         bool wanted = has_test((const char (*)[24])p->tests, p->ntests, s->test, strlen(s->test)) ||
                       (late && strncmp(s->metric, "late_rank", 9) == 0);
         if (!wanted || (prev && strcmp(prev, s->test) == 0))
@@ -481,7 +481,7 @@ static bool late_judged(const fp_verdicts *retest)
 {
     const fp_run *run = retest ? retest->run : NULL;
     for (size_t i = 0; run && i < run->nsamples; i++)
-        if (strncmp(run->samples[i].metric, "late_rank", 9) == 0)
+        if (strncmp(fp_run_ref(run, i).key->metric, "late_rank", 9) == 0)
             return true;
     return false;
 }
@@ -506,9 +506,11 @@ static bool series_measured(const fp_verdicts *first, const fp_entity_verdict *e
                                       r->evidence != FP_EV_REFERENCE))
             continue;
         bool found = false;
-        for (size_t i = 0; i < run->nsamples && !found; i++)
-            found = strcmp(fp_sample_key(&run->samples[i], key, sizeof key), r->key) == 0 &&
-                    strcmp(fp_entity_format(&run->samples[i].entity, got, sizeof got), want) == 0;
+        for (size_t i = 0; i < run->nsamples && !found; i++) {
+            fp_sample_ref s = fp_run_ref(run, i);
+            found = strcmp(fp_sample_key(s.key, key, sizeof key), r->key) == 0 &&
+                    strcmp(fp_entity_format(s.entity, got, sizeof got), want) == 0;
+        }
         if (!found)
             return false;
     }

@@ -536,9 +536,31 @@ static double metric_base(const sku_def *k, int m)
     return v[m];
 }
 
-fp_status fp_sim_run(const fp_sim *s, int ri, fp_run *run)
+/* Where a run's samples go: its array (sized beforehand), or rows. */
+typedef struct sim_out {
+    fp_run *run;
+    fp_rows_builder *rows; /* NULL: the array */
+    fp_status st;          /* the first failure to add a row */
+} sim_out;
+
+static void emit(sim_out *o, const char *suite, const char *test, const fp_metric *m,
+                 const fp_entity *e, uint64_t size, int iter, double value, double t)
+{
+    if (!o->rows) {
+        fp_sample_make(&o->run->samples[o->run->nsamples++], suite, test, m, e, size, iter,
+                       value, t);
+        return;
+    }
+    fp_sample smp;
+    fp_sample_make(&smp, suite, test, m, e, size, iter, value, t);
+    if (o->st == FP_OK)
+        o->st = fp_rows_builder_add(o->rows, &smp);
+}
+
+static fp_status sim_run(const fp_sim *s, int ri, fp_run *run, fp_rows_builder *rows)
 {
     fp_status st = FP_OK;
+    sim_out out = {run, rows, FP_OK};
     const fp_sim_opts *o = &s->o;
     int n = o->nodes, G = o->gpus_per_node, W = o->windows;
     bool live = ri == o->runs - 1;
@@ -579,9 +601,11 @@ fp_status fp_sim_run(const fp_sim *s, int ri, fp_run *run)
     FP_CHECK_ALLOC(wander);
     for (size_t i = 0; i < (size_t)n * G * NDEV_METRICS; i++)
         wander[i] = exp(dev_metrics[i % NDEV_METRICS].wander * clip(normal(&r), 4));
-    run->samples = malloc(want * sizeof *run->samples);
-    FP_CHECK_ALLOC(run->samples);
-    run->cap = want;
+    if (!rows) {
+        run->samples = malloc(want * sizeof *run->samples);
+        FP_CHECK_ALLOC(run->samples);
+        run->cap = want;
+    }
     static const fp_metric m_wrong = {"bf16_wrong", "count", FP_BETTER_LOWER};
     static const fp_metric m_link = {"bw_inter", "GB/s", FP_BETTER_HIGHER};
     double hour = fmod(ri * 7.3, 24);
@@ -604,8 +628,7 @@ fp_status fp_sim_run(const fp_sim *s, int ri, fp_run *run)
                     double x = base * wd[m] * f * noisy(&r, sm->noise);
                     /* a lower-is-better metric gets worse as x falls */
                     double v = metric_base(k, m) * (sm->m.better == FP_BETTER_LOWER ? 1 / x : x);
-                    fp_sample_make(&run->samples[run->nsamples++], "kernels", sm->test, &sm->m,
-                                   &e, sm->size, w, v, t + m);
+                    emit(&out, "kernels", sm->test, &sm->m, &e, sm->size, w, v, t + m);
                 }
             }
         }
@@ -617,10 +640,8 @@ fp_status fp_sim_run(const fp_sim *s, int ri, fp_run *run)
             fp_entity e = fp_entity_link(na, -1, nb, -1);
             double nic = 1 + 0.5 * (s->node_off[a] + s->node_off[b]) * 0.5;
             double f = live ? fault_factor(s, live, -1, -1, SIM_MEM, a, b, w) : 1;
-            fp_sample_make(&run->samples[run->nsamples++], "collectives", "links", &m_link, &e,
-                           16u << 20, w,
-                           link_gbs * nic * (1 + s->link_off[p]) * diurnal * f * noisy(&r, 0.02),
-                           t + 2);
+            emit(&out, "collectives", "links", &m_link, &e, 16u << 20, w,
+                 link_gbs * nic * (1 + s->link_off[p]) * diurnal * f * noisy(&r, 0.02), t + 2);
         }
     }
     /* wrong results: one count per device and run; SDC devices have some */
@@ -633,12 +654,32 @@ fp_status fp_sim_run(const fp_sim *s, int ri, fp_run *run)
                 if (s->faults[x].kind == FP_SIM_SDC && s->faults[x].node == i && s->faults[x].gpu == g)
                     wrong = 1 + below(&r, 1000);
             fp_entity e = fp_entity_gpu(name, g);
-            fp_sample_make(&run->samples[run->nsamples++], "kernels", "gemm", &m_wrong, &e,
-                           8192u * 8192u * 2u, -1, wrong, W * 60.0);
+            emit(&out, "kernels", "gemm", &m_wrong, &e, 8192u * 8192u * 2u, -1, wrong, W * 60.0);
         }
+    }
+    if (out.st != FP_OK)
+        FP_FAIL(out.st, "no memory for the rows of simulated run %d (%zu samples)", ri, want);
+    if (rows) {
+        fp_run_rows *made = fp_rows_builder_take(rows);
+        FP_CHECK_ALLOC(made);
+        fp_run_set_rows(run, made);
     }
 cleanup:
     free(wander);
+    return st;
+}
+
+fp_status fp_sim_run(const fp_sim *s, int ri, fp_run *run)
+{
+    return sim_run(s, ri, run, NULL);
+}
+
+fp_status fp_sim_run_rows(const fp_sim *s, int ri, fp_run *run)
+{
+    fp_rows_builder b;
+    memset(&b, 0, sizeof b);
+    fp_status st = sim_run(s, ri, run, &b);
+    fp_rows_builder_free(&b);
     return st;
 }
 

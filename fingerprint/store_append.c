@@ -265,6 +265,49 @@ void fp__append_free(fp__append *a)
 
 /* ---- the public appends ------------------------------------------------------------- */
 
+/* A run's samples into r, of either form. A run of rows (rank 0's gathered
+ * run) streams as it is, never expanded: each of its keys and entities is
+ * interned when a row first names it, as its samples would be in the same
+ * order, so the tables and rows stored are those of its samples. */
+static fp_status add_samples(fp__apprun *r, const fp_run *run, char *err, size_t errlen)
+{
+    fp_status st = FP_OK;
+    const fp_run_rows *rows = run->rows;
+    uint32_t *kmap = NULL, *emap = NULL;
+    for (size_t j = 0; !rows && j < run->nsamples; j++) {
+        st = fp__apprun_add(r, &run->samples[j], err, errlen);
+        if (st == FP_EINPUT)
+            FP_FAIL(FP_EINPUT, "run %s, sample %zu: %s", run->id, j, err);
+        FP_CHECK(st);
+    }
+    if (!rows)
+        goto cleanup;
+    /* by the run's key (entity) id: the store's, FP__NONE until met */
+    kmap = malloc((rows->nkeys + 1) * sizeof *kmap);
+    emap = fp_malloc_huge((rows->nents + 1) * sizeof *emap);
+    FP_CHECK_ALLOC(kmap);
+    FP_CHECK_ALLOC(emap);
+    memset(kmap, 0xff, (rows->nkeys + 1) * sizeof *kmap);
+    memset(emap, 0xff, (rows->nents + 1) * sizeof *emap);
+    for (size_t j = 0; j < rows->n; j++) {
+        const fp_sample_row *x = &rows->row[j];
+        uint32_t *mid = &kmap[x->key], *eid = &emap[x->entity];
+        if (*mid == FP__NONE || *eid == FP__NONE) {
+            fp_sample s;
+            fp_run_sample(run, j, &s);
+            st = fp__runtab_intern(&r->tab, &s, eid, mid, err, errlen);
+            if (st == FP_EINPUT)
+                FP_FAIL(FP_EINPUT, "run %s, sample %zu: %s", run->id, j, err);
+            FP_CHECK(st);
+        }
+        FP_CHECK(put_row(r, *eid, *mid, x->iter, x->value, x->t_start));
+    }
+cleanup:
+    free(kmap);
+    free(emap);
+    return st;
+}
+
 fp_status fp_store_append_judged_runs(fp_store *s, const fp_run *const *runs,
                                       const fp_run_verdicts *const *v, size_t n)
 {
@@ -284,14 +327,8 @@ fp_status fp_store_append_judged_runs(fp_store *s, const fp_run *const *runs,
         fp_run_free(ctx);
         FP_CHECK(fp__run_copy_context(ctx, runs[i]));
     }
-    for (size_t i = 0; i < n; i++) {
-        for (size_t j = 0; j < runs[i]->nsamples; j++) {
-            fp_status rs = fp__apprun_add(r[i], &runs[i]->samples[j], err, sizeof err);
-            if (rs == FP_EINPUT)
-                FP_FAIL(FP_EINPUT, "run %s, sample %zu: %s", runs[i]->id, j, err);
-            FP_CHECK(rs);
-        }
-    }
+    for (size_t i = 0; i < n; i++)
+        FP_CHECK(add_samples(r[i], runs[i], err, sizeof err));
     st = fp__append_commit(a, v);
 cleanup:
     fp__append_free(a);

@@ -30,12 +30,12 @@ static double window_value(const fp_run *run, const struct series *sr, const fp_
     char a[2 * FP_NAME_MAX + 32], b[2 * FP_NAME_MAX + 32];
     fp_entity_format(e, a, sizeof a);
     for (size_t i = 0; i < run->nsamples; i++) {
-        const fp_sample *s = &run->samples[i];
-        if (s->iter != w || strcmp(s->suite, "burnin") != 0 || strcmp(s->test, sr->test) != 0 ||
-            strcmp(s->metric, sr->metric) != 0)
+        fp_sample_ref s = fp_run_ref(run, i);
+        if (s.iter != w || strcmp(s.key->suite, "burnin") != 0 ||
+            strcmp(s.key->test, sr->test) != 0 || strcmp(s.key->metric, sr->metric) != 0)
             continue;
-        if (strcmp(fp_entity_format(&s->entity, b, sizeof b), a) == 0)
-            return s->value;
+        if (strcmp(fp_entity_format(s.entity, b, sizeof b), a) == 0)
+            return s.value;
     }
     return NAN;
 }

@@ -78,14 +78,14 @@ static crow *find_row(tables *t, int test, const fp_coll_variant *v, uint64_t si
     return r;
 }
 
-static void add_sample(tables *t, const fp_sample *s)
+static void add_sample(tables *t, const fp_sample_ref *s)
 {
     char fig[32];
     fp_coll_variant v;
-    if (!fp_coll_metric_parse(s->metric, fig, sizeof fig, &v))
+    if (!fp_coll_metric_parse(s->key->metric, fig, sizeof fig, &v))
         return;
-    int test = test_index(t, s->test);
-    crow *r = test >= 0 ? find_row(t, test, &v, s->size) : NULL;
+    int test = test_index(t, s->key->test);
+    crow *r = test >= 0 ? find_row(t, test, &v, s->key->size) : NULL;
     if (!r)
         return;
     place_cols *p = &r->p[v.in_place];
@@ -185,24 +185,34 @@ static void print_test(FILE *out, const tables *t, int test, size_t from, size_t
 static bool print_links(FILE *out, const fp_run *run)
 {
     size_t n = 0;
-    const fp_sample *rounds = NULL, *pairs = NULL;
+    double rounds = 0, pairs = 0;
+    bool have_rounds = false, have_pairs = false;
     for (size_t i = 0; i < run->nsamples; i++) {
-        const fp_sample *s = &run->samples[i];
-        if (strcmp(s->suite, "collectives") != 0 || strcmp(s->test, "links") != 0 || s->iter >= 0)
+        fp_sample_ref s = fp_run_ref(run, i);
+        const char *metric = s.key->metric;
+        if (strcmp(s.key->suite, "collectives") != 0 || strcmp(s.key->test, "links") != 0 ||
+            s.iter >= 0)
             continue;
-        n += strncmp(s->metric, "bw_", 3) == 0;
-        rounds = strcmp(s->metric, "rounds") == 0 ? s : rounds;
-        pairs = strcmp(s->metric, "pairs") == 0 ? s : pairs;
+        n += strncmp(metric, "bw_", 3) == 0;
+        if (strcmp(metric, "rounds") == 0) {
+            rounds = s.value;
+            have_rounds = true;
+        }
+        if (strcmp(metric, "pairs") == 0) {
+            pairs = s.value;
+            have_pairs = true;
+        }
     }
     if (n == 0)
-        return rounds != NULL;
+        return have_rounds;
     double *med[2] = {calloc(n, sizeof(double)), calloc(n, sizeof(double))};
     size_t cnt[2] = {0, 0};
     for (size_t i = 0; med[0] && med[1] && i < run->nsamples; i++) {
-        const fp_sample *s = &run->samples[i];
-        if (strcmp(s->test, "links") == 0 && s->iter < 0 && strncmp(s->metric, "bw_", 3) == 0) {
-            int k = strcmp(s->metric, "bw_intra") == 0;
-            med[k][cnt[k]++] = s->value;
+        fp_sample_ref s = fp_run_ref(run, i);
+        if (strcmp(s.key->test, "links") == 0 && s.iter < 0 &&
+            strncmp(s.key->metric, "bw_", 3) == 0) {
+            int k = strcmp(s.key->metric, "bw_intra") == 0;
+            med[k][cnt[k]++] = s.value;
         }
     }
     double m[2] = {NAN, NAN};
@@ -213,26 +223,27 @@ static bool print_links(FILE *out, const fp_run *run)
     free(med[1]);
     fprintf(out, "#\n# collectives/links: %.0f pairs in %.0f rounds; bw counts both directions "
                  "(median over every exchange); latency: median of small exchanges\n",
-            pairs ? pairs->value : (double)n, rounds ? rounds->value : 0);
+            have_pairs ? pairs : (double)n, have_rounds ? rounds : 0);
     fprintf(out, "# %-28s %6s %12s %10s %13s\n", "link", "kind", "bw (GB/s)", "vs median",
             "latency (us)");
     for (size_t i = 0; i < run->nsamples; i++) {
-        const fp_sample *s = &run->samples[i];
-        if (strcmp(s->test, "links") != 0 || s->iter >= 0 || strncmp(s->metric, "bw_", 3) != 0)
+        fp_sample_ref s = fp_run_ref(run, i);
+        if (strcmp(s.key->test, "links") != 0 || s.iter >= 0 ||
+            strncmp(s.key->metric, "bw_", 3) != 0)
             continue;
-        int k = strcmp(s->metric, "bw_intra") == 0;
+        int k = strcmp(s.key->metric, "bw_intra") == 0;
         double lat = NAN;
         for (size_t j = 0; j < run->nsamples; j++) {
-            const fp_sample *l = &run->samples[j];
-            if (strncmp(l->metric, "lat_", 4) == 0 && strcmp(l->test, "links") == 0 &&
-                strcmp(l->metric + 4, s->metric + 3) == 0 &&
-                memcmp(&l->entity, &s->entity, sizeof l->entity) == 0)
-                lat = l->value;
+            fp_sample_ref l = fp_run_ref(run, j);
+            if (strncmp(l.key->metric, "lat_", 4) == 0 && strcmp(l.key->test, "links") == 0 &&
+                strcmp(l.key->metric + 4, s.key->metric + 3) == 0 &&
+                memcmp(l.entity, s.entity, sizeof *l.entity) == 0)
+                lat = l.value;
         }
         char ent[2 * FP_NAME_MAX + 16];
-        fp_entity_format(&s->entity, ent, sizeof ent);
-        fprintf(out, "  %-28s %6s %12.3f %10.2f %13.1f\n", ent, k ? "intra" : "inter", s->value,
-                s->value / m[k], lat);
+        fp_entity_format(s.entity, ent, sizeof ent);
+        fprintf(out, "  %-28s %6s %12.3f %10.2f %13.1f\n", ent, k ? "intra" : "inter", s.value,
+                s.value / m[k], lat);
     }
     return true;
 }
@@ -244,12 +255,12 @@ bool fp_report_collectives(FILE *out, const fp_run *run)
     tables t = {.run = run};
     bool any = false;
     for (size_t i = 0; i < run->nsamples; i++) {
-        const fp_sample *s = &run->samples[i];
-        if (strcmp(s->suite, "collectives") != 0)
+        fp_sample_ref s = fp_run_ref(run, i);
+        if (strcmp(s.key->suite, "collectives") != 0)
             continue;
         any = true;
-        if (strcmp(s->test, "links") != 0)
-            add_sample(&t, s);
+        if (strcmp(s.key->test, "links") != 0)
+            add_sample(&t, &s);
     }
     if (t.nrows)
         qsort(t.rows, t.nrows, sizeof *t.rows, cmp_rows);

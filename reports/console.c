@@ -6,9 +6,9 @@
 #include "fleetprint/report.h"
 #include "fleetprint/stats.h"
 
-static int cmp_key(const void *a, const void *b)
+/* Order of metric keys: suite, test, metric, size. */
+static int cmp_key(const fp_sample *x, const fp_sample *y)
 {
-    const fp_sample *x = *(const fp_sample *const *)a, *y = *(const fp_sample *const *)b;
     int c = strcmp(x->suite, y->suite);
     if (!c)
         c = strcmp(x->test, y->test);
@@ -17,6 +17,12 @@ static int cmp_key(const void *a, const void *b)
     if (!c)
         c = (x->size > y->size) - (x->size < y->size);
     return c;
+}
+
+/* Sample indices by their keys (qsort_r, arg: the run). */
+static int cmp_index(const void *a, const void *b, void *run)
+{
+    return cmp_key(fp_run_ref(run, *(const size_t *)a).key, fp_run_ref(run, *(const size_t *)b).key);
 }
 
 static void key_text(const fp_sample *s, char *buf, size_t len)
@@ -37,7 +43,7 @@ void fp_report_console(FILE *out, const fp_run *run)
 {
     bool coll_tables = fp_report_collectives(out, run);
     size_t n = 0;
-    const fp_sample **idx = malloc((run->nsamples ? run->nsamples : 1) * sizeof *idx);
+    size_t *idx = malloc((run->nsamples ? run->nsamples : 1) * sizeof *idx);
     double *vals = malloc((run->nsamples ? run->nsamples : 1) * sizeof *vals);
     if (!idx || !vals) {
         free(idx);
@@ -45,15 +51,15 @@ void fp_report_console(FILE *out, const fp_run *run)
         return;
     }
     for (size_t i = 0; i < run->nsamples; i++)
-        if (!coll_tables || strcmp(run->samples[i].suite, "collectives") != 0)
-            idx[n++] = &run->samples[i];
-    qsort(idx, n, sizeof *idx, cmp_key);
+        if (!coll_tables || strcmp(fp_run_ref(run, i).key->suite, "collectives") != 0)
+            idx[n++] = i;
+    qsort_r(idx, n, sizeof *idx, cmp_index, (void *)run);
     if (n == 0)
         goto done;
     int width = 34;
     for (size_t i = 0; i < n; i++) {
         char key[96];
-        key_text(idx[i], key, sizeof key);
+        key_text(fp_run_ref(run, idx[i]).key, key, sizeof key);
         if ((int)strlen(key) > width)
             width = (int)strlen(key);
     }
@@ -62,14 +68,20 @@ void fp_report_console(FILE *out, const fp_run *run)
     for (size_t i = 0; i < n;) {
         size_t j = i;
         bool any_summary = false;
-        while (j < n && cmp_key(&idx[i], &idx[j]) == 0)
-            any_summary |= idx[j++]->iter < 0;
+        const fp_sample *s = fp_run_ref(run, idx[i]).key;
+        for (; j < n; j++) {
+            fp_sample_ref r = fp_run_ref(run, idx[j]);
+            if (cmp_key(s, r.key) != 0)
+                break;
+            any_summary |= r.iter < 0;
+        }
         size_t m = 0;
-        for (size_t k = i; k < j; k++)
-            if (!any_summary || idx[k]->iter < 0)
-                vals[m++] = idx[k]->value;
+        for (size_t k = i; k < j; k++) {
+            fp_sample_ref r = fp_run_ref(run, idx[k]);
+            if (!any_summary || r.iter < 0)
+                vals[m++] = r.value;
+        }
         double med = fp_median(vals, m); /* sorts: vals[0] and vals[m - 1] are min and max */
-        const fp_sample *s = idx[i];
         char key[96];
         key_text(s, key, sizeof key);
         fprintf(out, "%-*s %10llu %6zu %12.4g %12.4g %12.4g  %s (%s is better)\n", width, key,

@@ -41,10 +41,10 @@ static void ratio_colour(double ratio, char *buf, size_t len)
 
 /* ---- link matrix ------------------------------------------------------------------------- */
 
-static bool is_link_bw(const fp_sample *s)
+static bool is_link_bw(const fp_sample_ref *s)
 {
-    return s->entity.kind == FP_ENT_LINK && strcmp(s->suite, "collectives") == 0 &&
-           strcmp(s->metric, "bw_inter") == 0;
+    return s->entity->kind == FP_ENT_LINK && strcmp(s->key->suite, "collectives") == 0 &&
+           strcmp(s->key->metric, "bw_inter") == 0;
 }
 
 /* Per node pair (a < b, both among the first n nodes): the sweep's summary
@@ -65,20 +65,20 @@ static void link_values(const fp_run *run, int n, double *bw)
         if (pass && !fill)
             goto done;
         for (size_t i = 0; i < run->nsamples; i++) {
-            const fp_sample *s = &run->samples[i];
-            if (!is_link_bw(s))
+            fp_sample_ref s = fp_run_ref(run, i);
+            if (!is_link_bw(&s))
                 continue;
-            int x = fp_run_node_index(run, s->entity.node), y = fp_run_node_index(run, s->entity.peer);
+            int x = fp_run_node_index(run, s.entity->node), y = fp_run_node_index(run, s.entity->peer);
             if (x < 0 || y < 0 || x >= n || y >= n)
                 continue;
             size_t c = (size_t)(x < y ? x * n + y : y * n + x);
-            if (s->iter < 0) {
-                bw[c] = s->value;
+            if (s.iter < 0) {
+                bw[c] = s.value;
                 summary[c] = true;
             } else if (!pass) {
                 count[c + 1]++;
             } else {
-                vals[count[c] + fill[c]++] = s->value;
+                vals[count[c] + fill[c]++] = s.value;
             }
         }
         if (!pass)
@@ -174,9 +174,10 @@ done:
 
 /* ---- burn-in timeline -------------------------------------------------------------------- */
 
-static bool is_burn(const fp_sample *s)
+static bool is_burn(const fp_sample_ref *s)
 {
-    return s->iter >= 0 && strcmp(s->suite, "burnin") == 0 && strcmp(s->metric, "gflops") == 0;
+    return s->iter >= 0 && strcmp(s->key->suite, "burnin") == 0 &&
+           strcmp(s->key->metric, "gflops") == 0;
 }
 
 static void timeline(FILE *f, const fp_run *run)
@@ -185,16 +186,16 @@ static void timeline(FILE *f, const fp_run *run)
     double ymax = 0;
     fp_entity seen[TIMELINE_MAX];
     for (size_t i = 0; i < run->nsamples; i++) {
-        const fp_sample *s = &run->samples[i];
-        if (!is_burn(s))
+        fp_sample_ref s = fp_run_ref(run, i);
+        if (!is_burn(&s))
             continue;
-        wmax = s->iter > wmax ? s->iter : wmax;
-        ymax = s->value > ymax ? s->value : ymax;
+        wmax = s.iter > wmax ? s.iter : wmax;
+        ymax = s.value > ymax ? s.value : ymax;
         bool known = false;
         for (int k = 0; k < ents && !known; k++)
-            known = memcmp(&seen[k], &s->entity, sizeof s->entity) == 0;
+            known = memcmp(&seen[k], s.entity, sizeof *s.entity) == 0;
         if (!known && ents < TIMELINE_MAX)
-            seen[ents++] = s->entity;
+            seen[ents++] = *s.entity;
     }
     if (ents == 0) {
         fprintf(f, "<p>No burn-in windows in this run (<code>fleetprint burnin</code>).</p>\n");
@@ -216,11 +217,11 @@ static void timeline(FILE *f, const fp_run *run)
         fprintf(f, "<polyline fill=\"none\" stroke=\"hsl(%d,70%%,45%%)\" stroke-width=\"1.5\" "
                    "points=\"", (k * 137) % 360);
         for (size_t i = 0; i < run->nsamples; i++) {
-            const fp_sample *s = &run->samples[i];
-            if (!is_burn(s) || memcmp(&s->entity, &seen[k], sizeof s->entity) != 0)
+            fp_sample_ref s = fp_run_ref(run, i);
+            if (!is_burn(&s) || memcmp(s.entity, &seen[k], sizeof *s.entity) != 0)
                 continue;
-            double x = left + (wmax ? (double)s->iter / wmax : 0.5) * W;
-            double y = top + H - (ymax > 0 ? s->value / ymax : 0) * H;
+            double x = left + (wmax ? (double)s.iter / wmax : 0.5) * W;
+            double y = top + H - (ymax > 0 ? s.value / ymax : 0) * H;
             fprintf(f, "%.1f,%.1f ", x, y);
         }
         fputs("\"><title>", f);

@@ -15,8 +15,11 @@ json_t *fp_json_run(const fp_run *run)
     json_t *root = json_object();
     json_object_set_new(root, "run", fp_json_context(run));
     json_t *samples = json_array();
-    for (size_t i = 0; i < run->nsamples; i++)
-        json_array_append_new(samples, fp_json_sample(&run->samples[i]));
+    for (size_t i = 0; i < run->nsamples; i++) {
+        fp_sample s;
+        fp_run_sample(run, i, &s);
+        json_array_append_new(samples, fp_json_sample(&s));
+    }
     json_object_set_new(root, "samples", samples);
     return root;
 }

@@ -105,35 +105,38 @@ fp_status fp_report_junit(const char *path, const char *suite, const fp_run *run
 /* A verification count: wrong elements of a checked result ("wrong",
  * "f64_wrong", "wrong_f32_sum_oop"), as the detector's wrong-results rule
  * matches them. Summary values only: per-iteration counts add up to them. */
-static bool is_check(const fp_sample *s)
+static bool is_check(const fp_sample_ref *s)
 {
-    return strstr(s->metric, "wrong") != NULL && s->iter < 0;
+    return strstr(s->key->metric, "wrong") != NULL && s->iter < 0;
 }
 
 fp_status fp_junit_from_checks(const fp_run *run, fp_junit_case **out, size_t *n)
 {
     fp_status st = FP_OK;
     size_t m = 0;
-    for (size_t i = 0; i < run->nsamples; i++)
-        m += is_check(&run->samples[i]);
+    for (size_t i = 0; i < run->nsamples; i++) {
+        fp_sample_ref s = fp_run_ref(run, i);
+        m += is_check(&s);
+    }
     fp_junit_case *cases = calloc(m ? m : 1, sizeof *cases);
     FP_CHECK_ALLOC(cases);
     size_t k = 0;
     for (size_t i = 0; i < run->nsamples; i++) {
-        const fp_sample *s = &run->samples[i];
-        if (!is_check(s))
+        fp_sample_ref s = fp_run_ref(run, i);
+        if (!is_check(&s))
             continue;
         fp_junit_case *c = &cases[k++];
         char ent[2 * FP_NAME_MAX + 32], key[128];
-        fp_entity_format(&s->entity, ent, sizeof ent);
-        fp_sample_key(s, key, sizeof key);
-        snprintf(c->classname, sizeof c->classname, "fleetprint.%s.%s", s->suite, s->test);
+        fp_entity_format(s.entity, ent, sizeof ent);
+        fp_sample_key(s.key, key, sizeof key);
+        snprintf(c->classname, sizeof c->classname, "fleetprint.%s.%s", s.key->suite,
+                 s.key->test);
         snprintf(c->name, sizeof c->name, "%s %s", key, ent);
-        c->failed = s->value != 0;
+        c->failed = s.value != 0;
         c->type = "wrong-results";
         if (c->failed)
             snprintf(c->message, sizeof c->message, "%s on %s: value %g %s, expected 0", key, ent,
-                     s->value, s->unit);
+                     s.value, s.key->unit);
     }
     *out = cases;
     *n = k;

@@ -317,13 +317,19 @@ static bool same_series(const fp_sample *a, const fp_sample *b)
 
 /* One value per (metric key, entity): the summary sample (iter -1) when
  * there is one, else the median over its windows; grouped into families,
- * each family's lines together as the exposition format requires. */
+ * each family's lines together as the exposition format requires. Sorts
+ * pointers to run's samples and keeps them: a run of rows is expanded first
+ * (fp_run_expand, by the commands that write these files). */
 fp_status fp__prom_collect(const fp_run *run, const char *tag, series **series_out,
                            size_t *count)
 {
     size_t n = 0, m = 0;
     *series_out = NULL;
     *count = 0;
+    if (run->rows) {
+        fp_error("Prometheus textfile: run %s is held as rows, not samples", run->id);
+        return FP_EINTERNAL;
+    }
     const fp_sample **idx = malloc((run->nsamples ? run->nsamples : 1) * sizeof *idx);
     series *out = calloc(run->nsamples ? run->nsamples : 1, sizeof *out);
     fp__prom_uuids u = {0};

@@ -521,6 +521,9 @@ void fp_sim_free(fp_sim *sim);
  * seed gives the same run. FP_ENOMEM. */
 int fp_sim_runs(const fp_sim *sim);
 fp_status fp_sim_run(const fp_sim *sim, int r, fp_run *run);
+/* The same run as rows (run->rows, the form rank 0 gathers a run in): 32
+ * bytes a sample where an fp_sample takes 272. */
+fp_status fp_sim_run_rows(const fp_sim *sim, int r, fp_run *run);
 
 /* The faults injected into the last run (owned by sim). */
 size_t fp_sim_faults(const fp_sim *sim, const fp_sim_fault **faults);

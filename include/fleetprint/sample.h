@@ -177,11 +177,27 @@ void fp_run_free(fp_run *run);
 fp_status fp_run_set_shape(fp_run *run, int nnodes, int nranks);
 /* Sample i of run, of either form (samples or rows), into *out. */
 void fp_run_sample(const fp_run *run, size_t i, fp_sample *out);
+/* Sample i of run, of either form, without copying it: key and entity point
+ * into run (valid while run is unchanged). key is a sample whose suite, test,
+ * metric, unit, better and size are sample i's; in a run of rows its other
+ * fields are not sample i's: read entity, iter, value and t_start here. */
+typedef struct fp_sample_ref {
+    const fp_sample *key;
+    const fp_entity *entity;
+    int32_t iter;
+    double value;
+    double t_start;
+} fp_sample_ref;
+fp_sample_ref fp_run_ref(const fp_run *run, size_t i);
+/* Sample i's start time, of either form, moved by dt seconds. */
+void fp_run_shift_t(fp_run *run, size_t i, double dt);
+/* Make rows the run's samples (taking them; any samples are freed). */
+void fp_run_set_rows(fp_run *run, fp_run_rows *rows);
 /* Give a run read as rows its samples (and free the rows): for what reads
  * run->samples. FP_ENOMEM when they do not fit; a run of samples is left as
  * it is. */
 fp_status fp_run_expand(fp_run *run);
-/* Append one sample (copied). */
+/* Append one sample (copied). A run of rows takes none: FP_EUSAGE. */
 fp_status fp_run_add(fp_run *run, const fp_sample *s);
 /* Replace run's configuration records by a copy of items[0..n). */
 fp_status fp_run_set_config(fp_run *run, const fp_cfg_item *items, size_t n);
@@ -193,6 +209,30 @@ int fp_run_node_index(const fp_run *run, const char *node);
  * SLURM_JOB_NAME from the environment) in run's context; fields of variables
  * that are not set are left as they are. */
 void fp_run_slurm_context(fp_run *run);
+
+/* ---- building rows (core/rows.c) -------------------------------------------------- */
+
+/* An fp_run_rows being built: each metric key (suite, test, metric, unit,
+ * better and size) and entity gets one id, in the order first met; two are
+ * one when they are equal byte for byte, so that fp_run_sample gives back
+ * every sample as it was added. Zero it to start. */
+typedef struct fp_rows_builder {
+    fp_run_rows rows;
+    size_t row_cap, key_cap, ent_cap;
+    uint32_t *key_slot, *ent_slot; /* open addressing: id + 1, 0 = empty */
+    size_t key_mask, ent_mask;     /* slots - 1, a power of two less one */
+} fp_rows_builder;
+
+/* The id of a metric key (s's key fields; the rest is ignored), of an
+ * entity: added when new. FP_ENOMEM. */
+fp_status fp_rows_builder_key(fp_rows_builder *b, const fp_sample *s, uint32_t *id);
+fp_status fp_rows_builder_entity(fp_rows_builder *b, const fp_entity *e, uint32_t *id);
+/* Append s as a row, its key and entity interned. FP_ENOMEM. */
+fp_status fp_rows_builder_add(fp_rows_builder *b, const fp_sample *s);
+/* The rows built (the caller's to free, with fp_run_set_rows and
+ * fp_run_free), NULL when out of memory; b is emptied either way. */
+fp_run_rows *fp_rows_builder_take(fp_rows_builder *b);
+void fp_rows_builder_free(fp_rows_builder *b);
 
 /* Fill a sample from a metric and the measurement. */
 void fp_sample_make(fp_sample *s, const char *suite, const char *test, const fp_metric *m,

@@ -102,8 +102,12 @@ fp_status fp_world_bcast(fp_world *w, void *buf, int bytes, const char *what);
 
 /* Gather every rank's rank info and samples to rank 0, which fills run's
  * nodes, ranks and samples (replacing any it held; run context strings are
- * the caller's). Other ranks leave run untouched. Up to INT_MAX - 1 samples
- * in all (FP_ENOMEM beyond). */
+ * the caller's). Other ranks leave run untouched. The samples arrive as rows
+ * (run->rows, no run->samples; fp_run_sample reads either): each rank sends
+ * its samples as rows into its own tables of keys and entities, and rank 0
+ * merges the tables, a batch of ranks at a time, into one run whose samples
+ * are every rank's in rank order. Up to INT_MAX - 1 samples a rank
+ * (FP_ENOMEM beyond). */
 fp_status fp_world_gather_run(fp_world *w, const fp_rank_info *mine, const fp_sample *samples,
                               size_t n, fp_run *run);
 

@@ -568,6 +568,19 @@ static void test_sim(const fp_rules *r)
     CHECK(fp_sim_run(sim, 1, &b) == FP_OK);
     CHECK(a.nsamples == b.nsamples && a.nsamples > 0);
     CHECK(memcmp(a.samples, b.samples, a.nsamples * sizeof *a.samples) == 0);
+    /* the same run made as rows: the same samples, byte for byte */
+    fp_run_free(&b);
+    CHECK(fp_sim_run_rows(sim, 1, &b) == FP_OK && b.rows && !b.samples);
+    CHECK(b.nsamples == a.nsamples && b.rows->nkeys < 16);
+    size_t differ = 0;
+    for (size_t i = 0; i < a.nsamples && b.nsamples == a.nsamples; i++) {
+        fp_sample x;
+        fp_run_sample(&b, i, &x);
+        differ += memcmp(&x, &a.samples[i], offsetof(fp_sample, entity) + sizeof x.entity) != 0 ||
+                  x.size != a.samples[i].size || x.iter != a.samples[i].iter ||
+                  memcmp(&x.value, &a.samples[i].value, 2 * sizeof x.value) != 0;
+    }
+    CHECK(differ == 0);
     fp_verdicts *v = detect(&a, r);
     fp_sim_score sc;
     fp_sim_score_verdicts(sim, v, &sc);
