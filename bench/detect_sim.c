@@ -23,6 +23,7 @@
  * GPUs, slow nodes, bad links, SDC, throttling from a window on, intermittent
  * episodes), append its R clean history runs (default 5, nightly runs) to a
  * store in $TMPDIR, build baselines, then run the detector on the live run
+ * (as rows, the form rank 0 gathers a run in and detect --store reads it)
  * twice -- peer evidence only, and with the baselines (drift and fleet
  * evidence too) -- and score failing nodes against the truth. Prints per-seed
  * and pooled node precision, recall, F1, link precision/recall and seconds
@@ -205,7 +206,7 @@ static fp_status history_baselines(const fp_sim *sim, const char *path, fp_basel
     fp_status rc = fp_store_open(&st, path, FP_STORE_APPEND, 0);
     for (int r = 0; rc == FP_OK && r < fp_sim_runs(sim) - 1; r++) {
         fp_run run;
-        rc = fp_sim_run(sim, r, &run);
+        rc = fp_sim_run_rows(sim, r, &run);
         if (rc == FP_OK)
             rc = fp_store_append(st, &run);
         fp_run_free(&run);
@@ -310,7 +311,8 @@ static int one_size(const scenario *sc, int nodes, int seed0, int seeds, int his
             continue;
         }
         fp_run_free(&run);
-        if (!rc && fp_sim_run(sim, fp_sim_runs(sim) - 1, &run) != FP_OK)
+        /* as rows: the form rank 0 gathers a run in and detect --store reads */
+        if (!rc && fp_sim_run_rows(sim, fp_sim_runs(sim) - 1, &run) != FP_OK)
             rc = 1;
         if (!rc && explain)
             printf("  seed %d, peers only:\n", seed0 + s);
