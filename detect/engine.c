@@ -172,6 +172,10 @@ cleanup:
 
 /* ---- interning samples ---------------------------------------------------------------- */
 
+/* The last window a sample may name (0-based): every series of its key gets
+ * a slot per window, so a stray iteration number would ask for all memory. */
+#define MAX_WINDOW ((1 << 24) - 1)
+
 static bool same_key(const fp_sample *a, const fp_sample *b)
 {
     return a->size == b->size && strcmp(a->metric, b->metric) == 0 &&
@@ -423,6 +427,9 @@ static fp_status intern_rows(eng *g)
     size_t starts = 0;
     for (size_t i = 0; i < n; i++) {
         const fp_sample_row *r = &rows->row[i];
+        if (r->iter > MAX_WINDOW)
+            FP_FAIL(FP_EINPUT, "run %s: sample %zu is of window %d: at most %d are judged",
+                    run->id, i, r->iter, MAX_WINDOW);
         key_shape *sh = &shape[r->key];
         sh->last = r->iter > sh->last ? r->iter : sh->last;
         sh->summary |= r->iter < 0;
@@ -488,6 +495,9 @@ static fp_status intern_samples(eng *g)
     const fp_sample *prev = NULL;
     for (size_t i = 0; i < n; i++) {
         const fp_sample *s = &run->samples[i];
+        if (s->iter > MAX_WINDOW)
+            FP_FAIL(FP_EINPUT, "run %s: sample %zu is of window %d: at most %d are judged",
+                    run->id, i, s->iter, MAX_WINDOW);
         key = next_key(g, prev, key, s);
         ent = next_entity(g, prev, ent, s);
         int64_t se =

@@ -137,6 +137,42 @@ static void test_persistence(const fp_rules *r)
     fp_run_free(&run);
 }
 
+/* A sample of a window past 2^24 - 1 (a stray iteration number, which would
+ * ask every series of its key for that many slots) is refused with
+ * FP_EINPUT, as samples and as rows; window 1000 is judged. */
+static void test_window_bound(const fp_rules *r)
+{
+    static const int iters[] = {1000, 1 << 24};
+    for (int k = 0; k < 2; k++) {
+        int iter = iters[k];
+        fp_run run;
+        make_run(&run, 4, "H100");
+        for (int i = 0; i < 4; i++) {
+            fp_entity e = fp_entity_gpu(run.nodes[i], 0);
+            add(&run, "burnin", "stress", "tflops", FP_BETTER_HIGHER, &e, i == 3 ? iter : 0, 100);
+        }
+        fp_rows_builder b;
+        memset(&b, 0, sizeof b);
+        for (size_t i = 0; i < run.nsamples; i++)
+            CHECK(fp_rows_builder_add(&b, &run.samples[i]) == FP_OK);
+        fp_run rows = run; /* run's context, shared */
+        rows.samples = NULL;
+        fp_run_set_rows(&rows, fp_rows_builder_take(&b));
+        fp_status want = k == 0 ? FP_OK : FP_EINPUT;
+        for (int form = 0; form < 2; form++) {
+            fp_detect_opts o = {.rules = r};
+            fp_verdicts *v = NULL;
+            CHECK(fp_detect(form ? &rows : &run, &o, &v) == want && (v != NULL) == (want == FP_OK));
+            fp_verdicts_free(v);
+        }
+        rows.nodes = NULL; /* run's, freed with it */
+        rows.ranks = NULL;
+        rows.config = NULL;
+        fp_run_free(&rows);
+        fp_run_free(&run);
+    }
+}
+
 /* A short episode (two windows of six, far out of bounds) on one metric of
  * a device is a transient dip: it warns; the same two windows low on two
  * metrics of a device (an intermittent fault) fail. */
@@ -638,6 +674,7 @@ int main(void)
         CHECK_DONE();
     test_peers_slow_node(r);
     test_persistence(r);
+    test_window_bound(r);
     test_episode(r);
     test_links(r);
     test_links_contended(r);
