@@ -669,14 +669,6 @@ static fp_status pf_report(fp_run *run, void *arg)
     snprintf(run->contended, sizeof run->contended, "%s", ps->contended ? ps->contended : "");
     if (ps->pc->run_json)
         st = fp_report_json(run, ps->pc->run_json);
-    /* the gathered run is rows; the Prometheus textfiles sort its samples and
-     * need them whole (opt-in: every other output reads the rows) */
-    if (st == FP_OK && (ps->out->prometheus || ps->out->prometheus_local) &&
-        fp_run_expand(run) != FP_OK) {
-        fp_error("preflight: no memory for the %zu samples the Prometheus textfiles read",
-                 run->nsamples);
-        st = FP_ENOMEM;
-    }
     detect_out out = *ps->out;
     if (ps->dc_set) /* judged with its confirm pass */
         out.confirm = &ps->dc;

@@ -289,15 +289,18 @@ static void name_series(const fp_sample *s, const char *tag, series *out, size_t
     put_name(out->family, sizeof out->family, &n, u->suffix);
 }
 
-static int cmp_samples(const void *a, const void *b)
+/* Samples (indices into the run, of either form) by key text, entity, value. */
+static int cmp_samples(const void *a, const void *b, void *run)
 {
-    const fp_sample *x = *(const fp_sample *const *)a, *y = *(const fp_sample *const *)b;
+    fp_sample_ref x = fp_run_ref(run, *(const size_t *)a), y = fp_run_ref(run, *(const size_t *)b);
     char kx[128], ky[128];
-    int c = strcmp(fp_sample_key(x, kx, sizeof kx), fp_sample_key(y, ky, sizeof ky));
+    int c = x.key == y.key ? 0 /* rows: one key, one entry of the run's table */
+                           : strcmp(fp_sample_key(x.key, kx, sizeof kx),
+                                    fp_sample_key(y.key, ky, sizeof ky));
     if (!c)
-        c = memcmp(&x->entity, &y->entity, sizeof x->entity);
+        c = memcmp(x.entity, y.entity, sizeof *x.entity);
     if (!c)
-        c = (x->value > y->value) - (x->value < y->value);
+        c = (x.value > y.value) - (x.value < y.value);
     return c;
 }
 
@@ -308,29 +311,26 @@ static int cmp_series(const void *a, const void *b)
     return c ? c : strcmp(x->labels, y->labels);
 }
 
-static bool same_series(const fp_sample *a, const fp_sample *b)
+static bool same_series(fp_sample_ref a, fp_sample_ref b)
 {
-    return a->size == b->size && strcmp(a->metric, b->metric) == 0 &&
-           strcmp(a->test, b->test) == 0 && strcmp(a->suite, b->suite) == 0 &&
-           memcmp(&a->entity, &b->entity, sizeof a->entity) == 0;
+    const fp_sample *x = a.key, *y = b.key;
+    return (x == y || (x->size == y->size && strcmp(x->metric, y->metric) == 0 &&
+                       strcmp(x->test, y->test) == 0 && strcmp(x->suite, y->suite) == 0)) &&
+           memcmp(a.entity, b.entity, sizeof *a.entity) == 0;
 }
 
 /* One value per (metric key, entity): the summary sample (iter -1) when
  * there is one, else the median over its windows; grouped into families,
- * each family's lines together as the exposition format requires. Sorts
- * pointers to run's samples and keeps them: a run of rows is expanded first
- * (fp_run_expand, by the commands that write these files). */
+ * each family's lines together as the exposition format requires. Sorts the
+ * indices of the run's samples, of either form (samples or rows), and keeps
+ * pointers to their keys and entities. */
 fp_status fp__prom_collect(const fp_run *run, const char *tag, series **series_out,
                            size_t *count)
 {
     size_t n = 0, m = 0;
     *series_out = NULL;
     *count = 0;
-    if (run->rows) {
-        fp_error("Prometheus textfile: run %s is held as rows, not samples", run->id);
-        return FP_EINTERNAL;
-    }
-    const fp_sample **idx = malloc((run->nsamples ? run->nsamples : 1) * sizeof *idx);
+    size_t *idx = malloc((run->nsamples ? run->nsamples : 1) * sizeof *idx);
     series *out = calloc(run->nsamples ? run->nsamples : 1, sizeof *out);
     fp__prom_uuids u = {0};
     if (!idx || !out || fp__prom_uuids_make(&u, run) != FP_OK) {
@@ -341,35 +341,44 @@ fp_status fp__prom_collect(const fp_run *run, const char *tag, series **series_o
         return FP_ENOMEM;
     }
     for (size_t i = 0; i < run->nsamples; i++)
-        if (!skipped_unit(run->samples[i].unit))
-            idx[n++] = &run->samples[i];
-    qsort(idx, n, sizeof *idx, cmp_samples);
+        if (!skipped_unit(fp_run_ref(run, i).key->unit))
+            idx[n++] = i;
+    qsort_r(idx, n, sizeof *idx, cmp_samples, (void *)run);
     for (size_t i = 0; i < n;) {
         size_t j = i, windows = 0;
-        const fp_sample *summary = NULL;
-        for (; j < n && same_series(idx[j], idx[i]); j++) {
-            if (idx[j]->iter < 0)
-                summary = idx[j];
-            else
+        fp_sample_ref first = fp_run_ref(run, idx[i]);
+        double v = NAN, summary = NAN;
+        bool have_summary = false;
+        for (; j < n; j++) {
+            fp_sample_ref r = fp_run_ref(run, idx[j]);
+            if (!same_series(r, first))
+                break;
+            if (r.iter < 0) {
+                summary = r.value;
+                have_summary = true;
+            } else {
                 windows++;
+            }
         }
-        double v = NAN;
-        if (summary) {
-            v = summary->value;
+        if (have_summary) {
+            v = summary;
         } else if (windows) { /* sorted by value within the series */
             size_t k = 0, mid = (windows - 1) / 2;
-            for (size_t q = i; q < j; q++)
-                if (idx[q]->iter >= 0 && k++ == mid)
-                    v = idx[q]->value;
+            for (size_t q = i; q < j; q++) {
+                fp_sample_ref r = fp_run_ref(run, idx[q]);
+                if (r.iter >= 0 && k++ == mid)
+                    v = r.value;
+            }
         }
         if (isfinite(v)) {
-            const fp_sample *s = idx[i];
+            const fp_sample *s = first.key;
             series *o = &out[m++];
             size_t at;
             name_series(s, tag, o, &at);
             o->base_end = at;
-            o->sample = s;
-            entity_labels(o->labels, sizeof o->labels, &at, &u, &s->entity);
+            o->key = s;
+            o->entity = first.entity;
+            entity_labels(o->labels, sizeof o->labels, &at, &u, first.entity);
             if (s->size) {
                 char size[24];
                 snprintf(size, sizeof size, "%llu", (unsigned long long)s->size);

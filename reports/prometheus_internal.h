@@ -18,7 +18,8 @@ typedef struct fp__prom_series {
     char help[160];
     char labels[640];
     size_t base_end;         /* labels[0..base_end): run_tag and the family's own label */
-    const fp_sample *sample; /* the first sample of the series: its entity and size */
+    const fp_sample *key;     /* the series' metric key (suite, test, metric, unit, size) */
+    const fp_entity *entity;  /* and its entity */
     double value;            /* in the family's base unit */
 } fp__prom_series;
 

@@ -122,10 +122,9 @@ static bool summarised(fp_entity_kind k)
  * collective's per rank, which it labels with the rank's device (time, wrong
  * elements: per collective, type, operation and size). A device's own
  * measurements (GEMM, memory, copies, launch) are always kept. */
-static bool per_rank(const fp_sample *s)
+static bool per_rank(const fp_sample *key, const fp_entity *e)
 {
-    return summarised(s->entity.kind) ||
-           (s->entity.kind == FP_ENT_GPU && strcmp(s->suite, "collectives") == 0);
+    return summarised(e->kind) || (e->kind == FP_ENT_GPU && strcmp(key->suite, "collectives") == 0);
 }
 
 /* ---- min/median/max of the passing links and ranks ------------------------------------ */
@@ -148,7 +147,7 @@ static int cmp_key(const contrib *x, const contrib *y)
             c = (nx > ny) - (nx < ny);
     }
     if (!c)
-        c = (x->s->sample->size > y->s->sample->size) - (x->s->sample->size < y->s->sample->size);
+        c = (x->s->key->size > y->s->key->size) - (x->s->key->size < y->s->key->size);
     return c;
 }
 
@@ -182,8 +181,8 @@ static void summaries(FILE *f, const render *r, const contrib *c, size_t n)
         memcpy(labels, s->labels, at);
         labels[at] = 0;
         fp__prom_label(labels, sizeof labels, &at, "Hostname", r->run->nodes[c[i].node]);
-        if (s->sample->size) {
-            snprintf(size, sizeof size, "%llu", (unsigned long long)s->sample->size);
+        if (s->key->size) {
+            snprintf(size, sizeof size, "%llu", (unsigned long long)s->key->size);
             fp__prom_label(labels, sizeof labels, &at, "size", size);
         }
         size_t fl = strlen(s->family);
@@ -348,9 +347,9 @@ static fp_status render_files(render *r, const fp__prom_series *ser, size_t nser
      * both ends), as do the collectives' values of a passing device; the rest
      * is kept in its owner's file */
     for (size_t i = 0; i < nser; i++) {
-        const fp_entity *e = &ser[i].sample->entity;
+        const fp_entity *e = ser[i].entity;
         sfile[i] = owner(r, e);
-        if (!per_rank(ser[i].sample) || !r->v || verdict_of(r, e) != FP_PASS)
+        if (!per_rank(ser[i].key, e) || !r->v || verdict_of(r, e) != FP_PASS)
             continue;
         if (sfile[i] < N)
             con[ncon++] = (contrib){sfile[i], &ser[i], ser[i].value};
