@@ -19,22 +19,18 @@
 # is measured again (at most 3 times) only when its start-up clock offsets are
 # looser than 100 us (clock_ok; the sync gets within 50 us, beside busy loops
 # too), as that sweep's figures are not measurements of the links; where no
-# sweep gets there the test fails saying so (issue 19's report). The property
-# is not retried. For the same reason the verdict is taken with the latency
-# rule off: latencies of small exchanges (us) are not measurable with such
-# bounds.
+# sweep gets there the test fails saying so (issue 19's report). The
+# property (n1~n3 below half the lowest healthy link) is not retried; the
+# verdict is, where the detector found a healthy link out of bounds too
+# (below). The verdict is taken with the latency rule off: latencies of small
+# exchanges (us) are not measurable with such clock bounds.
 . "$(dirname "$0")/coll_common.sh"
 
-for attempt in 1 2 3; do
-    fprun 4 run --suite collectives --test links --pairs all -e 1M -n 3 -w 1 \
-        $(inject link:ranks=1-3,factor=64) --json "$tmp/o.json" >"$tmp/out" 2>"$tmp/err"
-    rc=$?
-    [ $rc -eq 0 ] || { cat "$tmp/err"; fail "exit $rc, expected 0"; }
-    clock_ok "$tmp/err" 100 && break
-    [ $attempt -lt 3 ] || fail "3 sweeps in a row with clock offsets too loose to time exchanges"
-done
-cat "$tmp/out"
-grep -q "6 pairs in 3 rounds" "$tmp/out" || fail "not 6 pairs in 3 rounds"
+# A sweep in which a healthy link read far below the others (shared cores)
+# can fail that link too, and then a node slow with 2 of its 3 partners is
+# blamed instead of the link: where the verdict misses n1~n3 and a healthy
+# link is out of bounds itself, the sweep tested nothing here and is measured
+# again (at most 3 times), saying so.
 "$FLEETPRINT" detect --print-rules | $PY -c '
 import json, sys
 r = json.load(sys.stdin)
@@ -42,9 +38,21 @@ for c in r["classes"]:
     if c["name"] == "latency":
         c["mode"] = "ignore"
 json.dump(r, sys.stdout)' >"$tmp/rules.json" || fail "cannot derive the rules"
-"$FLEETPRINT" detect -i "$tmp/o.json" --contended -r "$tmp/rules.json" --json "$tmp/v.json" >"$tmp/dout" 2>&1
-$PY - "$tmp/o.json" "$tmp/v.json" <<'PYEOF' || { cat "$tmp/dout"; fail "n1~n3 not singled out"; }
-import json, sys
+for attempt in 1 2 3; do
+    fprun 4 run --suite collectives --test links --pairs all -e 1M -n 3 -w 1 \
+        $(inject link:ranks=1-3,factor=64) --json "$tmp/o.json" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    [ $rc -eq 0 ] || { cat "$tmp/err"; fail "exit $rc, expected 0"; }
+    if ! clock_ok "$tmp/err" 100; then
+        [ $attempt -lt 3 ] || fail "3 sweeps in a row with clock offsets too loose to time exchanges"
+        continue
+    fi
+    cat "$tmp/out"
+    grep -q "6 pairs in 3 rounds" "$tmp/out" || fail "not 6 pairs in 3 rounds"
+    "$FLEETPRINT" detect -i "$tmp/o.json" --contended -r "$tmp/rules.json" --json "$tmp/v.json" >"$tmp/dout" 2>&1
+    prc=0
+    $PY - "$tmp/o.json" "$tmp/v.json" <<'PYEOF' || prc=$?
+import json, statistics, sys
 s = json.load(open(sys.argv[1]))["samples"]
 assert [x["value"] for x in s if x["metric"] == "rounds"] == [3]
 bw = {x["entity"]: x["value"] for x in s if x["metric"] == "bw_inter" and x["iter"] == -1}
@@ -57,6 +65,18 @@ assert slow <= 0.5 * bw[low], "n1~n3 is not below half the lowest healthy link"
 v = json.load(open(sys.argv[2]))
 bad = [e["entity"] for e in v["entities"] if e["verdict"] == "fail"]
 print("detect fails:", bad)
+# healthy links the detector found out of bounds themselves (warn or fail on
+# their bandwidth, before any demarcation): noise of shared cores
+noisy = [e["entity"] for e in v["entities"] if e["entity"] in bw and
+         any("bw_inter" in r["metric"] for r in e["reasons"])]
+if "link:n1~n3" not in bad and noisy:
+    print("healthy links out of bounds too:", noisy, "(%.2f .. %.2f x their median)" %
+          (bw[low] / statistics.median(bw.values()), max(bw.values()) / statistics.median(bw.values())))
+    sys.exit(3)
 assert "link:n1~n3" in bad, "the verdict does not fail link:n1~n3"
 PYEOF
+    [ $prc -eq 3 ] && [ $attempt -lt 3 ] || break
+    echo "attempt $attempt: a healthy link failed too (shared cores): measuring again"
+done
+[ $prc -eq 0 ] || { cat "$tmp/dout"; fail "n1~n3 not singled out"; }
 echo PASS
