@@ -5,6 +5,7 @@
  * from a link's: each end of a failing link is measured again with nodes that
  * passed, so an end slow with them too is the node, and a link slow again
  * while both ends are fine with good partners is the link. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -486,17 +487,89 @@ static bool late_judged(const fp_verdicts *retest)
     return false;
 }
 
+/* The series a re-test measured (its samples' metric key and entity, as
+ * text), by the hash of that text, sorted: built once, where a scan of the
+ * re-test's samples for every reason took hours at fleet scale. */
+typedef struct seen {
+    uint64_t h;
+    size_t i; /* a sample of the series */
+} seen;
+typedef struct measured {
+    const fp_run *run;
+    seen *by;
+    size_t n;
+} measured;
+
+static uint64_t series_hash(const char *key, const char *entity)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a, the two texts apart */
+    for (const char *p = key; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    h = (h ^ 0x1f) * 1099511628211ull;
+    for (const char *p = entity; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    return h;
+}
+
+static int cmp_seen(const void *a, const void *b)
+{
+    const seen *x = a, *y = b;
+    return x->h != y->h ? (x->h > y->h) - (x->h < y->h) : (x->i > y->i) - (x->i < y->i);
+}
+
+/* m for run (NULL: nothing measured); false when out of memory. */
+static bool measured_make(measured *m, const fp_run *run)
+{
+    memset(m, 0, sizeof *m);
+    m->run = run;
+    if (!run || !run->nsamples)
+        return true;
+    m->by = malloc(run->nsamples * sizeof *m->by);
+    if (!m->by)
+        return false;
+    char key[128], ent[2 * FP_NAME_MAX + 32];
+    for (size_t i = 0; i < run->nsamples; i++) {
+        fp_sample_ref s = fp_run_ref(run, i);
+        m->by[m->n++] = (seen){series_hash(fp_sample_key(s.key, key, sizeof key),
+                                           fp_entity_format(s.entity, ent, sizeof ent)),
+                               i};
+    }
+    qsort(m->by, m->n, sizeof *m->by, cmp_seen);
+    return true;
+}
+
+/* Whether m's run has a sample of metric key and entity (texts). */
+static bool measured_has(const measured *m, const char *key, const char *entity)
+{
+    uint64_t h = series_hash(key, entity);
+    size_t lo = 0, hi = m->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->by[mid].h < h)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    char k[128], e[2 * FP_NAME_MAX + 32];
+    for (; lo < m->n && m->by[lo].h == h; lo++) { /* the texts themselves decide */
+        fp_sample_ref s = fp_run_ref(m->run, m->by[lo].i);
+        if (strcmp(fp_sample_key(s.key, k, sizeof k), key) == 0 &&
+            strcmp(fp_entity_format(s.entity, e, sizeof e), entity) == 0)
+            return true;
+    }
+    return false;
+}
+
 /* Whether the re-test measured every series that failed ev (a GPU's or a
  * link's own peers, drift, fleet or reference evidence): a link sweep cut
  * short at its deadline can leave a failing link's bandwidth out, and a
  * series not measured again says nothing either way. */
 static bool series_measured(const fp_verdicts *first, const fp_entity_verdict *ev,
-                            bool is_held, const fp_verdicts *retest)
+                            bool is_held, const measured *m)
 {
-    const fp_run *run = retest->run;
     if (ev->entity.kind != FP_ENT_GPU && ev->entity.kind != FP_ENT_LINK)
         return true;
-    char want[2 * FP_NAME_MAX + 32], got[2 * FP_NAME_MAX + 32], key[128];
+    char want[2 * FP_NAME_MAX + 32];
     fp_entity_format(&ev->entity, want, sizeof want);
     for (size_t k = 0; k < ev->nreasons; k++) {
         const fp_reason *r = &first->reasons[ev->first_reason + k];
@@ -505,13 +578,7 @@ static bool series_measured(const fp_verdicts *first, const fp_entity_verdict *e
                                       r->evidence != FP_EV_FLEET &&
                                       r->evidence != FP_EV_REFERENCE))
             continue;
-        bool found = false;
-        for (size_t i = 0; i < run->nsamples && !found; i++) {
-            fp_sample_ref s = fp_run_ref(run, i);
-            found = strcmp(fp_sample_key(s.key, key, sizeof key), r->key) == 0 &&
-                    strcmp(fp_entity_format(s.entity, got, sizeof got), want) == 0;
-        }
-        if (!found)
+        if (!measured_has(m, r->key, want))
             return false;
     }
     return true;
@@ -519,7 +586,7 @@ static bool series_measured(const fp_verdicts *first, const fp_entity_verdict *e
 
 /* Judge each entity: re-tested, reproduced, certain (a wrong result). */
 static void judge(const fp_verdicts *first, const fp_verdicts *retest,
-                  const fp_confirm_info *info, judged *j, size_t n)
+                  const fp_confirm_info *info, const measured *m, judged *j, size_t n)
 {
     bool late = late_judged(retest);
     for (size_t i = 0; i < n; i++) {
@@ -535,7 +602,7 @@ static void judge(const fp_verdicts *first, const fp_verdicts *retest,
         }
         x->retested = info->ran && retest && tests_ran(first, ev, x->held, info->tests, late) &&
                       (ev->entity.kind != FP_ENT_LINK || rv) &&
-                      series_measured(first, ev, x->held, retest);
+                      series_measured(first, ev, x->held, m);
         if (!x->retested)
             x->outcome = FP_CONFIRM_NOT_RETESTED;
         else
@@ -610,13 +677,17 @@ fp_status fp_verdicts_confirm(const fp_verdicts *first, const fp_verdicts *retes
     int *of_slot = NULL;
     fp_confirm_outcome *part = NULL;
     name_ix nodes = {0};
+    measured seen_by = {0};
     fp_verdicts *v = calloc(1, sizeof *v);
     *out = NULL;
     FP_CHECK_ALLOC(v);
     if (!info->ran)
         retest = NULL;
     FP_CHECK(collect(first, retest, &j, &nj));
-    judge(first, retest, info, j, nj);
+    if (!measured_make(&seen_by, retest ? retest->run : NULL))
+        FP_FAIL(FP_ENOMEM, "out of memory indexing the %zu samples of the re-test",
+                retest->run->nsamples);
+    judge(first, retest, info, &seen_by, j, nj);
     part = malloc((first->nnodes + 1) * sizeof *part);
     FP_CHECK_ALLOC(part);
     FP_CHECK(ix_build(&nodes, first->nnodes, verdict_node_name, first));
@@ -713,6 +784,7 @@ fp_status fp_verdicts_confirm(const fp_verdicts *first, const fp_verdicts *retes
     FP_CHECK(fp__det_keep_extras(v, first));
 cleanup:
     free(j);
+    free(seen_by.by);
     free(of_slot);
     free(part);
     free(nodes.pair);
