@@ -488,8 +488,10 @@ static bool late_judged(const fp_verdicts *retest)
 }
 
 /* The series a re-test measured (its samples' metric key and entity, as
- * text), by the hash of that text, sorted: built once, where a scan of the
- * re-test's samples for every reason took hours at fleet scale. */
+ * text), by the hash of that text, sorted: built once. A scan of the
+ * re-test's samples for every failing reason grew with the product of the
+ * two (at 100,000 nodes x 8 with 1,207 failing nodes, about 10 s of detect's
+ * 18 s). */
 typedef struct seen {
     uint64_t h;
     size_t i; /* a sample of the series */
