@@ -487,14 +487,17 @@ void fp__prom_drift(FILE *f, const fp_verdicts *v, const char *tag, fp__prom_hol
  * warned in k of its last n judged runs), and fleetprint_repeat_offender with
  * the entity's labels, 1 for each offending entity. */
 void fp__prom_offenders(FILE *f, const fp__prom_uuids *u, const fp_verdicts *v, const char *tag,
-                        fp__prom_holds holds, const void *arg)
+                        fp__prom_holds holds, const void *arg, const size_t *which,
+                        size_t nwhich)
 {
     if (!fp_verdicts_history(v, NULL, NULL, NULL))
         return;
     bool header = false;
-    for (size_t i = 0; i < fp_verdicts_node_count(v); i++) {
+    size_t nodes = fp_verdicts_node_count(v);
+    for (size_t k = 0; k < (which ? nwhich : nodes); k++) {
+        size_t i = which ? which[k] : k;
         const fp_entity *e = &fp_verdicts_get(v, i)->entity;
-        if (holds && !holds(e, arg))
+        if (i >= nodes || (!which && holds && !holds(e, arg)))
             continue;
         if (!header)
             fputs("# HELP fleetprint_node_repeat_offender 1 when the node, one of its devices or "
@@ -665,7 +668,7 @@ fp_status fp_report_prometheus(const fp_run *run, const fp_verdicts *v, const ch
     if (st == FP_OK && v && (st = fp__prom_uuids_make(&u, run)) == FP_OK) {
         fp__prom_verdicts(f, &u, v, tag, NULL, 0);
         fp__prom_drift(f, v, tag, NULL, NULL);
-        fp__prom_offenders(f, &u, v, tag, NULL, NULL);
+        fp__prom_offenders(f, &u, v, tag, NULL, NULL, NULL, 0);
     }
     fp__prom_uuids_free(&u);
     return fp_status_worst(st, fp_outfile_close(f, path, st == FP_OK));

@@ -62,9 +62,13 @@ void fp__prom_drift(FILE *f, const fp_verdicts *v, const char *tag, fp__prom_hol
                     const void *arg);
 
 /* fleetprint_node_repeat_offender and fleetprint_repeat_offender of the
- * entities holds keeps (nothing when the run was judged without history). */
+ * entities holds keeps (nothing when the run was judged without history).
+ * which[0..nwhich): the file's verdicts (fp_verdicts_get indices, in order),
+ * whose nodes are the ones written, where a scan of every node for every
+ * node's file was quadratic; NULL: the nodes holds keeps. */
 void fp__prom_offenders(FILE *f, const fp__prom_uuids *u, const fp_verdicts *v, const char *tag,
-                        fp__prom_holds holds, const void *arg);
+                        fp__prom_holds holds, const void *arg, const size_t *which,
+                        size_t nwhich);
 
 /* The run as a whole (fleetprint_run_verdict, _duration, last success read
  * from the file at path, blind spots, breaker, confirm, run timestamp). */

@@ -212,8 +212,9 @@ typedef struct node_holds {
     int node; /* nnodes: the run file */
 } node_holds;
 
-/* For drift and repeat offences: the entities whose own file this is (a
- * node file's test is one strcmp: it runs for every node in every file). */
+/* For drift and repeat offences (a few records each; the nodes' own
+ * offender lines come from the file's verdicts): the entities whose own file
+ * this is. */
 static bool holds_entity(const fp_entity *e, const void *arg)
 {
     const node_holds *h = arg;
@@ -412,7 +413,8 @@ static fp_status render_files(render *r, const fp__prom_series *ser, size_t nser
             fp__prom_verdicts(f, &r->uuids, r->v, r->tag, vkept + vfirst[i],
                               vfirst[i + 1] - vfirst[i]);
             fp__prom_drift(f, r->v, r->tag, holds_entity, &h);
-            fp__prom_offenders(f, &r->uuids, r->v, r->tag, holds_entity, &h);
+            fp__prom_offenders(f, &r->uuids, r->v, r->tag, holds_entity, &h, vkept + vfirst[i],
+                               vfirst[i + 1] - vfirst[i]);
         }
         st = finish_text(f, &text, &len, file);
     }
