@@ -376,11 +376,11 @@ static double as_factor_loss(double t, fp_better better)
 }
 
 /* Whether the peers of a relative key (their values: m rows of its windows)
- * fall into two clusters: in
- * the sorted logs of their medians over windows, the widest gap that leaves
- * at least 2 below it and at least half of the peers (and min_peers) above
- * it, in the metric's better direction (at exactly half, the better half is
- * the healthy one). It splits them when it is beyond z times the spread
+ * fall into two clusters: in the sorted logs of their medians over windows,
+ * the widest gap that leaves at least 2 below it and at least half of the
+ * peers (and min_peers) above it, in the metric's better direction (at
+ * exactly half, the better half is the healthy one). It splits them when it
+ * is beyond z times the spread
  * within each cluster (robust: 1.4826 x the median distance of its members
  * from its median; two outliers far from each other are no cluster) and the
  * clusters' medians lie a factor 1 + fail apart.
