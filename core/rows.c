@@ -9,32 +9,16 @@
 #include "fleetprint/sample.h"
 #include "fleetprint/stats.h"
 
-/* The key fields of a sample, back to back in fp_sample: suite .. unit. */
-#define KEY_TEXT (offsetof(fp_sample, better) - offsetof(fp_sample, suite))
-
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (; n >= 8; n -= 8, b += 8) {
-        uint64_t w;
-        memcpy(&w, b, 8);
-        h = fp_mix64(h ^ w);
-    }
-    for (; n; n--, b++)
-        h = fp_mix64(h ^ *b);
-    return h;
-}
-
 static uint64_t key_hash(const fp_sample *s)
 {
-    uint64_t h = hash_bytes(0, s->suite, KEY_TEXT);
+    uint64_t h = fp_hash_bytes(0, s->suite, FP_SAMPLE_KEY_TEXT);
     return fp_mix64(h ^ s->size ^ ((uint64_t)s->better << 63));
 }
 
 static bool same_key(const fp_sample *a, const fp_sample *b)
 {
     return a->size == b->size && a->better == b->better &&
-           memcmp(a->suite, b->suite, KEY_TEXT) == 0;
+           memcmp(a->suite, b->suite, FP_SAMPLE_KEY_TEXT) == 0;
 }
 
 /* Double the slots of a table of n ids (hashes from hash_of), or make the
@@ -65,7 +49,7 @@ static uint64_t key_hash_of(const void *s)
 
 static uint64_t ent_hash_of(const void *e)
 {
-    return hash_bytes(0, e, sizeof(fp_entity));
+    return fp_hash_bytes(0, e, sizeof(fp_entity));
 }
 
 fp_status fp_rows_builder_key(fp_rows_builder *b, const fp_sample *s, uint32_t *id)
@@ -86,7 +70,7 @@ fp_status fp_rows_builder_key(fp_rows_builder *b, const fp_sample *s, uint32_t *
     r->keys = keys;
     fp_sample *k = &r->keys[r->nkeys];
     memset(k, 0, sizeof *k);
-    memcpy(k->suite, s->suite, KEY_TEXT);
+    memcpy(k->suite, s->suite, FP_SAMPLE_KEY_TEXT);
     k->better = s->better;
     k->size = s->size;
     *id = (uint32_t)r->nkeys++;

@@ -813,7 +813,7 @@ enum { TAG_GATHER_GO = 7010, TAG_GATHER_ROWS, TAG_GATHER_KEYS, TAG_GATHER_ENTS }
 
 /* A metric key as sent: the key fields of an fp_sample (104 bytes of its 272). */
 typedef struct wire_key {
-    char text[offsetof(fp_sample, better) - offsetof(fp_sample, suite)]; /* suite .. unit */
+    char text[FP_SAMPLE_KEY_TEXT]; /* suite .. unit */
     int32_t better;
     uint64_t size;
 } wire_key;

@@ -11,6 +11,7 @@
 
 #include "detect_internal.h"
 #include "fleetprint/log.h"
+#include "fleetprint/stats.h"
 
 const char *fp_confirm_outcome_name(fp_confirm_outcome o)
 {
@@ -504,13 +505,8 @@ typedef struct measured {
 
 static uint64_t series_hash(const char *key, const char *entity)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a, the two texts apart */
-    for (const char *p = key; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    h = (h ^ 0x1f) * 1099511628211ull;
-    for (const char *p = entity; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    return h;
+    uint64_t h = fp_mix64(fp_hash_bytes(0, key, strlen(key)) ^ 0x1f); /* the texts apart */
+    return fp_hash_bytes(h, entity, strlen(entity));
 }
 
 static int cmp_seen(const void *a, const void *b)

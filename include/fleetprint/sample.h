@@ -69,6 +69,10 @@ typedef struct fp_sample {
     double t_start;     /* seconds since the run started, on rank 0's clock */
 } fp_sample;
 
+/* The bytes of a sample's key text, suite through unit, back to back: what
+ * the run's rows compare and the gather sends of a metric key. */
+#define FP_SAMPLE_KEY_TEXT (offsetof(fp_sample, better) - offsetof(fp_sample, suite))
+
 /* Metric key "suite.test.metric" or "suite.test.metric@size" into buf. */
 char *fp_sample_key(const fp_sample *s, char *buf, size_t len);
 

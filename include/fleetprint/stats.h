@@ -1,10 +1,11 @@
 #ifndef FLEETPRINT_STATS_H
 #define FLEETPRINT_STATS_H
 /* Small statistics and hashing helpers (core/stats.c), one copy for every
- * layer: comparison and sorting of doubles, medians, quantiles, MAD and a
- * 64-bit mixer. None allocates; none fails. */
+ * layer: comparison and sorting of doubles, medians, quantiles, MAD, a
+ * 64-bit mixer and a hash of bytes. None allocates; none fails. */
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* qsort comparator of doubles, ascending (NaN compares equal to everything). */
 int fp_cmp_double(const void *a, const void *b);
@@ -45,6 +46,21 @@ static inline uint64_t fp_mix64(uint64_t x)
     x *= 0xc4ceb9fe1a85ec53ULL;
     x ^= x >> 33;
     return x;
+}
+
+/* n bytes at p folded into hash h through fp_mix64, eight bytes a step: the
+ * hash of the tables that key on text or on a struct's bytes. */
+static inline uint64_t fp_hash_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (; n >= 8; n -= 8, b += 8) {
+        uint64_t w;
+        memcpy(&w, b, 8);
+        h = fp_mix64(h ^ w);
+    }
+    for (; n; n--, b++)
+        h = fp_mix64(h ^ *b);
+    return h;
 }
 
 #endif
