@@ -17,18 +17,13 @@
 
 /* ---- tables of indices ------------------------------------------------------------ */
 
-/* String s folded into hash h through core's mixer (fp_mix64), eight bytes a
- * step, its length last. Only the tables' probes depend on it: indices are
- * handed out in the order things are first met. */
+/* String s folded into hash h (fp_hash_bytes), its length last. Only the
+ * tables' probes depend on it: indices are handed out in the order things
+ * are first met. */
 static uint64_t hash_str(uint64_t h, const char *s)
 {
     size_t n = strlen(s);
-    for (size_t i = 0; i < n; i += 8) {
-        uint64_t w = 0;
-        memcpy(&w, s + i, n - i < 8 ? n - i : 8);
-        h = fp_mix64(h ^ w);
-    }
-    return fp_mix64(h ^ n);
+    return fp_mix64(fp_hash_bytes(h, s, n) ^ n);
 }
 
 static bool table_init(table *t, size_t expect)
@@ -175,6 +170,16 @@ cleanup:
 /* The last window a sample may name (0-based): every series of its key gets
  * a slot per window, so a stray iteration number would ask for all memory. */
 #define MAX_WINDOW ((1 << 24) - 1)
+
+/* FP_EINPUT (logged) when sample i of run names a window past MAX_WINDOW. */
+static fp_status window_ok(const fp_run *run, size_t i, int32_t iter)
+{
+    if (iter <= MAX_WINDOW)
+        return FP_OK;
+    fp_error("run %s: sample %zu is of window %d: at most %d are judged", run->id, i, iter,
+             MAX_WINDOW);
+    return FP_EINPUT;
+}
 
 static bool same_key(const fp_sample *a, const fp_sample *b)
 {
@@ -427,9 +432,7 @@ static fp_status intern_rows(eng *g)
     size_t starts = 0;
     for (size_t i = 0; i < n; i++) {
         const fp_sample_row *r = &rows->row[i];
-        if (r->iter > MAX_WINDOW)
-            FP_FAIL(FP_EINPUT, "run %s: sample %zu is of window %d: at most %d are judged",
-                    run->id, i, r->iter, MAX_WINDOW);
+        FP_CHECK(window_ok(run, i, r->iter));
         key_shape *sh = &shape[r->key];
         sh->last = r->iter > sh->last ? r->iter : sh->last;
         sh->summary |= r->iter < 0;
@@ -495,9 +498,7 @@ static fp_status intern_samples(eng *g)
     const fp_sample *prev = NULL;
     for (size_t i = 0; i < n; i++) {
         const fp_sample *s = &run->samples[i];
-        if (s->iter > MAX_WINDOW)
-            FP_FAIL(FP_EINPUT, "run %s: sample %zu is of window %d: at most %d are judged",
-                    run->id, i, s->iter, MAX_WINDOW);
+        FP_CHECK(window_ok(run, i, s->iter));
         key = next_key(g, prev, key, s);
         ent = next_entity(g, prev, ent, s);
         int64_t se =
