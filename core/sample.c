@@ -279,20 +279,6 @@ void fp_run_free(fp_run *run)
     memset(run, 0, sizeof *run);
 }
 
-void fp_run_sample(const fp_run *run, size_t i, fp_sample *out)
-{
-    if (!run->rows) {
-        *out = run->samples[i];
-        return;
-    }
-    const fp_sample_row *r = &run->rows->row[i];
-    *out = run->rows->keys[r->key];
-    out->entity = run->rows->ents[r->entity];
-    out->iter = r->iter;
-    out->value = r->value;
-    out->t_start = r->t_start;
-}
-
 fp_sample_ref fp_run_ref(const fp_run *run, size_t i)
 {
     if (!run->rows) {
@@ -302,6 +288,16 @@ fp_sample_ref fp_run_ref(const fp_run *run, size_t i)
     const fp_sample_row *r = &run->rows->row[i];
     return (fp_sample_ref){&run->rows->keys[r->key], &run->rows->ents[r->entity], r->iter,
                            r->value, r->t_start};
+}
+
+void fp_run_sample(const fp_run *run, size_t i, fp_sample *out)
+{
+    fp_sample_ref r = fp_run_ref(run, i);
+    *out = *r.key;
+    out->entity = *r.entity;
+    out->iter = r.iter;
+    out->value = r.value;
+    out->t_start = r.t_start;
 }
 
 void fp_run_shift_t(fp_run *run, size_t i, double dt)
