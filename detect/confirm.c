@@ -582,30 +582,106 @@ static bool series_measured(const fp_verdicts *first, const fp_entity_verdict *e
     return true;
 }
 
-/* Judge each entity: re-tested, reproduced, certain (a wrong result). */
+/* Whether a re-tested link was slow: it fails, or failed and a node
+ * explains it (fp_reason.explained). */
+static bool link_slow(const fp_verdicts *v, const fp_entity_verdict *ev)
+{
+    for (size_t k = 0; k < ev->nreasons; k++) {
+        const fp_reason *r = &v->reasons[ev->first_reason + k];
+        if (r->verdict == FP_FAIL || r->explained)
+            return true;
+    }
+    return false;
+}
+
+/* Per node of first: its re-tested links to nodes that passed (a failing
+ * node or an end of a failing link is no such partner), and the slow ones. */
+typedef struct partners {
+    uint32_t n, slow;
+    bool cleared; /* a candidate end not found: its slow links are not its doing */
+} partners;
+
+static fp_status count_partners(const fp_verdicts *first, const fp_verdicts *retest,
+                                const name_ix *nodes, const judged *j, size_t nj,
+                                partners **out)
+{
+    fp_status st = FP_OK;
+    size_t nn = first->nnodes;
+    partners *p = calloc(nn + 1, sizeof *p);
+    bool *good = malloc(nn + 1);
+    FP_CHECK_ALLOC(p);
+    FP_CHECK_ALLOC(good);
+    for (size_t i = 0; i < nn; i++)
+        good[i] = first->ents[i].verdict == FP_PASS || first->ents[i].verdict == FP_WARN;
+    for (size_t i = 0; i < nj; i++)
+        if (j[i].candidate)
+            good[j[i].slot] = false;
+    for (size_t e = 0; retest && e < retest->nents; e++) {
+        const fp_entity *l = &retest->ents[e].entity;
+        if (l->kind != FP_ENT_LINK || strcmp(l->node, l->peer) == 0)
+            continue;
+        int a = ix_find(nodes, l->node), b = ix_find(nodes, l->peer);
+        if (a < 0 || b < 0)
+            continue;
+        bool slow = link_slow(retest, &retest->ents[e]);
+        if (good[b]) {
+            p[a].n++;
+            p[a].slow += slow;
+        }
+        if (good[a]) {
+            p[b].n++;
+            p[b].slow += slow;
+        }
+    }
+    *out = p;
+    p = NULL;
+cleanup:
+    free(p);
+    free(good);
+    return st;
+}
+
+/* Judge each entity: re-tested, reproduced, certain (a wrong result). An
+ * end of a failing link (a candidate) is found when it fails on its links
+ * again and is slow with most, and at least two, of its partners that
+ * passed: its link to the other end, slow as before, says nothing of which
+ * end is at fault, and one noisy partner is not enough. A failing link slow
+ * again is reproduced unless an end so found explains it. */
 static void judge(const fp_verdicts *first, const fp_verdicts *retest,
-                  const fp_confirm_info *info, const measured *m, judged *j, size_t n)
+                  const fp_confirm_info *info, const measured *m, partners *p,
+                  const name_ix *nodes, judged *j, size_t n)
 {
     bool late = late_judged(retest);
     for (size_t i = 0; i < n; i++) {
         judged *x = &j[i];
+        if (!x->candidate)
+            continue;
+        const fp_entity_verdict *rv = x->retest >= 0 ? &retest->ents[x->retest] : NULL;
+        const partners *c = &p[x->slot];
+        x->retested = rv != NULL;
+        x->outcome = rv && rv->verdict == FP_FAIL && fails_by(retest, rv, FP_EV_LINKS) &&
+                             c->slow >= 2 && 2 * c->slow > c->n
+                         ? FP_CONFIRM_FOUND
+                         : FP_CONFIRM_NOT_REPRODUCED;
+        p[x->slot].cleared = x->outcome == FP_CONFIRM_NOT_REPRODUCED;
+    }
+    for (size_t i = 0; i < n; i++) {
+        judged *x = &j[i];
+        if (x->candidate)
+            continue;
         const fp_entity_verdict *ev = &first->ents[x->slot];
         const fp_entity_verdict *rv = x->retest >= 0 ? &retest->ents[x->retest] : NULL;
-        if (x->candidate) {
-            x->retested = rv != NULL;
-            x->outcome = rv && rv->verdict == FP_FAIL && fails_by(retest, rv, FP_EV_LINKS)
-                             ? FP_CONFIRM_FOUND
-                             : FP_CONFIRM_NOT_REPRODUCED;
-            continue;
-        }
         x->retested = info->ran && retest && tests_ran(first, ev, x->held, info->tests, late) &&
                       (ev->entity.kind != FP_ENT_LINK || rv) &&
                       series_measured(first, ev, x->held, m);
-        if (!x->retested)
-            x->outcome = FP_CONFIRM_NOT_RETESTED;
-        else
-            x->outcome = rv && rv->verdict == FP_FAIL ? FP_CONFIRM_REPRODUCED
-                                                      : FP_CONFIRM_NOT_REPRODUCED;
+        bool again = rv && rv->verdict == FP_FAIL;
+        if (rv && !again && ev->entity.kind == FP_ENT_LINK && link_slow(retest, rv)) {
+            int a = ix_find(nodes, ev->entity.node), b = ix_find(nodes, ev->entity.peer);
+            again = a >= 0 && b >= 0 && p[a].cleared && p[b].cleared;
+        }
+        x->outcome = !x->retested ? FP_CONFIRM_NOT_RETESTED
+                     : again      ? FP_CONFIRM_REPRODUCED
+                                  : FP_CONFIRM_NOT_REPRODUCED;
     }
 }
 
@@ -674,6 +750,7 @@ fp_status fp_verdicts_confirm(const fp_verdicts *first, const fp_verdicts *retes
     size_t nj = 0;
     int *of_slot = NULL;
     fp_confirm_outcome *part = NULL;
+    partners *partner = NULL;
     name_ix nodes = {0};
     measured seen_by = {0};
     fp_verdicts *v = calloc(1, sizeof *v);
@@ -685,10 +762,11 @@ fp_status fp_verdicts_confirm(const fp_verdicts *first, const fp_verdicts *retes
     if (!measured_make(&seen_by, retest ? retest->run : NULL))
         FP_FAIL(FP_ENOMEM, "out of memory indexing the %zu samples of the re-test",
                 retest->run->nsamples);
-    judge(first, retest, info, &seen_by, j, nj);
+    FP_CHECK(ix_build(&nodes, first->nnodes, verdict_node_name, first));
+    FP_CHECK(count_partners(first, retest, &nodes, j, nj, &partner));
+    judge(first, retest, info, &seen_by, partner, &nodes, j, nj);
     part = malloc((first->nnodes + 1) * sizeof *part);
     FP_CHECK_ALLOC(part);
-    FP_CHECK(ix_build(&nodes, first->nnodes, verdict_node_name, first));
     roll_up(first, &nodes, j, nj, part);
     of_slot = malloc((first->nents + 1) * sizeof *of_slot);
     FP_CHECK_ALLOC(of_slot);
@@ -754,6 +832,12 @@ fp_status fp_verdicts_confirm(const fp_verdicts *first, const fp_verdicts *retes
                 if (r.verdict == FP_PASS)
                     continue;
                 r.retest = true;
+                if (r.explained && x->outcome == FP_CONFIRM_REPRODUCED) {
+                    r.verdict = FP_FAIL; /* slow again; no end was found at fault */
+                    r.explained = false;
+                    snprintf(r.note, sizeof r.note,
+                             "slow again; both ends fine with most nodes that passed");
+                }
                 if (x->outcome == FP_CONFIRM_FOUND && r.verdict == FP_FAIL &&
                     r.evidence == FP_EV_LINKS)
                     prefix_note(&r, "slow with nodes that passed too");
@@ -785,6 +869,7 @@ cleanup:
     free(seen_by.by);
     free(of_slot);
     free(part);
+    free(partner);
     free(nodes.pair);
     if (st == FP_OK)
         *out = v;

@@ -140,6 +140,7 @@ static void explain_link(eng *g, const owner_index *x, size_t e, int32_t who, co
         owned_reason *o = &g->reasons[i];
         if (o->r.verdict == FP_FAIL) {
             o->r.verdict = FP_WARN;
+            o->r.explained = true;
             snprintf(o->r.note, sizeof o->r.note, "explained by node %s (%s)", g->node[who], why);
         }
     }

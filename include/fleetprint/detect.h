@@ -96,6 +96,10 @@ typedef struct fp_reason {
      * warn ("host-side metric: needs a re-test to fail on baseline
      * evidence") unless fp_detect_opts.confirmed; a re-test decides */
     bool needs_retest;
+    /* a link's fail that a node explains (slow with most partners, or failing
+     * on its own evidence): now warn. A re-test reads it back (confirm.c): the
+     * link stays slow when that end proves fine with nodes that passed. */
+    bool explained;
 } fp_reason;
 
 typedef struct fp_entity_verdict {

@@ -62,10 +62,10 @@ static void devices(fp_run *run, int slow, double factor, int wrong)
 }
 
 /* The link sweep over pairs[np] (node indices; NULL: all pairs; a pair
- * again adds nothing: its figure is one median), the link a~b at lf and
- * every link of node s at sf. */
-static void links(fp_run *run, const int (*pairs)[2], int np, int a, int b, double lf, int s,
-                  double sf)
+ * again adds nothing: its figure is one median), the links slow[nslow] at lf
+ * and every link of node s at sf. */
+static void links_at(fp_run *run, const int (*pairs)[2], int np, const int (*slow)[2],
+                     int nslow, double lf, int s, double sf)
 {
     fleet(run);
     int all[NODES * NODES][2], n = 0;
@@ -85,11 +85,22 @@ static void links(fp_run *run, const int (*pairs)[2], int np, int a, int b, doub
         if (seen[x][y])
             continue;
         seen[x][y] = true;
-        double f = (x == a && y == b) || (x == b && y == a) ? lf : x == s || y == s ? sf : 1;
+        double f = x == s || y == s ? sf : 1;
+        for (int k = 0; k < nslow; k++)
+            if ((x == slow[k][0] && y == slow[k][1]) || (x == slow[k][1] && y == slow[k][0]))
+                f = lf;
         fp_entity e = fp_entity_link(run->nodes[x], -1, run->nodes[y], -1);
         for (int w = 0; w < 5; w++)
             put(run, "collectives", "links", "bw_inter", e, w, 10 * f * noise(x * NODES + y, w));
     }
+}
+
+/* links_at with the one link a~b at lf (a < 0: none). */
+static void links(fp_run *run, const int (*pairs)[2], int np, int a, int b, double lf, int s,
+                  double sf)
+{
+    const int slow[1][2] = {{a, b}};
+    links_at(run, pairs, np, slow, a >= 0, lf, s, sf);
 }
 
 static fp_verdicts *judge(const fp_run *run, const fp_rules *r)
@@ -333,8 +344,9 @@ static void test_wrong(const fp_rules *r)
 
 /* A slow link: the plan measures it again with each end beside nodes that
  * passed. Slow again alone: the link fails, no node does. Its end slow with
- * the good partners too: that node is found and fails, the link warns.
- * Fast again: the link warns. */
+ * the good partners too: that node is found and fails, the link warns. Slow
+ * again with one noisy partner an end: still the link. Fast again: the link
+ * warns. */
 static void test_links(const fp_rules *r)
 {
     fp_run first, again;
@@ -369,6 +381,30 @@ static void test_links(const fp_rules *r)
     CHECK(verdict_of(c, "link:n2~n6") == FP_WARN && fp_verdicts_node(c, "n6") == FP_PASS);
     const char *const *names;
     CHECK(fp_verdicts_nodes_at(c, FP_FAIL, &names) == 1 && strcmp(names[0], "n2") == 0);
+    fp_verdicts_free(c);
+    fp_run_free(&again);
+
+    /* slow again, and each end slow with one of its two partners that passed
+     * besides (noise on shared cores; seen in CI): 2 of 3 links slow makes
+     * each end a culprit in the re-test alone, but neither is slow with most
+     * nodes that passed, so the link fails and no node does */
+    int extra[3][2] = {{2, 6}, {-1, -1}, {-1, -1}};
+    for (int i = 1; i < plan.npairs; i++) {
+        int k = plan.pairs[i][0] == 2 ? 1 : 2;
+        if (extra[k][0] < 0)
+            memcpy(extra[k], plan.pairs[i], sizeof extra[k]);
+    }
+    CHECK(extra[1][0] == 2 && extra[2][0] == 6);
+    links_at(&again, (const int (*)[2])lp.pair, lp.npairs, (const int (*)[2])extra, 3, 0.25, -1,
+             1);
+    fp_verdicts *alone = judge(&again, r);
+    CHECK(fp_verdicts_node(alone, "n2") == FP_FAIL && fp_verdicts_node(alone, "n6") == FP_FAIL);
+    fp_verdicts_free(alone);
+    c = confirm(v, &again, "links", r);
+    CHECK(verdict_of(c, "link:n2~n6") == FP_FAIL);
+    CHECK(outcome_of(c, "link:n2~n6") == FP_CONFIRM_REPRODUCED);
+    CHECK(has_note(c, "link:n2~n6", "both ends fine with most nodes that passed", true));
+    CHECK(fp_verdicts_node(c, "n2") == FP_PASS && fp_verdicts_node(c, "n6") == FP_PASS);
     fp_verdicts_free(c);
     fp_run_free(&again);
 
