@@ -4,7 +4,10 @@
  * drain lists, exports): whole or not at all. The text goes to PATH.tmp
  * beside path; closing checks every write, fsyncs and renames it over path.
  * A reader (node_exporter, a dashboard, the sbatch script) never sees half a
- * file, and a full disk or an I/O error leaves path as it was. */
+ * file, and a full disk or an I/O error leaves path as it was. A path that
+ * exists as something else than a regular file (/dev/null, a FIFO, a
+ * symbolic link such as /dev/stdout) is written in place: renaming over it
+ * would replace the device or the link with a file. */
 #include <stdbool.h>
 #include <stdio.h>
 
