@@ -832,7 +832,8 @@ fp_status fp_verdicts_confirm(const fp_verdicts *first, const fp_verdicts *retes
                 if (r.verdict == FP_PASS)
                     continue;
                 r.retest = true;
-                if (r.explained && x->outcome == FP_CONFIRM_REPRODUCED) {
+                if (r.explained && x->outcome == FP_CONFIRM_REPRODUCED &&
+                    ev->entity.kind == FP_ENT_LINK) {
                     r.verdict = FP_FAIL; /* slow again; no end was found at fault */
                     r.explained = false;
                     snprintf(r.note, sizeof r.note,

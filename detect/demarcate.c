@@ -266,6 +266,7 @@ static fp_status judge_node(eng *g, const owner_index *x, const node_count *c, s
         FP_CHECK(fp__det_add_reason(g, (uint32_t)n, &nr));
         if (src)
             *nr = *src;
+        nr->explained = false; /* the node's own reason, not an explained link's */
         nr->evidence = FP_EV_LINKS;
         nr->verdict = FP_FAIL;
         snprintf(nr->note, sizeof nr->note,
