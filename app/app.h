@@ -149,8 +149,9 @@ fp_status fp_app_write_outputs(const fp_run *run, const fp_verdicts *v, const de
 fp_status fp_app_load_rules(const char *path, fp_rules **out);
 
 /* The run before run in store for its configuration records: the newest
- * stored run that started before it and had no fault injected, into *prev
- * (fp_run_free it); FP_OK with *found false when there is none. */
+ * stored run that started before it and had no fault injected, its nodes and
+ * records only (fp_store_load_run_config), into *prev (fp_run_free it); FP_OK
+ * with *found false when there is none. */
 fp_status fp_app_previous_run(fp_store *store, const fp_run *run, fp_run *prev, bool *found);
 
 /* --max-drain's value: FP_OK in 0..1, else FP_EUSAGE with one line. */

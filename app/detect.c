@@ -106,8 +106,8 @@ fp_status fp_app_previous_run(fp_store *store, const fp_run *run, fp_run *prev, 
     for (size_t i = 0; st == FP_OK && i < n; i++)
         if (rows[i].time < run->time && !rows[i].injected && strcmp(rows[i].id, run->id) != 0)
             best = &rows[i];
-    if (best) {
-        st = fp_store_load_run_context(store, best->id, prev); /* its configuration */
+    if (best) { /* its configuration, to compare a run's with */
+        st = fp_store_load_run_config(store, best->id, prev);
         *found = st == FP_OK;
     }
     free(rows);
@@ -270,7 +270,8 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
         /* the run interned on a second thread while the rest is read */
         FP_CHECK(fp_detect_prepare(&run, rules, &prep));
         fp_run_free(&prev);
-        FP_CHECK(fp_app_previous_run(store, &run, &prev, &have_prev));
+        if (run.nconfig) /* the records to compare this run's with */
+            FP_CHECK(fp_app_previous_run(store, &run, &prev, &have_prev));
         if (confirm && strcmp(run.status, FP_RUN_RETEST) != 0)
             FP_CHECK(fp_app_find_retest(store, &run, &retest, &retested));
         if (!c->no_baselines) {

@@ -413,7 +413,11 @@ cleanup:
 
 /* fp__store_read_runtab; with samples false, the context only (no entities,
  * metrics or rows). */
-static fp_status read_runtab(fp_store *s, const char *id, fp__runtab *t, bool samples)
+/* What read_runtab reads of a run: nodes and configuration records; and
+ * the ranks; and the samples with their tables. */
+typedef enum { READ_CONFIG, READ_CONTEXT, READ_SAMPLES } read_what;
+
+static fp_status read_runtab(fp_store *s, const char *id, fp__runtab *t, read_what what)
 {
     fp_status st = FP_OK;
     hid_t g = H5I_INVALID_HID, mt = H5I_INVALID_HID, nodet = H5I_INVALID_HID;
@@ -436,10 +440,12 @@ static fp_status read_runtab(fp_store *s, const char *id, fp__runtab *t, bool sa
 
     FP_CHECK_H5(nodet = fp__h5_str_type(FP_NAME_MAX));
     FP_CHECK(fp__h5_read_table(g, "nodes", nodet, FP_NAME_MAX, (void **)&nodes, &nn));
-    FP_CHECK_H5(mt = rec_type(REC_RANK, false));
-    FP_CHECK(fp__h5_read_table(g, "ranks", mt, sizeof *rr, (void **)&rr, &nr));
-    H5Tclose(mt);
-    mt = H5I_INVALID_HID;
+    if (what != READ_CONFIG) {
+        FP_CHECK_H5(mt = rec_type(REC_RANK, false));
+        FP_CHECK(fp__h5_read_table(g, "ranks", mt, sizeof *rr, (void **)&rr, &nr));
+        H5Tclose(mt);
+        mt = H5I_INVALID_HID;
+    }
     FP_CHECK(fp_run_set_shape(&t->ctx, (int)nn, (int)nr));
     for (size_t i = 0; i < nn; i++) {
         nodes[i][FP_NAME_MAX - 1] = 0;
@@ -484,7 +490,7 @@ static fp_status read_runtab(fp_store *s, const char *id, fp__runtab *t, bool sa
             goto cleanup;
     }
 
-    if (!samples)
+    if (what != READ_SAMPLES)
         goto cleanup;
     FP_CHECK(fp__h5_read_strings(g, "entities", &t->entities));
     t->ent = calloc(t->entities.n ? t->entities.n : 1, sizeof *t->ent);
@@ -537,7 +543,7 @@ cleanup:
 
 fp_status fp__store_read_runtab(fp_store *s, const char *id, fp__runtab *t)
 {
-    return read_runtab(s, id, t, true);
+    return read_runtab(s, id, t, READ_SAMPLES);
 }
 
 static int summary_cmp(const void *a, const void *b)
@@ -641,13 +647,23 @@ fp_status fp_store_load_run(fp_store *s, const char *which, const char *tag, fp_
     return st;
 }
 
-fp_status fp_store_load_run_context(fp_store *s, const char *id, fp_run *run)
+static fp_status load_context(fp_store *s, const char *id, fp_run *run, read_what what)
 {
     fp__runtab t;
-    fp_status st = read_runtab(s, id, &t, false);
+    fp_status st = read_runtab(s, id, &t, what);
     memset(run, 0, sizeof *run);
     if (st == FP_OK)
         st = fp__run_copy_context(run, &t.ctx);
     fp__runtab_free(&t);
     return st;
+}
+
+fp_status fp_store_load_run_context(fp_store *s, const char *id, fp_run *run)
+{
+    return load_context(s, id, run, READ_CONTEXT);
+}
+
+fp_status fp_store_load_run_config(fp_store *s, const char *id, fp_run *run)
+{
+    return load_context(s, id, run, READ_CONFIG);
 }

@@ -122,6 +122,10 @@ fp_status fp_store_load_run_rows(fp_store *store, const char *which, const char 
                                  fp_run *run);
 /* Run id's context only (nodes, ranks, configuration records; no samples). */
 fp_status fp_store_load_run_context(fp_store *store, const char *id, fp_run *run);
+/* Run id's nodes and configuration records only (no ranks: nranks 0), what
+ * a later run's configuration is compared with: at 100,000 nodes a tenth of
+ * a second where the context takes half a second. */
+fp_status fp_store_load_run_config(fp_store *store, const char *id, fp_run *run);
 
 /* The SKU an entity of a run belongs to, for per-SKU baselines: the device
  * model (fp_rank_info.model) of the rank that owns it -- a gpu by node and

@@ -54,4 +54,7 @@ expect_rc 0 mpi 8 "$FLEETPRINT" "${PF[@]}" --store "$WORK/p.h5"
 expect_rc 0 mpi 8 "$FLEETPRINT" "${PF[@]}" --store "$WORK/p.h5" \
   --inject config:rank=5,kernel=5.10.0-99
 expect_out "warn  config kernel = 5\.10\.0-99 \(changed since $(date -u +%Y-%m-%d): was "
+# detect on the stored run reads the run before it as preflight did
+expect_rc 0 "$FLEETPRINT" detect --store "$WORK/p.h5"
+expect_out "warn  config kernel = 5\.10\.0-99 \(changed since $(date -u +%Y-%m-%d): was "
 echo "config drift on 8 host nodes: kernel warns n3 (7 of 8), record round-trips, previous run compared"

@@ -239,6 +239,11 @@ static void test_store(const char *dir)
     CHECK(back.nsamples == 0 && !back.samples && !back.rows && back.nranks == 20);
     CHECK(strcmp(back.ranks[12].model, "H100") == 0);
     fp_run_free(&back);
+    /* its nodes and configuration records, no ranks */
+    CHECK(fp_store_load_run_config(st, "r1", &back) == FP_OK);
+    CHECK(back.nsamples == 0 && back.nranks == 0 && back.nnodes == 20 &&
+          strcmp(back.nodes[19], "n19") == 0 && back.nconfig == runs[1].nconfig);
+    fp_run_free(&back);
     CHECK(fp_store_load_run(st, "latest", "ci", &back) == FP_OK && strcmp(back.id, "r2") == 0);
     fp_run_free(&back);
     CHECK(fp_store_load_run(st, "latest", NULL, &back) == FP_OK && strcmp(back.id, "r3") == 0);
