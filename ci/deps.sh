@@ -7,7 +7,7 @@ set -euo pipefail
 pkgs=(
   build-essential cmake pkg-config
   openmpi-bin libopenmpi-dev
-  libhdf5-dev hdf5-tools
+  libhdf5-dev hdf5-tools libdeflate-dev
   libopenblas-dev
   libjansson-dev
   libhwloc-dev

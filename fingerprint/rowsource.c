@@ -14,13 +14,18 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef FP_HAVE_LIBDEFLATE
+#include <libdeflate.h>
+#else
 #include <zlib.h>
+#endif
 
 #include "fleetprint/log.h"
 #include "h5.h"
 
-enum { BATCH = 32,     /* raw chunks read before they are decoded */
-       MAX_BYTES = 512 /* a file row's largest size this reads */ };
+enum { BATCH = 32,      /* raw chunks read before they are decoded */
+       MAX_BYTES = 512, /* a file row's largest size this reads */
+       BLOCK = 128      /* rows unshuffled together */ };
 
 typedef struct raw_chunk {
     unsigned char *buf;
@@ -109,34 +114,82 @@ static bool skipped(const raw_chunk *c, int filter)
     return filter < 0 || (c->mask >> filter & 1u);
 }
 
-/* Decode raw chunk c into its rows of s->dst, inflating into scratch a. */
-static bool decode(source *s, const raw_chunk *c, unsigned char *a)
+/* One thread's inflater: libdeflate's where the build has it (it inflates
+ * a whole buffer about twice as fast), else zlib's. */
+typedef struct inflater {
+    unsigned char *out; /* a chunk's bytes */
+#ifdef FP_HAVE_LIBDEFLATE
+    struct libdeflate_decompressor *d;
+#endif
+} inflater;
+
+static bool inflater_init(inflater *z, size_t bytes)
+{
+    z->out = malloc(bytes);
+#ifdef FP_HAVE_LIBDEFLATE
+    z->d = libdeflate_alloc_decompressor();
+    return z->out && z->d;
+#else
+    return z->out != NULL;
+#endif
+}
+
+static void inflater_free(inflater *z)
+{
+    free(z->out);
+#ifdef FP_HAVE_LIBDEFLATE
+    if (z->d)
+        libdeflate_free_decompressor(z->d);
+#endif
+}
+
+/* Inflate the zlib stream in[0..len) into exactly bytes of z->out. */
+static bool inflate_exactly(inflater *z, const unsigned char *in, size_t len, size_t bytes)
+{
+#ifdef FP_HAVE_LIBDEFLATE
+    size_t got = 0;
+    return libdeflate_zlib_decompress(z->d, in, len, z->out, bytes, &got) ==
+               LIBDEFLATE_SUCCESS &&
+           got == bytes;
+#else
+    uLongf got = bytes;
+    return uncompress(z->out, &got, in, len) == Z_OK && got == bytes;
+#endif
+}
+
+/* Decode raw chunk c into its rows of s->dst, inflating with z. */
+static bool decode(source *s, const raw_chunk *c, inflater *z)
 {
     size_t bytes = s->chunk_rows * s->filebytes;
     const unsigned char *src = c->buf;
     if (!skipped(c, s->deflate)) {
-        uLongf len = bytes;
-        if (uncompress(a, &len, c->buf, c->len) != Z_OK || len != bytes)
+        if (!inflate_exactly(z, c->buf, c->len, bytes))
             return false;
-        src = a;
+        src = z->out;
     } else if (c->len != bytes) {
         return false;
     }
     size_t first = (size_t)c->index * s->chunk_rows;
     size_t rows = s->n - first < s->chunk_rows ? s->n - first : s->chunk_rows;
-    unsigned char *dst = s->dst + first * s->rowsize;
-    memset(dst, 0, rows * s->rowsize); /* padding, as fp__h5_read_table leaves it */
     bool shuffled = !skipped(c, s->shuffle);
-    for (size_t j = 0; j < s->filebytes; j++) {
-        unsigned char *d = dst + s->to[j];
-        if (shuffled) { /* byte j of every row together (H5Z__filter_shuffle) */
-            const unsigned char *from = src + j * s->chunk_rows;
-            for (size_t i = 0; i < rows; i++, d += s->rowsize)
-                *d = from[i];
-        } else {
-            const unsigned char *from = src + j;
-            for (size_t i = 0; i < rows; i++, d += s->rowsize, from += s->filebytes)
-                *d = *from;
+    /* a block of rows at a time, so the rows being filled stay in the
+     * first-level cache while each of their bytes is placed */
+    for (size_t r0 = 0; r0 < rows; r0 += BLOCK) {
+        size_t m = rows - r0 < BLOCK ? rows - r0 : BLOCK;
+        unsigned char *dst = s->dst + (first + r0) * s->rowsize;
+        if (s->rowsize > s->filebytes) /* padding, as fp__h5_read_table leaves it */
+            memset(dst, 0, m * s->rowsize);
+        for (size_t j = 0; j < s->filebytes; j++) {
+            unsigned char *d = dst + s->to[j];
+            if (shuffled) { /* byte j of every row together (H5Z__filter_shuffle) */
+                const unsigned char *from = src + j * s->chunk_rows + r0;
+                for (size_t i = 0; i < m; i++, d += s->rowsize)
+                    *d = from[i];
+            } else {
+                const unsigned char *from = src + r0 * s->filebytes + j;
+                for (size_t i = 0; i < m; i++, d += s->rowsize, from += s->filebytes)
+                    *d = *from;
+            }
         }
     }
     return true;
@@ -146,15 +199,15 @@ static bool decode(source *s, const raw_chunk *c, unsigned char *a)
 static void *decode_all(void *arg)
 {
     source *s = arg;
-    size_t bytes = s->chunk_rows * s->filebytes;
-    unsigned char *a = malloc(bytes);
+    inflater z;
+    bool ok = inflater_init(&z, s->chunk_rows * s->filebytes);
     for (size_t i; (i = atomic_fetch_add(&s->next, 1)) < s->nraw;) {
-        if (!a || !decode(s, &s->raw[i], a)) {
+        if (!ok || !decode(s, &s->raw[i], &z)) {
             int none = 0;
             atomic_compare_exchange_strong(&s->failed, &none, (int)(s->raw[i].index + 1));
         }
     }
-    free(a);
+    inflater_free(&z);
     return NULL;
 }
 
