@@ -123,8 +123,8 @@ fp_status fp_store_load_run_rows(fp_store *store, const char *which, const char 
 /* Run id's context only (nodes, ranks, configuration records; no samples). */
 fp_status fp_store_load_run_context(fp_store *store, const char *id, fp_run *run);
 /* Run id's nodes and configuration records only (no ranks: nranks 0), what
- * a later run's configuration is compared with: at 100,000 nodes a tenth of
- * a second where the context takes half a second. */
+ * a later run's configuration is compared with (the 800,000 ranks of a
+ * 100,000-node run took detect half a second to read). */
 fp_status fp_store_load_run_config(fp_store *store, const char *id, fp_run *run);
 
 /* The SKU an entity of a run belongs to, for per-SKU baselines: the device
