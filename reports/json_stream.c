@@ -1,0 +1,141 @@
+/* JSON written as it is made, in json_dumpf's layout (json_stream.h). */
+#include "json_stream.h"
+
+#include <math.h>
+#include <string.h>
+
+void fp_json_stream_init(fp_json_stream *w, FILE *f)
+{
+    w->f = f;
+    w->depth = 0;
+    w->empty[0] = true;
+}
+
+/* A string's text, quoted, escaped as jansson escapes it: the quote, the
+ * backslash and control characters; a byte that is not valid UTF-8 as
+ * U+FFFD (jansson refuses such a string, and leaves out its member). */
+static void quoted(FILE *f, const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    putc('"', f);
+    while (p < end) {
+        const unsigned char *run = p; /* bytes that need no escape */
+        while (p < end && *p >= 0x20 && *p != '"' && *p != '\\' && *p < 0x80)
+            p++;
+        fwrite(run, 1, (size_t)(p - run), f);
+        if (p == end)
+            break;
+        unsigned c = *p;
+        if (c >= 0x80) { /* a UTF-8 sequence: copied when whole and valid */
+            size_t len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+            bool ok = len && (size_t)(end - p) >= len;
+            for (size_t k = 1; ok && k < len; k++)
+                ok = (p[k] & 0xc0) == 0x80;
+            if (ok && len == 3) /* no overlong form, no surrogate */
+                ok = !(c == 0xe0 && p[1] < 0xa0) && !(c == 0xed && p[1] >= 0xa0);
+            if (ok && len == 4)
+                ok = !(c == 0xf0 && p[1] < 0x90) && !(c == 0xf4 && p[1] >= 0x90);
+            if (ok)
+                fwrite(p, 1, len, f);
+            else
+                fputs("\\uFFFD", f);
+            p += ok ? len : 1;
+            continue;
+        }
+        switch (c) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\b': fputs("\\b", f); break;
+        case '\f': fputs("\\f", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        default: fprintf(f, "\\u%04X", c);
+        }
+        p++;
+    }
+    putc('"', f);
+}
+
+/* The separator and indent before a member, and its key. */
+static void member(fp_json_stream *w, const char *key)
+{
+    if (w->depth > 0) {
+        fputs(w->empty[w->depth] ? "\n" : ",\n", w->f);
+        for (int i = 0; i < w->depth; i++)
+            putc(' ', w->f);
+    }
+    w->empty[w->depth] = false;
+    if (key) {
+        quoted(w->f, key, strlen(key));
+        fputs(": ", w->f);
+    }
+}
+
+void fp_json_stream_open(fp_json_stream *w, const char *key, char bracket)
+{
+    member(w, key);
+    putc(bracket, w->f);
+    if (w->depth + 1 < FP_JSON_STREAM_DEPTH)
+        w->empty[++w->depth] = true;
+}
+
+void fp_json_stream_close(fp_json_stream *w, char bracket)
+{
+    bool empty = w->empty[w->depth];
+    if (w->depth > 0)
+        w->depth--;
+    if (!empty) {
+        putc('\n', w->f);
+        for (int i = 0; i < w->depth; i++)
+            putc(' ', w->f);
+    }
+    putc(bracket, w->f);
+}
+
+void fp_json_stream_strn(fp_json_stream *w, const char *key, const char *s, size_t n)
+{
+    member(w, key);
+    quoted(w->f, s, n);
+}
+
+void fp_json_stream_str(fp_json_stream *w, const char *key, const char *s)
+{
+    fp_json_stream_strn(w, key, s, strlen(s));
+}
+
+/* d as jansson's jsonp_dtostr gives it at precision 17: %.17g, ".0" where
+ * neither a point nor an exponent shows, the exponent without '+' and
+ * leading zeros. */
+void fp_json_stream_real(fp_json_stream *w, const char *key, double d)
+{
+    member(w, key);
+    if (!isfinite(d)) {
+        fputs("null", w->f);
+        return;
+    }
+    char buf[40];
+    int len = snprintf(buf, sizeof buf - 3, "%.17g", d);
+    char *e = strchr(buf, 'e');
+    if (!e && !strchr(buf, '.')) {
+        memcpy(buf + len, ".0", 3);
+    } else if (e) {
+        char *start = e + 1 + (e[1] == '-'), *digits = e + 2;
+        while (*digits == '0')
+            digits++;
+        memmove(start, digits, strlen(digits) + 1);
+    }
+    fputs(buf, w->f);
+}
+
+void fp_json_stream_int(fp_json_stream *w, const char *key, long long v)
+{
+    member(w, key);
+    fprintf(w->f, "%lld", v);
+}
+
+void fp_json_stream_bool(fp_json_stream *w, const char *key, bool b)
+{
+    member(w, key);
+    fputs(b ? "true" : "false", w->f);
+}
