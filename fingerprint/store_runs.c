@@ -411,10 +411,9 @@ cleanup:
 
 /* ---- reading runs ------------------------------------------------------------------ */
 
-/* fp__store_read_runtab; with samples false, the context only (no entities,
- * metrics or rows). */
-/* What read_runtab reads of a run: nodes and configuration records; and
- * the ranks; and the samples with their tables. */
+/* What read_runtab reads of a run: its nodes and configuration records;
+ * those and its ranks (the context); all that and its entities, metrics and
+ * rows (fp__store_read_runtab). */
 typedef enum { READ_CONFIG, READ_CONTEXT, READ_SAMPLES } read_what;
 
 static fp_status read_runtab(fp_store *s, const char *id, fp__runtab *t, read_what what)
