@@ -68,7 +68,7 @@ fp_status fp__det_judge_missing(eng *g, const uint32_t *key_first, const uint32_
                 if (have[k * K + kind] == 0 || have[k * K + kind] == nl[kind])
                     continue;
                 for (size_t j = 0; j < nl[kind]; j++) {
-                    if (fp__det_series_find(g, (uint32_t)k, ents[j], false, NULL) >= 0)
+                    if (fp__det_series_find(g, (uint32_t)k, ents[j]) >= 0)
                         continue;
                     fp__det_set_ent_verdict(g, ents[j], g->rules->missing);
                     fp_reason *r;

@@ -136,6 +136,7 @@ typedef struct ent_info {
     fp_entity_kind kind; /* e's, kept beside the indices for fast scans */
     int32_t node, peer;  /* node indices; peer only for links */
     int32_t next;        /* the entity that followed it in the samples (interning) */
+    int32_t first_ser;   /* its newest series, -1: none (chained by series.ent_next) */
     int32_t sku;
     fp_verdict v;
     bool explain;       /* record its passing evidence too (--explain) */
@@ -160,7 +161,8 @@ typedef struct key_info {
 
 typedef struct series {
     uint32_t key, ent;
-    int32_t next;  /* the series that followed it in the samples (interning) */
+    int32_t next;     /* the series that followed it in the samples (interning) */
+    int32_t ent_next; /* the entity's series made before it, -1: none */
     size_t off;    /* first of key.windows values */
     size_t woff;   /* first of key.raw_windows values in wvals */
     bool windowed; /* has per-window samples (else one summary) */
@@ -215,7 +217,6 @@ typedef struct eng {
     table ent_tab;
     series *ser;
     size_t nser;
-    table ser_tab;
     uint32_t *sample_ser;
     double *vals;  /* the values judged, at series.off */
     double *wvals; /* per-window values at series.woff (a summary-only series: its
@@ -271,7 +272,7 @@ typedef struct late_tally {
 fp_status fp__det_intern(eng *g);
 void fp__det_free(eng *g);
 fp_verdict fp__det_worse(fp_verdict a, fp_verdict b);
-int64_t fp__det_series_find(const eng *g, uint32_t key, uint32_t ent, bool add, eng *gm);
+int64_t fp__det_series_find(const eng *g, uint32_t key, uint32_t ent);
 fp_status fp__det_add_reason(eng *g, uint32_t owner, fp_reason **out);
 uint32_t fp__det_ent_owner(const eng *g, uint32_t ent);
 void fp__det_set_ent_verdict(eng *g, uint32_t ent, fp_verdict v);
