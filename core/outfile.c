@@ -1,6 +1,6 @@
 /* Output files written whole or not at all: PATH.tmp, fsync, rename; a path
  * that is not a regular file (a device, a FIFO, a symbolic link such as
- * /dev/stdout) is written in place, never replaced. */
+ * /dev/stderr) is written in place, never replaced. */
 #include "fleetprint/outfile.h"
 
 #include <errno.h>
@@ -27,8 +27,8 @@ FILE *fp_outfile_open(const char *path, fp_status *st)
 {
     char tmp[4096];
     *st = FP_OK;
-    if (strcmp(path, "-") == 0)
-        return stdout;
+    if (strcmp(path, "-") == 0 || strcmp(path, "/dev/stdout") == 0)
+        return stdout; /* its own descriptor: opening it again would truncate a log */
     if (in_place(path)) {
         FILE *f = fopen(path, "w");
         if (!f) {

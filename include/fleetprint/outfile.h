@@ -6,16 +6,16 @@
  * A reader (node_exporter, a dashboard, the sbatch script) never sees half a
  * file, and a full disk or an I/O error leaves path as it was. A path that
  * exists as something else than a regular file (/dev/null, a FIFO, a
- * symbolic link such as /dev/stdout) is written in place: renaming over it
+ * symbolic link such as /dev/stderr) is written in place: renaming over it
  * would replace the device or the link with a file. */
 #include <stdbool.h>
 #include <stdio.h>
 
 #include "fleetprint/status.h"
 
-/* Open path for writing ("-": stdout, written directly). Returns the stream,
- * or NULL after logging one line naming path and the cause (*st: FP_EIO, or
- * FP_EUSAGE for a path too long). */
+/* Open path for writing ("-" or "/dev/stdout": stdout, written directly).
+ * Returns the stream, or NULL after logging one line naming path and the
+ * cause (*st: FP_EIO, or FP_EUSAGE for a path too long). */
 FILE *fp_outfile_open(const char *path, fp_status *st);
 
 /* Finish the file f = fp_outfile_open(path): flush, fsync and rename over
