@@ -197,6 +197,166 @@ static size_t peer_group(const eng *g, uint32_t ser)
     return sku * FP_ENT_KIND_COUNT + (size_t)ei->kind;
 }
 
+/* One thread's scratch for judging keys: the largest key's values, windows
+ * and peer groups. */
+typedef struct key_scratch {
+    double *buf;
+    window_score *ws;
+    uint32_t *grp, *grp_first;
+} key_scratch;
+
+/* Value and peer evidence of keys [k0, k1) (series by_key, key_first), and
+ * their late-rank records tallied into late (NULL: left to the caller). */
+static fp_status judge_keys(eng *g, const uint32_t *key_first, const uint32_t *by_key, size_t k0,
+                            size_t k1, key_scratch *s, late_tally *late)
+{
+    fp_status st = FP_OK;
+    size_t ngrp = (g->nsku + 1) * FP_ENT_KIND_COUNT;
+    for (size_t k = k0; k < k1; k++) {
+        const key_info *ki = &g->keys[k];
+        const uint32_t *sers = by_key + key_first[k];
+        size_t m = key_first[k + 1] - key_first[k];
+        if (ki->vrule) {
+            for (size_t i = 0; i < m; i++)
+                FP_CHECK(fp__det_judge_value(g, &g->ser[sers[i]]));
+            continue;
+        }
+        if (!ki->cls || ki->cls->ignore)
+            continue; /* no class matches, or the class is not judged */
+        if (ki->cls->late) {
+            if (late)
+                fp__det_tally_late(g, ki, sers, m, late);
+            continue;
+        }
+        /* one peer group per SKU and entity kind, those of no SKU last
+         * (a counting sort of the key's series into grp) */
+        uint32_t *grp = s->grp, *grp_first = s->grp_first;
+        memset(grp_first, 0, (ngrp + 1) * sizeof *grp_first);
+        for (size_t i = 0; i < m; i++)
+            grp_first[peer_group(g, sers[i]) + 1]++;
+        for (size_t b = 0; b < ngrp; b++)
+            grp_first[b + 1] += grp_first[b];
+        for (size_t i = 0; i < m; i++)
+            grp[grp_first[peer_group(g, sers[i])]++] = sers[i];
+        for (size_t b = 0, lo = 0; b < ngrp; lo = grp_first[b++])
+            if (grp_first[b] > lo)
+                FP_CHECK(fp__det_judge_peers(g, ki, grp + lo, grp_first[b] - lo, s->buf, s->ws));
+    }
+cleanup:
+    return st;
+}
+
+/* Without baselines the second core would idle through peer evidence: a
+ * thread judges the later keys on a shallow copy of the engine with its own
+ * reasons, entity verdicts, bad windows, blind spots and scratch, merged
+ * after the main thread's, so that the verdicts, and the order of reasons
+ * and blind spots, are those of one thread judging every key in turn. */
+/* Below this many values a second thread does not pay for itself. */
+#define PEERS_THREAD_MIN ((size_t)1 << 20)
+
+typedef struct peers_job {
+    eng g;
+    const uint32_t *key_first, *by_key;
+    size_t k0, k1;
+    key_scratch s;
+    pthread_t thread;
+    bool running;
+    fp_status st;
+} peers_job;
+
+static void *peers_main(void *arg)
+{
+    peers_job *j = arg;
+    j->st = judge_keys(&j->g, j->key_first, j->by_key, j->k0, j->k1, &j->s, NULL);
+    return NULL;
+}
+
+/* Start the job on keys [k0, nkeys) of g, whose largest key has most
+ * values and m series at most maxw windows. */
+static fp_status peers_start(peers_job *j, const eng *g, const uint32_t *key_first,
+                             const uint32_t *by_key, size_t k0, size_t most, size_t m, int maxw)
+{
+    fp_status st = FP_OK;
+    j->g = *g;
+    j->g.reasons = NULL;
+    j->g.nreasons = j->g.reason_cap = 0;
+    j->g.blind = NULL;
+    j->g.nblind = j->g.blind_cap = 0;
+    j->g.ent_v = fp_malloc_huge((g->nents + 1) * sizeof *j->g.ent_v);
+    j->g.bad = fp_calloc_huge(g->nents + 1, sizeof *j->g.bad);
+    j->g.peer_rows = fp_malloc_huge(2 * most * sizeof *j->g.peer_rows);
+    j->s.buf = malloc((m + 4 * (size_t)maxw + 1) * sizeof *j->s.buf);
+    j->s.ws = malloc((size_t)maxw * sizeof *j->s.ws);
+    j->s.grp = malloc((m + 1) * sizeof *j->s.grp);
+    j->s.grp_first = malloc(((g->nsku + 1) * FP_ENT_KIND_COUNT + 1) * sizeof *j->s.grp_first);
+    if (!j->g.ent_v || !j->g.bad || !j->g.peer_rows || !j->s.buf || !j->s.ws || !j->s.grp ||
+        !j->s.grp_first)
+        FP_FAIL(FP_ENOMEM, "out of memory for peer evidence on a second thread (%zu entities)",
+                g->nents);
+    for (size_t e = 0; e < g->nents; e++)
+        j->g.ent_v[e] = FP_UNKNOWN;
+    j->key_first = key_first;
+    j->by_key = by_key;
+    j->k0 = k0;
+    j->k1 = g->nkeys;
+    j->running = pthread_create(&j->thread, NULL, peers_main, j) == 0;
+    if (!j->running) /* no thread to be had: judge here */
+        peers_main(j);
+cleanup:
+    return st;
+}
+
+/* Waits for the job and merges what it found into g, after g's own. */
+static fp_status peers_finish(peers_job *j, eng *g)
+{
+    if (j->running)
+        pthread_join(j->thread, NULL);
+    j->running = false;
+    fp_status st = j->st;
+    if (st == FP_OK && j->g.nreasons) {
+        owned_reason *t = fp_grow(g->reasons, &g->reason_cap, g->nreasons + j->g.nreasons,
+                                  sizeof *t, 256);
+        if (!t)
+            FP_FAIL(FP_ENOMEM, "out of memory merging %zu reasons of peer evidence",
+                    j->g.nreasons);
+        g->reasons = t;
+        memcpy(g->reasons + g->nreasons, j->g.reasons, j->g.nreasons * sizeof *t);
+        g->nreasons += j->g.nreasons;
+    }
+    if (st == FP_OK && j->g.nblind) {
+        fp_blind_spot *t =
+            fp_grow(g->blind, &g->blind_cap, g->nblind + j->g.nblind, sizeof *t, 16);
+        if (!t)
+            FP_FAIL(FP_ENOMEM, "out of memory merging %zu blind spots", j->g.nblind);
+        g->blind = t;
+        memcpy(g->blind + g->nblind, j->g.blind, j->g.nblind * sizeof *t);
+        g->nblind += j->g.nblind;
+    }
+    for (size_t e = 0; st == FP_OK && e < g->nents; e++) {
+        ent_info *ei = &g->ents[e];
+        ei->v = fp__det_worse(ei->v, j->g.ent_v[e]);
+        ei->bad2 |= j->g.bad[e][1] | (ei->bad1 & j->g.bad[e][0]); /* two series: either side, or one each */
+        ei->bad1 |= j->g.bad[e][0];
+    }
+cleanup:
+    return st;
+}
+
+static void peers_free(peers_job *j, eng *g)
+{
+    if (j->running)
+        (void)peers_finish(j, g);
+    free(j->g.reasons);
+    free(j->g.blind);
+    free(j->g.ent_v);
+    free(j->g.bad);
+    free(j->g.peer_rows);
+    free(j->s.buf);
+    free(j->s.ws);
+    free(j->s.grp);
+    free(j->s.grp_first);
+}
+
 /* ---- interning ahead ------------------------------------------------------------------------ */
 
 struct fp_detect_prep {
@@ -271,6 +431,7 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     fp_verdicts *v = NULL;
     late_tally late = {0};
     base_job bj = {0};
+    peers_job pj = {0};
     det_history hist = {0};
     *out = NULL;
     if (run->nsamples == 0 || run->nsamples >= UINT32_MAX / 2)
@@ -306,11 +467,13 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
         free(fill);
     }
     int maxw = 1;
-    size_t most = 1; /* values of the largest key */
+    size_t most = 1, most_m = 1, total = 0; /* values and series of the largest key; values */
     for (size_t k = 0; k < g.nkeys; k++) {
         maxw = g.keys[k].raw_windows > maxw ? g.keys[k].raw_windows : maxw;
-        size_t m = (key_first[k + 1] - key_first[k]) * (size_t)g.keys[k].windows;
+        size_t n = key_first[k + 1] - key_first[k], m = n * (size_t)g.keys[k].windows;
         most = m > most ? m : most;
+        most_m = n > most_m ? n : most_m;
+        total += m;
     }
     g.peer_rows = fp_malloc_huge(2 * most * sizeof *g.peer_rows);
     FP_CHECK_ALLOC(g.peer_rows);
@@ -327,35 +490,25 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     FP_CHECK_ALLOC(late.count);
     if (g.base)
         FP_CHECK(base_start(&bj, &g, maxw));
-
-    for (size_t k = 0; k < g.nkeys; k++) {
-        const key_info *ki = &g.keys[k];
-        const uint32_t *sers = by_key + key_first[k];
-        size_t m = key_first[k + 1] - key_first[k];
-        if (ki->vrule) {
-            for (size_t i = 0; i < m; i++)
-                FP_CHECK(fp__det_judge_value(&g, &g.ser[sers[i]]));
-            continue;
-        }
-        if (!ki->cls || ki->cls->ignore)
-            continue; /* no class matches, or the class is not judged */
-        if (ki->cls->late) {
-            fp__det_tally_late(&g, ki, sers, m, &late);
-            continue;
-        }
-        /* one peer group per SKU and entity kind, those of no SKU last
-         * (a counting sort of the key's series into grp) */
-        memset(grp_first, 0, (ngrp + 1) * sizeof *grp_first);
-        for (size_t i = 0; i < m; i++)
-            grp_first[peer_group(&g, sers[i]) + 1]++;
-        for (size_t b = 0; b < ngrp; b++)
-            grp_first[b + 1] += grp_first[b];
-        for (size_t i = 0; i < m; i++)
-            grp[grp_first[peer_group(&g, sers[i])]++] = sers[i];
-        for (size_t b = 0, lo = 0; b < ngrp; lo = grp_first[b++])
-            if (grp_first[b] > lo)
-                FP_CHECK(fp__det_judge_peers(&g, ki, grp + lo, grp_first[b] - lo, buf, ws));
+    /* keys [0, split) here, the rest on a second thread when no baseline
+     * thread has it and the run is large enough to gain: split where half
+     * the values lie */
+    size_t split = g.nkeys;
+    if (!g.base && total >= PEERS_THREAD_MIN) {
+        size_t half = 0;
+        for (split = 0; split < g.nkeys && 2 * half < total; split++)
+            half += (key_first[split + 1] - key_first[split]) * (size_t)g.keys[split].windows;
+        if (split < g.nkeys)
+            FP_CHECK(peers_start(&pj, &g, key_first, by_key, split, most, most_m, maxw));
     }
+    key_scratch ks = {buf, ws, grp, grp_first};
+    FP_CHECK(judge_keys(&g, key_first, by_key, 0, split, &ks, &late));
+    for (size_t k = split; k < g.nkeys; k++) /* the thread's late-rank records */
+        if (!g.keys[k].vrule && g.keys[k].cls && !g.keys[k].cls->ignore && g.keys[k].cls->late)
+            fp__det_tally_late(&g, &g.keys[k], by_key + key_first[k],
+                               key_first[k + 1] - key_first[k], &late);
+    if (split < g.nkeys)
+        FP_CHECK(peers_finish(&pj, &g));
     FP_CHECK(fp__det_judge_late(&g, &late));
     if (g.base)
         FP_CHECK(base_finish(&bj, &g));
@@ -383,6 +536,7 @@ cleanup:
     free(buf);
     free(ws);
     free(late.count);
+    peers_free(&pj, &g);
     base_free(&bj, &g);
     fp__det_history_free(&hist);
     fp__det_free(&g);

@@ -233,6 +233,7 @@ typedef struct eng {
     size_t nreasons, reason_cap;
     fp_blind_spot *blind; /* peer evidence's blind spots (judge_peers) */
     size_t nblind, blind_cap;
+    uint64_t (*bad)[2]; /* NULL, or where a copy's bad1, bad2 go instead of ents[] */
     fp_verdict *ent_v; /* NULL, or where entity verdicts go instead of ents[].v
                           (the baseline thread's copy of the engine) */
     fp_verdict *node_v;

@@ -111,8 +111,10 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
         return FP_OK;
     ent_info *ei = &g->ents[se->ent];
     if (ev == FP_EV_PEERS) {
-        ei->bad2 |= ei->bad1 & out_w;
-        ei->bad1 |= out_w;
+        uint64_t *b1 = g->bad ? &g->bad[se->ent][0] : &ei->bad1;
+        uint64_t *b2 = g->bad ? &g->bad[se->ent][1] : &ei->bad2;
+        *b2 |= *b1 & out_w;
+        *b1 |= out_w;
     }
     /* out of bounds long enough: a fraction of the windows, min_windows in a
      * row; far out of bounds (strong_factor x fail): a smaller fraction */
