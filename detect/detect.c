@@ -154,6 +154,24 @@ cleanup:
     return st;
 }
 
+/* Append the reasons that from, a copy of g judging on a thread, found
+ * (what: its evidence, for the message) to g's. */
+static fp_status merge_reasons(eng *g, const eng *from, const char *what)
+{
+    fp_status st = FP_OK;
+    if (!from->nreasons)
+        return FP_OK;
+    owned_reason *t = fp_grow(g->reasons, &g->reason_cap, g->nreasons + from->nreasons,
+                              sizeof *t, 256);
+    if (!t)
+        FP_FAIL(FP_ENOMEM, "out of memory merging %zu reasons of %s", from->nreasons, what);
+    g->reasons = t;
+    memcpy(g->reasons + g->nreasons, from->reasons, from->nreasons * sizeof *t);
+    g->nreasons += from->nreasons;
+cleanup:
+    return st;
+}
+
 /* Waits for the baseline thread and merges its results into g. */
 static fp_status base_finish(base_job *j, eng *g)
 {
@@ -163,19 +181,10 @@ static fp_status base_finish(base_job *j, eng *g)
     g->class_floor = j->g.class_floor;
     j->g.class_floor = NULL;
     fp_status st = j->st;
-    if (st == FP_OK && j->g.nreasons) {
-        owned_reason *t = fp_grow(g->reasons, &g->reason_cap, g->nreasons + j->g.nreasons,
-                                  sizeof *t, 256);
-        if (!t)
-            FP_FAIL(FP_ENOMEM, "out of memory merging %zu reasons of baseline evidence",
-                    j->g.nreasons);
-        g->reasons = t;
-        memcpy(g->reasons + g->nreasons, j->g.reasons, j->g.nreasons * sizeof *t);
-        g->nreasons += j->g.nreasons;
-    }
+    if (st == FP_OK)
+        st = merge_reasons(g, &j->g, "baseline evidence");
     for (size_t e = 0; st == FP_OK && e < g->nents; e++)
         g->ents[e].v = fp__det_worse(g->ents[e].v, j->g.ent_v[e]);
-cleanup:
     return st;
 }
 
@@ -313,16 +322,8 @@ static fp_status peers_finish(peers_job *j, eng *g)
         pthread_join(j->thread, NULL);
     j->running = false;
     fp_status st = j->st;
-    if (st == FP_OK && j->g.nreasons) {
-        owned_reason *t = fp_grow(g->reasons, &g->reason_cap, g->nreasons + j->g.nreasons,
-                                  sizeof *t, 256);
-        if (!t)
-            FP_FAIL(FP_ENOMEM, "out of memory merging %zu reasons of peer evidence",
-                    j->g.nreasons);
-        g->reasons = t;
-        memcpy(g->reasons + g->nreasons, j->g.reasons, j->g.nreasons * sizeof *t);
-        g->nreasons += j->g.nreasons;
-    }
+    if (st == FP_OK)
+        st = merge_reasons(g, &j->g, "peer evidence");
     if (st == FP_OK && j->g.nblind) {
         fp_blind_spot *t =
             fp_grow(g->blind, &g->blind_cap, g->nblind + j->g.nblind, sizeof *t, 16);
@@ -335,7 +336,8 @@ static fp_status peers_finish(peers_job *j, eng *g)
     for (size_t e = 0; st == FP_OK && e < g->nents; e++) {
         ent_info *ei = &g->ents[e];
         ei->v = fp__det_worse(ei->v, j->g.ent_v[e]);
-        ei->bad2 |= j->g.bad[e][1] | (ei->bad1 & j->g.bad[e][0]); /* two series: either side, or one each */
+        /* out in two series: both on one side, or one on each */
+        ei->bad2 |= j->g.bad[e][1] | (ei->bad1 & j->g.bad[e][0]);
         ei->bad1 |= j->g.bad[e][0];
     }
 cleanup:
