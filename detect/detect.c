@@ -128,6 +128,24 @@ typedef struct base_job {
     fp_status st;
 } base_job;
 
+/* to: a shallow copy of g for a thread, with reasons, blind spots and
+ * entity verdicts (all unknown) of its own. FP_ENOMEM (logged). */
+static fp_status thread_copy(eng *to, const eng *g)
+{
+    fp_status st = FP_OK;
+    *to = *g;
+    to->reasons = NULL;
+    to->nreasons = to->reason_cap = 0;
+    to->blind = NULL;
+    to->nblind = to->blind_cap = 0;
+    to->ent_v = fp_malloc_huge((g->nents + 1) * sizeof *to->ent_v);
+    FP_CHECK_ALLOC(to->ent_v);
+    for (size_t e = 0; e < g->nents; e++)
+        to->ent_v[e] = FP_UNKNOWN;
+cleanup:
+    return st;
+}
+
 static void *base_main(void *arg)
 {
     base_job *j = arg;
@@ -137,16 +155,10 @@ static void *base_main(void *arg)
 
 static fp_status base_start(base_job *j, const eng *g, int maxw)
 {
-    j->g = *g;
-    j->g.reasons = NULL;
-    j->g.nreasons = j->g.reason_cap = 0;
-    j->g.ent_v = fp_malloc_huge((g->nents + 1) * sizeof *j->g.ent_v);
-    j->ws = malloc((size_t)maxw * sizeof *j->ws);
     fp_status st = FP_OK;
-    FP_CHECK_ALLOC(j->g.ent_v);
+    FP_CHECK(thread_copy(&j->g, g));
+    j->ws = malloc((size_t)maxw * sizeof *j->ws);
     FP_CHECK_ALLOC(j->ws);
-    for (size_t e = 0; e < g->nents; e++)
-        j->g.ent_v[e] = FP_UNKNOWN;
     j->running = pthread_create(&j->thread, NULL, base_main, j) == 0;
     if (!j->running) /* no thread to be had: judge here */
         base_main(j);
@@ -214,6 +226,13 @@ typedef struct key_scratch {
     uint32_t *grp, *grp_first;
 } key_scratch;
 
+/* Whether key k's records are late-rank records (tallied, not judged by
+ * peers). */
+static bool late_key(const key_info *k)
+{
+    return !k->vrule && k->cls && !k->cls->ignore && k->cls->late;
+}
+
 /* Value and peer evidence of keys [k0, k1) (series by_key, key_first), and
  * their late-rank records tallied into late (NULL: left to the caller). */
 static fp_status judge_keys(eng *g, const uint32_t *key_first, const uint32_t *by_key, size_t k0,
@@ -230,13 +249,13 @@ static fp_status judge_keys(eng *g, const uint32_t *key_first, const uint32_t *b
                 FP_CHECK(fp__det_judge_value(g, &g->ser[sers[i]]));
             continue;
         }
-        if (!ki->cls || ki->cls->ignore)
-            continue; /* no class matches, or the class is not judged */
-        if (ki->cls->late) {
+        if (late_key(ki)) {
             if (late)
                 fp__det_tally_late(g, ki, sers, m, late);
             continue;
         }
+        if (!ki->cls || ki->cls->ignore)
+            continue; /* no class matches, or the class is not judged */
         /* one peer group per SKU and entity kind, those of no SKU last
          * (a counting sort of the key's series into grp) */
         uint32_t *grp = s->grp, *grp_first = s->grp_first;
@@ -255,14 +274,14 @@ cleanup:
     return st;
 }
 
+/* Below this many values a second thread does not pay for itself. */
+#define PEERS_THREAD_MIN ((size_t)1 << 20)
+
 /* Without baselines the second core would idle through peer evidence: a
  * thread judges the later keys on a shallow copy of the engine with its own
  * reasons, entity verdicts, bad windows, blind spots and scratch, merged
  * after the main thread's, so that the verdicts, and the order of reasons
  * and blind spots, are those of one thread judging every key in turn. */
-/* Below this many values a second thread does not pay for itself. */
-#define PEERS_THREAD_MIN ((size_t)1 << 20)
-
 typedef struct peers_job {
     eng g;
     const uint32_t *key_first, *by_key;
@@ -286,24 +305,16 @@ static fp_status peers_start(peers_job *j, const eng *g, const uint32_t *key_fir
                              const uint32_t *by_key, size_t k0, size_t most, size_t m, int maxw)
 {
     fp_status st = FP_OK;
-    j->g = *g;
-    j->g.reasons = NULL;
-    j->g.nreasons = j->g.reason_cap = 0;
-    j->g.blind = NULL;
-    j->g.nblind = j->g.blind_cap = 0;
-    j->g.ent_v = fp_malloc_huge((g->nents + 1) * sizeof *j->g.ent_v);
+    FP_CHECK(thread_copy(&j->g, g));
     j->g.bad = fp_calloc_huge(g->nents + 1, sizeof *j->g.bad);
     j->g.peer_rows = fp_malloc_huge(2 * most * sizeof *j->g.peer_rows);
     j->s.buf = malloc((m + 4 * (size_t)maxw + 1) * sizeof *j->s.buf);
     j->s.ws = malloc((size_t)maxw * sizeof *j->s.ws);
     j->s.grp = malloc((m + 1) * sizeof *j->s.grp);
     j->s.grp_first = malloc(((g->nsku + 1) * FP_ENT_KIND_COUNT + 1) * sizeof *j->s.grp_first);
-    if (!j->g.ent_v || !j->g.bad || !j->g.peer_rows || !j->s.buf || !j->s.ws || !j->s.grp ||
-        !j->s.grp_first)
+    if (!j->g.bad || !j->g.peer_rows || !j->s.buf || !j->s.ws || !j->s.grp || !j->s.grp_first)
         FP_FAIL(FP_ENOMEM, "out of memory for peer evidence on a second thread (%zu entities)",
                 g->nents);
-    for (size_t e = 0; e < g->nents; e++)
-        j->g.ent_v[e] = FP_UNKNOWN;
     j->key_first = key_first;
     j->by_key = by_key;
     j->k0 = k0;
@@ -506,7 +517,7 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     key_scratch ks = {buf, ws, grp, grp_first};
     FP_CHECK(judge_keys(&g, key_first, by_key, 0, split, &ks, &late));
     for (size_t k = split; k < g.nkeys; k++) /* the thread's late-rank records */
-        if (!g.keys[k].vrule && g.keys[k].cls && !g.keys[k].cls->ignore && g.keys[k].cls->late)
+        if (late_key(&g.keys[k]))
             fp__det_tally_late(&g, &g.keys[k], by_key + key_first[k],
                                key_first[k + 1] - key_first[k], &late);
     if (split < g.nkeys)

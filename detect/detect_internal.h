@@ -163,9 +163,9 @@ typedef struct series {
     uint32_t key, ent;
     int32_t next;     /* the series that followed it in the samples (interning) */
     int32_t ent_next; /* the entity's series made before it, -1: none */
-    size_t off;    /* first of key.windows values */
-    size_t woff;   /* first of key.raw_windows values in wvals */
-    bool windowed; /* has per-window samples (else one summary) */
+    size_t off;       /* first of key.windows values */
+    size_t woff;      /* first of key.raw_windows values in wvals */
+    bool windowed;    /* has per-window samples (else one summary) */
     bool drift_judged; /* judged against its own baseline of min_runs runs */
     fp_verdict drift;  /* that verdict, a transient far window aside */
     double persist;    /* with drift_judged: how much worse its own baseline is than
@@ -235,7 +235,7 @@ typedef struct eng {
     size_t nblind, blind_cap;
     uint64_t (*bad)[2]; /* NULL, or where a copy's bad1, bad2 go instead of ents[] */
     fp_verdict *ent_v; /* NULL, or where entity verdicts go instead of ents[].v
-                          (the baseline thread's copy of the engine) */
+                          (a thread's copy of the engine) */
     fp_verdict *node_v;
     const fp_references *refs;  /* NULL: no reference evidence */
     const fp_run *previous;     /* NULL: no configuration record to compare with */
