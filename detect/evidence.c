@@ -382,11 +382,10 @@ static double as_factor_loss(double t, fp_better better)
  * the widest gap that leaves at least 2 below it and at least half of the
  * peers (and min_peers) above it, in the metric's better direction (at
  * exactly half, the better half is the healthy one). It splits them when it
- * is beyond z times the spread
- * within each cluster (robust: 1.4826 x the median distance of its members
- * from its median; two outliers far from each other are no cluster) and the
- * clusters' medians lie a factor 1 + fail apart.
- * A gap, not a share: a fleet half of which is 2x slow has a median between
+ * is beyond z times the spread within each cluster (robust: 1.4826 x the
+ * median distance of its members from its median; two outliers far from
+ * each other are no cluster) and the clusters' medians lie a factor
+ * 1 + fail apart. A gap, not a share: a fleet half of which is 2x slow has a median between
  * the halves and a spread so wide that neither half is an outlier. worse[i]
  * is set for the members of the worse cluster. FP_ENOMEM. */
 static fp_status find_split(const eng *g, const key_info *k, const limits *cls,
