@@ -38,6 +38,7 @@ typedef struct fp_coll_config {
     const char *pairs;          /* link sweep: all, ring, k=K, random=K, or a list of
                                    node pairs A~B,... (fp_link_pairs_parse) */
     int link_passes;            /* link sweep: passes over its rounds (0: FP_LINK_PASSES) */
+    int link_min_passes;        /* link sweep: passes run whatever the deadline (0: 1) */
     double deadline;            /* > 0: a sweep stops early rather than run past this time
                                    on the run's clock (fp_world_now): the link sweep between
                                    passes, a collective between its variants (data type x
