@@ -12,6 +12,7 @@
  * Anything else is left to H5Dread (fp__h5_read_table). */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef FP_HAVE_LIBDEFLATE
@@ -195,19 +196,24 @@ static bool decode(source *s, const raw_chunk *c, inflater *z)
     return true;
 }
 
-/* Decode raw chunks until none is left (the caller and the worker both). */
-static void *decode_all(void *arg)
+/* Decode at most most raw chunks, while any is left. */
+static void decode_some(source *s, size_t most)
 {
-    source *s = arg;
     inflater z;
     bool ok = inflater_init(&z, s->chunk_rows * s->filebytes);
-    for (size_t i; (i = atomic_fetch_add(&s->next, 1)) < s->nraw;) {
+    for (size_t i; most-- > 0 && (i = atomic_fetch_add(&s->next, 1)) < s->nraw;) {
         if (!ok || !decode(s, &s->raw[i], &z)) {
             int none = 0;
             atomic_compare_exchange_strong(&s->failed, &none, (int)(s->raw[i].index + 1));
         }
     }
     inflater_free(&z);
+}
+
+/* Decode raw chunks until none is left (the caller and the worker both). */
+static void *decode_all(void *arg)
+{
+    decode_some(arg, SIZE_MAX);
     return NULL;
 }
 
@@ -262,6 +268,9 @@ fp_status fp__h5_read_rows(hid_t ds, hid_t memtype, size_t rowsize, void *dst, s
                 goto cleanup; /* a chunk never written: H5Dread reads the table */
         }
         atomic_store(&s.next, 0);
+        /* libdeflate picks its code for this CPU on first use and keeps it in
+         * a global: a chunk here first, or the worker races to set it too */
+        decode_some(&s, 1);
         pthread_t worker;
         bool threaded = s.nraw > 1 && pthread_create(&worker, NULL, decode_all, &s) == 0;
         decode_all(&s);
