@@ -284,7 +284,18 @@ fp_status fp__det_series_reason(eng *g, const series *se, fp_evidence ev, fp_ver
 fp_status fp__det_judge_value(eng *g, const series *se);
 fp_status fp__det_judge_peers(eng *g, const key_info *k, const uint32_t *sers, size_t m,
                               double *buf, window_score *ws);
-fp_status fp__det_judge_baselines(eng *g, window_score *ws);
+/* Drift and fleet evidence in two steps, so that two threads can share the
+ * second: the plan (the class floors into g, each series' baselines, the
+ * fleet-wide shifts), then the judging of series [s0, s1), by any copy of
+ * the engine that shares g's class floors. */
+typedef struct fp__base_plan {
+    const struct fp_baseline **bl; /* per series s: bl[2s] its entity's, bl[2s+1] its SKU's */
+    double *shift;          /* per key x SKU group: drift's, fleet's */
+} fp__base_plan;
+fp_status fp__det_base_plan(eng *g, fp__base_plan *p);
+fp_status fp__det_base_judge(eng *g, const fp__base_plan *p, size_t s0, size_t s1,
+                             window_score *ws);
+void fp__det_base_plan_free(fp__base_plan *p);
 fp_status fp__det_release(eng *g);
 
 /* config.c: the "config" section of the rules, and configuration drift (after

@@ -861,31 +861,35 @@ static size_t shift_group(const eng *g, const series *se)
     return se->key * (g->nsku + 1) + (sku >= 0 ? (size_t)sku : g->nsku);
 }
 
-/* Drift and fleet evidence of every series. Each is judged relative to the
+/* Drift and fleet evidence, planned: each series is judged relative to the
  * fleet-wide shift of its metric in this run (per key and SKU, the median
  * of the series' shifts from their baselines, over series on at least
  * min_peers nodes): a drift every peer shares (a driver, the room's
  * temperature, the time of day) is no entity's fault, and peer evidence
  * judges the level. Fewer nodes than that could all share one fault (the
  * devices of one slow node): no shift then. */
-fp_status fp__det_judge_baselines(eng *g, window_score *ws)
+fp_status fp__det_base_plan(eng *g, fp__base_plan *p)
 {
     size_t nb = g->nkeys * (g->nsku + 1), n = g->nser;
     int maxw = 1;
     for (size_t k = 0; k < g->nkeys; k++)
         maxw = g->keys[k].windows > maxw ? g->keys[k].windows : maxw;
-    const fp_baseline **bl = malloc((2 * n + 1) * sizeof *bl);
-    double *sh = malloc((3 * n + 2 * nb + (size_t)maxw + 1) * sizeof *sh);
+    memset(p, 0, sizeof *p);
+    p->bl = malloc((2 * n + 1) * sizeof *p->bl);
+    p->shift = malloc((2 * nb + 1) * sizeof *p->shift);
+    double *sh = malloc((3 * n + (size_t)maxw + 1) * sizeof *sh);
     uint32_t *first = calloc(nb + 2, sizeof *first), *order = malloc((n + 1) * sizeof *order);
     size_t *seen = calloc(g->nnodes + 1, sizeof *seen); /* bucket + 1 that counted the node */
     fp_status st = FP_OK;
-    FP_CHECK_ALLOC(bl);
+    FP_CHECK_ALLOC(p->bl);
+    FP_CHECK_ALLOC(p->shift);
     FP_CHECK_ALLOC(sh);
     FP_CHECK_ALLOC(first);
     FP_CHECK_ALLOC(order);
     FP_CHECK_ALLOC(seen);
     FP_CHECK(learn_floors(g));
-    double *shift = sh + 2 * n, *buf = shift + 2 * nb, *tmp = buf + maxw;
+    const fp_baseline **bl = p->bl;
+    double *shift = p->shift, *buf = sh + 2 * n, *tmp = buf + maxw;
     /* each series' baselines (drift, fleet) and live shifts from them */
     FP_CHECK(find_baselines(g, bl));
     for (size_t s = 0; s < n; s++) {
@@ -919,22 +923,38 @@ fp_status fp__det_judge_baselines(eng *g, window_score *ws)
             shift[2 * b + e] = nodes >= (size_t)g->rules->min_peers ? fp_median_select(tmp, c) : 0;
         }
     }
-    for (size_t s = 0; s < n && st == FP_OK; s++) {
-        if (!bl[2 * s] && !bl[2 * s + 1])
-            continue;
-        const series *se = &g->ser[s];
-        size_t b = shift_group(g, se);
-        st = judge_baseline(g, se, bl[2 * s], bl[2 * s + 1], FP_EV_DRIFT, shift[2 * b], ws);
-        if (st == FP_OK)
-            st = judge_baseline(g, se, bl[2 * s + 1], NULL, FP_EV_FLEET, shift[2 * b + 1], ws);
-    }
 cleanup:
-    free(bl);
     free(sh);
     free(first);
     free(order);
     free(seen);
+    if (st != FP_OK)
+        fp__det_base_plan_free(p);
     return st;
+}
+
+fp_status fp__det_base_judge(eng *g, const fp__base_plan *p, size_t s0, size_t s1,
+                             window_score *ws)
+{
+    fp_status st = FP_OK;
+    for (size_t s = s0; s < s1 && st == FP_OK; s++) {
+        const fp_baseline *own = p->bl[2 * s], *sku = p->bl[2 * s + 1];
+        if (!own && !sku)
+            continue;
+        const series *se = &g->ser[s];
+        size_t b = shift_group(g, se);
+        st = judge_baseline(g, se, own, sku, FP_EV_DRIFT, p->shift[2 * b], ws);
+        if (st == FP_OK)
+            st = judge_baseline(g, se, sku, NULL, FP_EV_FLEET, p->shift[2 * b + 1], ws);
+    }
+    return st;
+}
+
+void fp__det_base_plan_free(fp__base_plan *p)
+{
+    free(p->bl);
+    free(p->shift);
+    memset(p, 0, sizeof *p);
 }
 
 /* A device's typical value of a key on a node, for comparing a node's
