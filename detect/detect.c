@@ -173,7 +173,7 @@ static fp_status judge_chunks(base_job *j, eng *g, bool helped, window_score *ws
     size_t c;
     while (st == FP_OK && (c = atomic_fetch_add(&j->next, 1)) < j->nchunks) {
         size_t s0 = c * BASE_CHUNK, s1 = s0 + BASE_CHUNK < g->nser ? s0 + BASE_CHUNK : g->nser;
-        j->chunk[c] = (base_chunk){.helped = helped, .lo = g->nreasons};
+        j->chunk[c] = (base_chunk){.helped = helped, .lo = g->nreasons, .hi = g->nreasons};
         st = fp__det_base_judge(g, &j->plan, s0, s1, ws);
         j->chunk[c].hi = g->nreasons;
     }
@@ -261,16 +261,17 @@ static fp_status base_finish(base_job *j, eng *g)
     j->g.class_floor = NULL;
     fp_status st = j->st;
     size_t n = j->g.nreasons + (j->helped ? j->help.nreasons : 0);
-    owned_reason *t = n ? fp_grow(g->reasons, &g->reason_cap, g->nreasons + n, sizeof *t, 256)
-                        : g->reasons;
-    if (st == FP_OK && n && !t)
-        FP_FAIL(FP_ENOMEM, "out of memory merging %zu reasons of baseline evidence", n);
-    g->reasons = t;
-    for (size_t c = 0; st == FP_OK && n && c < j->nchunks; c++) {
-        const base_chunk *k = &j->chunk[c];
-        const eng *from = k->helped ? &j->help : &j->g;
-        memcpy(g->reasons + g->nreasons, from->reasons + k->lo, (k->hi - k->lo) * sizeof *t);
-        g->nreasons += k->hi - k->lo;
+    if (st == FP_OK && n) {
+        owned_reason *t = fp_grow(g->reasons, &g->reason_cap, g->nreasons + n, sizeof *t, 256);
+        if (!t)
+            FP_FAIL(FP_ENOMEM, "out of memory merging %zu reasons of baseline evidence", n);
+        g->reasons = t;
+        for (size_t c = 0; c < j->nchunks; c++) {
+            const base_chunk *k = &j->chunk[c];
+            const eng *from = k->helped ? &j->help : &j->g;
+            memcpy(t + g->nreasons, from->reasons + k->lo, (k->hi - k->lo) * sizeof *t);
+            g->nreasons += k->hi - k->lo;
+        }
     }
     for (size_t e = 0; st == FP_OK && e < g->nents; e++) {
         g->ents[e].v = fp__det_worse(g->ents[e].v, j->g.ent_v[e]);
