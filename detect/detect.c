@@ -165,6 +165,22 @@ cleanup:
     return st;
 }
 
+/* Run fn(arg) on a new thread (true), or here where none is to be had. */
+static bool start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+    if (pthread_create(t, NULL, fn, arg) == 0)
+        return true;
+    fn(arg);
+    return false;
+}
+
+/* Raise g's entity verdicts to those a copy of it found. */
+static void merge_verdicts(eng *g, const eng *from)
+{
+    for (size_t e = 0; e < g->nents; e++)
+        g->ents[e].v = fp__det_worse(g->ents[e].v, from->ent_v[e]);
+}
+
 /* Judge chunks of series into g (the thread's copy, or the main thread's
  * help) until none is left. */
 static fp_status judge_chunks(base_job *j, eng *g, bool helped, window_score *ws)
@@ -205,9 +221,7 @@ static fp_status base_start(base_job *j, const eng *g, int maxw)
     atomic_init(&j->next, 0);
     pthread_mutex_init(&j->mu, NULL);
     pthread_cond_init(&j->planned_cv, NULL);
-    j->running = pthread_create(&j->thread, NULL, base_main, j) == 0;
-    if (!j->running) /* no thread to be had: judge here */
-        base_main(j);
+    j->running = start_thread(&j->thread, base_main, j);
 cleanup:
     return st;
 }
@@ -273,11 +287,10 @@ static fp_status base_finish(base_job *j, eng *g)
             g->nreasons += k->hi - k->lo;
         }
     }
-    for (size_t e = 0; st == FP_OK && e < g->nents; e++) {
-        g->ents[e].v = fp__det_worse(g->ents[e].v, j->g.ent_v[e]);
-        if (j->helped)
-            g->ents[e].v = fp__det_worse(g->ents[e].v, j->help.ent_v[e]);
-    }
+    if (st == FP_OK)
+        merge_verdicts(g, &j->g);
+    if (st == FP_OK && j->helped)
+        merge_verdicts(g, &j->help);
 cleanup:
     return st;
 }
@@ -409,9 +422,7 @@ static fp_status peers_start(peers_job *j, const eng *g, const uint32_t *key_fir
     j->by_key = by_key;
     j->k0 = k0;
     j->k1 = g->nkeys;
-    j->running = pthread_create(&j->thread, NULL, peers_main, j) == 0;
-    if (!j->running) /* no thread to be had: judge here */
-        peers_main(j);
+    j->running = start_thread(&j->thread, peers_main, j);
 cleanup:
     return st;
 }
@@ -486,9 +497,7 @@ static fp_status missing_start(missing_job *j, const eng *g, const uint32_t *key
     FP_CHECK(thread_copy(&j->g, g));
     j->key_first = key_first;
     j->by_key = by_key;
-    j->running = pthread_create(&j->thread, NULL, missing_main, j) == 0;
-    if (!j->running) /* no thread to be had: judge here */
-        missing_main(j);
+    j->running = start_thread(&j->thread, missing_main, j);
 cleanup:
     return st;
 }
@@ -501,8 +510,8 @@ static fp_status missing_finish(missing_job *j, eng *g)
     fp_status st = j->st;
     if (st == FP_OK)
         st = merge_reasons(g, &j->g, "missing results");
-    for (size_t e = 0; st == FP_OK && e < g->nents; e++)
-        g->ents[e].v = fp__det_worse(g->ents[e].v, j->g.ent_v[e]);
+    if (st == FP_OK)
+        merge_verdicts(g, &j->g);
     return st;
 }
 
@@ -540,9 +549,7 @@ fp_status fp_detect_prepare(const fp_run *run, const fp_rules *rules, fp_detect_
     p->g.rules = rules;
     if (run->nsamples == 0 || run->nsamples >= UINT32_MAX / 2)
         return FP_OK; /* nothing to intern: fp_detect says why */
-    p->running = pthread_create(&p->thread, NULL, prep_main, p) == 0;
-    if (!p->running)
-        prep_main(p);
+    p->running = start_thread(&p->thread, prep_main, p);
     return FP_OK;
 }
 
