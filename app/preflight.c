@@ -187,8 +187,8 @@ typedef struct test_time {
 #define PF_CONFIRM_SHARE 0.25
 /* The link passes a re-test runs whatever its deadline: a link's figure is
  * the median of its exchanges, and on shared cores one pass's medians of
- * healthy links spread up to 2.5x, where a 16x link could pass; over
- * several passes, in reshuffled rounds, they settle. */
+ * healthy links spread up to 2.5x, where a 16x link could pass; over 3
+ * passes they settle (docs/confirm.md: its z -3.3 at worst, then -5.3). */
 #define PF_CONFIRM_LINK_PASSES 3
 
 typedef struct pf_state {
