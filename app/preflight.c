@@ -532,16 +532,23 @@ static fp_status plan_retest(pf_state *ps, const fp_run *run, retest_msg *m, cha
     for (int t = 0; t < m->ntests; t++)
         n += (size_t)snprintf(info->tests + n, n < sizeof info->tests ? sizeof info->tests - n : 0,
                               "%s%s", t ? "," : "", m->tests[t]);
-    info->iters = m->iters;
-    info->warmup = m->warmup;
+    bool others = m->ntests > (m->pairs_len > 0); /* tests beside the link sweep */
+    info->iters = others ? m->iters : 0;
+    info->warmup = others ? m->warmup : 0;
     info->link_passes = m->pairs_len ? m->passes : 0;
     info->link_iters = m->pairs_len ? m->link_iters : 0;
     info->npairs = m->pairs_len ? lp.npairs : 0;
-    fp_info("confirm: %d failing %s: re-testing %s (%d iterations, %d warm-up%s; links: %d "
-            "pairs, %d passes of %d iterations) within %.2f s",
-            plan.nsuspects, fp_plural(plan.nsuspects, "entity", "entities"), info->tests,
-            m->iters, m->warmup, m->one_size ? ", collectives at the smallest size" : "",
-            info->npairs, info->link_passes, info->link_iters, info->budget_seconds);
+    char settings[160] = "", links_part[96] = "";
+    if (others)
+        snprintf(settings, sizeof settings, "%d iterations, %d warm-up%s", m->iters, m->warmup,
+                 m->one_size ? ", collectives at the smallest size" : "");
+    if (m->pairs_len)
+        snprintf(links_part, sizeof links_part,
+                 "links: %d pairs, at least %d of %d passes of %d iterations", info->npairs,
+                 m->min_passes, m->passes, m->link_iters);
+    fp_info("confirm: %d failing %s: re-testing %s (%s%s%s) within %.2f s", plan.nsuspects,
+            fp_plural(plan.nsuspects, "entity", "entities"), info->tests, settings,
+            others && m->pairs_len ? "; " : "", links_part, info->budget_seconds);
 cleanup:
     fp_link_plan_free(&lp);
     fp_confirm_plan_free(&plan);

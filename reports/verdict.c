@@ -143,15 +143,21 @@ static void print_confirm(FILE *out, const fp_verdicts *v)
     if (!c->ran) {
         fprintf(out, "confirm: no re-test: %s\n", c->note[0] ? c->note : "none ran");
     } else {
+        /* the tests' settings, then the link sweep's, each where it ran */
         fprintf(out, "confirm: re-test of %s", c->tests);
-        if (c->iters > 0)
-            fprintf(out, " (%d iteration%s, %d warm-up%s", c->iters, c->iters == 1 ? "" : "s",
-                    c->warmup, c->warmup == 1 ? "" : "s");
-        if (c->iters > 0 && c->link_passes > 0)
-            fprintf(out, "; links: %d node pair%s, %d pass%s of %d iterations", c->npairs,
+        const char *sep = " (";
+        if (c->iters > 0) {
+            fprintf(out, "%s%d iteration%s, %d warm-up%s", sep, c->iters,
+                    c->iters == 1 ? "" : "s", c->warmup, c->warmup == 1 ? "" : "s");
+            sep = "; ";
+        }
+        if (c->link_passes > 0) {
+            fprintf(out, "%slinks: %d node pair%s, %d pass%s of %d iterations", sep, c->npairs,
                     c->npairs == 1 ? "" : "s", c->link_passes, c->link_passes == 1 ? "" : "es",
                     c->link_iters);
-        fprintf(out, "%s in %.2f s", c->iters > 0 ? ")" : "", c->seconds);
+            sep = "; ";
+        }
+        fprintf(out, "%s in %.2f s", strcmp(sep, "; ") == 0 ? ")" : "", c->seconds);
         if (c->first_seconds > 0)
             fprintf(out, ", %.0f%% of the first pass's %.2f s", 100 * c->seconds / c->first_seconds,
                     c->first_seconds);
@@ -273,7 +279,7 @@ static void confirm_json(fp_json_stream *w, const fp_confirm_info *c)
         p += m + (p[m] == ',');
     }
     fp_json_stream_close(w, ']');
-    if (c->iters > 0) {
+    if (c->iters > 0 || c->link_passes > 0) { /* 0: that part was not re-tested */
         fp_json_stream_int(w, "iters", c->iters);
         fp_json_stream_int(w, "warmup", c->warmup);
         fp_json_stream_int(w, "link_passes", c->link_passes);
