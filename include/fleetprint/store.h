@@ -227,15 +227,16 @@ typedef struct fp_baseline {
 
 typedef struct fp_baselines fp_baselines;
 
-/* Load /baselines into memory with hash indexes for fp_baselines_entity and
- * fp_baselines_sku. *out is a new object the caller frees with
+/* Load /baselines into memory with an index of each entity's (and SKU's)
+ * rows for fp_baselines_entity and fp_baselines_sku. *out is a new object the caller frees with
  * fp_baselines_free. A store without baselines gives an empty object (FP_OK). */
 fp_status fp_store_load_baselines(fp_store *store, fp_baselines **out);
 
 void fp_baselines_free(fp_baselines *b);
 
 /* The baseline of metric key (fp_sample_key) for an entity (canonical text,
- * fp_entity_format) or for a SKU; NULL when there is none. O(1). */
+ * fp_entity_format) or for a SKU; NULL when there is none. A hash of the name,
+ * then a binary search among that entity's few keys. */
 const fp_baseline *fp_baselines_entity(const fp_baselines *b, const char *key,
                                        const char *entity);
 const fp_baseline *fp_baselines_sku(const fp_baselines *b, const char *key, const char *sku);
