@@ -29,16 +29,25 @@ void fp_sort_doubles(double *v, size_t n)
     }
 }
 
-/* kth smallest of a[0..n) (reorders a). */
-double fp_select_k(double *a, size_t n, size_t k)
+static void swap_at(double *a, size_t i, size_t j)
 {
-    size_t lo = 0, hi = n - 1;
+    double t = a[i];
+    a[i] = a[j];
+    a[j] = t;
+}
+
+/* Partition a[lo..hi] until a[k] holds its order statistic: median of three
+ * as the pivot. */
+static void select_three(double *a, size_t lo, size_t hi, size_t k)
+{
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        /* median of three as the pivot */
-        if (a[mid] < a[lo]) { double t = a[mid]; a[mid] = a[lo]; a[lo] = t; }
-        if (a[hi] < a[lo]) { double t = a[hi]; a[hi] = a[lo]; a[lo] = t; }
-        if (a[hi] < a[mid]) { double t = a[hi]; a[hi] = a[mid]; a[mid] = t; }
+        if (a[mid] < a[lo])
+            swap_at(a, mid, lo);
+        if (a[hi] < a[lo])
+            swap_at(a, hi, lo);
+        if (a[hi] < a[mid])
+            swap_at(a, hi, mid);
         double pivot = a[mid];
         size_t i = lo, j = hi;
         while (i <= j) {
@@ -47,9 +56,7 @@ double fp_select_k(double *a, size_t n, size_t k)
             while (a[j] > pivot)
                 j--;
             if (i <= j) {
-                double t = a[i];
-                a[i] = a[j];
-                a[j] = t;
+                swap_at(a, i, j);
                 i++;
                 if (j == 0)
                     break;
@@ -61,8 +68,61 @@ double fp_select_k(double *a, size_t n, size_t k)
         else if (k >= i)
             lo = i;
         else
-            return a[k];
+            return;
     }
+}
+
+/* Above this many values a range is first narrowed around k by selecting
+ * in a sample of it (Floyd and Rivest): about n + min(k, n - k) comparisons
+ * where median-of-three partitioning takes some 3.4 n. Half the time on the
+ * 100,000s of values in one of the peers' windows at 100,000 nodes. */
+#define SAMPLE_ABOVE 600
+
+static void select_range(double *a, size_t lo, size_t hi, size_t k)
+{
+    while (hi - lo > SAMPLE_ABOVE) {
+        /* a sample of s values around k's place, s ~ n^(2/3): its order
+         * statistic near k, a little to the side of the middle, is the pivot */
+        double n = (double)(hi - lo + 1), i = (double)(k - lo + 1), z = log(n);
+        double s = 0.5 * exp(2 * z / 3), sd = 0.5 * sqrt(z * s * (n - s) / n);
+        sd = i < n / 2 ? -sd : sd;
+        double l = (double)k - i * s / n + sd, r = (double)k + (n - i) * s / n + sd;
+        select_range(a, l > (double)lo ? (size_t)l : lo, r < (double)hi ? (size_t)r : hi, k);
+        double t = a[k];
+        size_t x = lo, y = hi;
+        swap_at(a, lo, k);
+        if (a[hi] > t)
+            swap_at(a, hi, lo);
+        while (x < y) { /* the ends hold t and a value on its side: no scan passes them */
+            swap_at(a, x++, y--);
+            while (a[x] < t)
+                x++;
+            while (a[y] > t)
+                y--;
+        }
+        if (a[lo] == t)
+            swap_at(a, lo, y);
+        else
+            swap_at(a, ++y, hi);
+        /* a[y] == t, at most t before it, at least t after it */
+        if (y == k)
+            return;
+        if (y < k)
+            lo = y + 1;
+        else
+            hi = y - 1;
+    }
+    select_three(a, lo, hi, k);
+}
+
+/* kth smallest of a[0..n) (reorders a: a[0..k) hold none above it, a(k..n)
+ * none below). The value is the order statistic whatever the algorithm;
+ * only the order the others are left in depends on it. */
+double fp_select_k(double *a, size_t n, size_t k)
+{
+    if (n == 0)
+        return NAN;
+    select_range(a, 0, n - 1, k);
     return a[k];
 }
 

@@ -1,11 +1,13 @@
-/* Option parsing, value parsers, entity text forms, status table. */
+/* Option parsing, value parsers, entity text forms, status table, selection. */
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "fleetprint/inject.h"
 #include "fleetprint/opts.h"
 #include "fleetprint/sample.h"
+#include "fleetprint/stats.h"
 
 typedef struct {
     bool flag;
@@ -27,6 +29,34 @@ static const fp_opt opts[] = {
     {"WORD", 0, FP_OPT_POSITIONAL, offsetof(cfg_t, pos), NULL, "a word"},
     {0},
 };
+
+/* fp_select_k against sorting, on sizes either side of where it samples
+ * (600), with many ties and none: the order statistic, and no value above
+ * it before k nor below it after. */
+static void check_select(void)
+{
+    enum { MAXN = 5000 };
+    double *v = malloc(MAXN * sizeof *v), *sorted = malloc(MAXN * sizeof *v);
+    CHECK(v && sorted);
+    unsigned seed = 7;
+    const size_t sizes[] = {1, 2, 17, 600, 601, 602, 1000, 4999};
+    for (size_t t = 0; v && sorted && t < 3 * sizeof sizes / sizeof *sizes; t++) {
+        size_t n = sizes[t / 3], ties = t % 3, k = (seed = seed * 1103515245u + 12345u) % n;
+        for (size_t i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            v[i] = ties == 0 ? (double)(seed >> 8) : ties == 1 ? (double)(seed >> 8 & 7) : 1.5;
+            sorted[i] = v[i];
+        }
+        fp_sort_doubles(sorted, n);
+        double x = fp_select_k(v, n, k);
+        bool parted = true;
+        for (size_t i = 0; i < n; i++)
+            parted &= i < k ? v[i] <= x : v[i] >= x;
+        CHECK(x == sorted[k] && v[k] == x && parted);
+    }
+    free(v);
+    free(sorted);
+}
 
 static fp_status parse(cfg_t *c, char *err, int argc, char **argv)
 {
@@ -165,5 +195,6 @@ int main(void)
     CHECK(fp_status_exit_code(FP_ETIMEOUT) == 4);
     CHECK(fp_status_worst(FP_EFAIL, FP_ETIMEOUT) == FP_ETIMEOUT);
     CHECK(fp_status_worst(FP_OK, FP_EFAIL) == FP_EFAIL);
+    check_select();
     CHECK_DONE();
 }
