@@ -55,3 +55,50 @@ void *fp_grow(void *array, size_t *cap, size_t need, size_t elem, size_t first)
     advise_huge(grown, n * elem);
     return grown;
 }
+
+void fp_prefault_add(fp_prefault *pf, void *p, size_t bytes)
+{
+    if (p && bytes >= HUGE_MIN && pf->n < FP_PREFAULT_MAX && !pf->running) {
+        pf->range[pf->n].p = p;
+        pf->range[pf->n++].bytes = bytes;
+    }
+}
+
+/* Fault in [p, p + bytes) writable without writing it: false where the
+ * kernel refuses (or lacks) the advice. */
+static bool populate(void *p, size_t bytes)
+{
+#ifdef MADV_POPULATE_WRITE
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1);
+    uintptr_t b = ((uintptr_t)p + bytes) & ~(page - 1);
+    return !p || bytes < HUGE_MIN || b <= a || madvise((void *)a, b - a, MADV_POPULATE_WRITE) == 0;
+#else
+    (void)p;
+    (void)bytes;
+    return false;
+#endif
+}
+
+static void *prefault_main(void *arg)
+{
+    const fp_prefault *pf = arg;
+    for (int i = 0; i < pf->n; i++)
+        if (!populate(pf->range[i].p, pf->range[i].bytes))
+            break; /* an old kernel: the pages fault as they are written */
+    return NULL;
+}
+
+void fp_prefault_start(fp_prefault *pf)
+{
+    if (pf->n && !pf->running)
+        pf->running = pthread_create(&pf->thread, NULL, prefault_main, pf) == 0;
+}
+
+void fp_prefault_wait(fp_prefault *pf)
+{
+    if (pf->running)
+        pthread_join(pf->thread, NULL);
+    pf->running = false;
+    pf->n = 0;
+}

@@ -1,6 +1,8 @@
 #ifndef FLEETPRINT_MEM_H
 #define FLEETPRINT_MEM_H
-/* Growing arrays, and large working arrays on huge pages. */
+/* Growing arrays, and large working arrays on huge pages, faulted in ahead. */
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Make room for need elements of elem bytes in array, whose capacity is
@@ -16,5 +18,28 @@ void *fp_grow(void *array, size_t *cap, size_t need, size_t elem, size_t first);
  * time there. Free with free(). */
 void *fp_malloc_huge(size_t bytes);
 void *fp_calloc_huge(size_t n, size_t elem);
+
+/* Fault in the pages of arrays about to be written, on a thread of its own,
+ * while the caller goes on: the kernel clears each fresh page on a core the
+ * caller leaves idle, a range at a time (MADV_POPULATE_WRITE), where the
+ * caller's writes would each stop to fault. The pages' contents are not
+ * touched, so the caller may write them meanwhile. Up to FP_PREFAULT_MAX
+ * ranges of at least 8 MiB (smaller ones are ignored); on a kernel without
+ * the advice the pages fault as they are written. Call fp_prefault_wait
+ * before the arrays are freed. */
+#define FP_PREFAULT_MAX 4
+typedef struct fp_prefault {
+    struct {
+        void *p;
+        size_t bytes;
+    } range[FP_PREFAULT_MAX];
+    int n;
+    bool running;
+    pthread_t thread;
+} fp_prefault;
+
+void fp_prefault_add(fp_prefault *pf, void *p, size_t bytes);
+void fp_prefault_start(fp_prefault *pf);
+void fp_prefault_wait(fp_prefault *pf);
 
 #endif
