@@ -31,6 +31,19 @@ fp_status fp__run_copy_context(fp_run *dst, const fp_run *src)
     return FP_OK;
 }
 
+void fp__run_take_context(fp_run *dst, fp_run *src)
+{
+    *dst = *src;
+    dst->samples = NULL;
+    dst->rows = NULL;
+    dst->nsamples = dst->cap = 0;
+    src->nodes = NULL;
+    src->ranks = NULL;
+    src->config = NULL;
+    src->nnodes = src->nranks = 0;
+    src->nconfig = 0;
+}
+
 /* A metric key and its unit and direction, as spans (not NUL-terminated). */
 typedef struct mkey {
     const char *suite, *test, *metric, *unit;

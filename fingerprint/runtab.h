@@ -64,6 +64,9 @@ void fp__runtab_key(const fp__runtab *t, uint32_t k, fp_sample *s);
 void fp__runtab_sample(const fp__runtab *t, size_t i, fp_sample *s);
 /* Copy a context (nodes and ranks deep-copied; samples not). */
 fp_status fp__run_copy_context(fp_run *dst, const fp_run *src);
+/* Move src's context into dst (its nodes, ranks and configuration are then
+ * dst's; src keeps none): a large run's 800,000 ranks are 134 MB to copy. */
+void fp__run_take_context(fp_run *dst, fp_run *src);
 void fp__runtab_free(fp__runtab *t);
 
 #endif
