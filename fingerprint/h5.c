@@ -204,24 +204,41 @@ cleanup:
     return st;
 }
 
-fp_status fp__h5_read_strings(hid_t loc, const char *name, fp__strmap *m)
+fp_status fp__h5_read_fixed_strings(hid_t loc, const char *name, char **out, size_t *width,
+                                    size_t *n)
 {
     fp_status st = FP_OK;
     hid_t ds = H5I_INVALID_HID, ftype = H5I_INVALID_HID, mtype = H5I_INVALID_HID;
-    char *buf = NULL;
-    size_t n = 0;
-    memset(m, 0, sizeof *m);
+    *out = NULL;
+    *n = 0;
     if (H5Lexists(loc, name, H5P_DEFAULT) <= 0)
         FP_FAIL(FP_EINPUT, "dataset '%s' is missing", name);
     FP_CHECK_H5(ds = H5Dopen2(loc, name, H5P_DEFAULT));
     FP_CHECK_H5(ftype = H5Dget_type(ds));
     if (H5Tget_class(ftype) != H5T_STRING || H5Tis_variable_str(ftype) > 0)
         FP_FAIL(FP_EINPUT, "dataset '%s' is not fixed-size strings", name);
-    size_t w = H5Tget_size(ftype) + 1;
-    FP_CHECK_H5(mtype = fp__h5_str_type(w));
+    *width = H5Tget_size(ftype) + 1;
+    FP_CHECK_H5(mtype = fp__h5_str_type(*width));
     H5Dclose(ds);
     ds = H5I_INVALID_HID;
-    FP_CHECK(fp__h5_read_table(loc, name, mtype, w, (void **)&buf, &n));
+    FP_CHECK(fp__h5_read_table(loc, name, mtype, *width, (void **)out, n));
+cleanup:
+    if (mtype >= 0)
+        H5Tclose(mtype);
+    if (ftype >= 0)
+        H5Tclose(ftype);
+    if (ds >= 0)
+        H5Dclose(ds);
+    return st;
+}
+
+fp_status fp__h5_read_strings(hid_t loc, const char *name, fp__strmap *m)
+{
+    fp_status st = FP_OK;
+    char *buf = NULL;
+    size_t n = 0, w = 0;
+    memset(m, 0, sizeof *m);
+    FP_CHECK(fp__h5_read_fixed_strings(loc, name, &buf, &w, &n));
     for (size_t i = 0; i < n; i++) {
         const char *s = buf + i * w;
         uint32_t id;
@@ -232,12 +249,6 @@ fp_status fp__h5_read_strings(hid_t loc, const char *name, fp__strmap *m)
     }
 cleanup:
     free(buf);
-    if (mtype >= 0)
-        H5Tclose(mtype);
-    if (ftype >= 0)
-        H5Tclose(ftype);
-    if (ds >= 0)
-        H5Dclose(ds);
     return st;
 }
 

@@ -47,6 +47,10 @@ fp_status fp__h5_read_table(hid_t loc, const char *name, hid_t memtype, size_t r
  * must; FP_EINPUT naming the file, dataset and chunk that will not decode. */
 fp_status fp__h5_read_rows(hid_t ds, hid_t memtype, size_t rowsize, void *dst, size_t n,
                            bool *done);
+/* Read a 1-D fixed-string dataset as *n strings of *width bytes each, NUL
+ * terminated, in one new array (*out, caller frees). */
+fp_status fp__h5_read_fixed_strings(hid_t loc, const char *name, char **out, size_t *width,
+                                    size_t *n);
 /* Read a 1-D fixed-string dataset into a strmap (ids = row numbers; repeated
  * strings are an error). */
 fp_status fp__h5_read_strings(hid_t loc, const char *name, fp__strmap *m);

@@ -28,6 +28,7 @@ typedef struct fp__runtab {
     fp_run ctx;           /* the context; ctx.samples stays empty */
     fp__strmap entities;  /* canonical entity text */
     fp_entity *ent;       /* parsed entities by id (filled when read from a file) */
+    size_t nent;          /* of ent */
     fp__strmap keys;      /* metric identity (suite, test, metric, size) */
     fp__metric *metrics;  /* by key id */
     size_t metric_cap;
