@@ -236,19 +236,13 @@ fp_status fp__h5_read_strings(hid_t loc, const char *name, fp__strmap *m)
 {
     fp_status st = FP_OK;
     char *buf = NULL;
-    size_t n = 0, w = 0;
+    size_t n = 0, w = 0, dup = 0;
     memset(m, 0, sizeof *m);
     FP_CHECK(fp__h5_read_fixed_strings(loc, name, &buf, &w, &n));
-    for (size_t i = 0; i < n; i++) {
-        const char *s = buf + i * w;
-        uint32_t id;
-        bool added;
-        FP_CHECK(fp__strmap_intern(m, s, strlen(s), &id, &added));
-        if (!added)
-            FP_FAIL(FP_EINPUT, "dataset '%s': row %zu repeats '%s'", name, i, s);
-    }
+    st = fp__strmap_adopt(m, buf, w, n, &dup); /* buf is m's now */
+    if (st == FP_OK && dup < n)
+        FP_FAIL(FP_EINPUT, "dataset '%s': row %zu repeats '%s'", name, dup, buf + dup * w);
 cleanup:
-    free(buf);
     return st;
 }
 

@@ -102,6 +102,43 @@ cleanup:
     return st;
 }
 
+fp_status fp__strmap_adopt(fp__strmap *m, char *buf, size_t width, size_t n, size_t *dup)
+{
+    fp_status st = FP_OK;
+    uint32_t nslots = 64;
+    memset(m, 0, sizeof *m);
+    m->pool = buf;
+    *dup = n;
+    if (n >= FP__NONE / 4 || (n && width > UINT32_MAX / n))
+        FP_FAIL(FP_ENOMEM, "string table full: %zu strings of %zu bytes", n, width);
+    while (nslots < 2 * n + 2) /* room for one more before a rehash */
+        nslots *= 2;
+    m->slot = calloc(nslots, sizeof *m->slot);
+    m->off = malloc((n ? n : 1) * sizeof *m->off);
+    m->hash = malloc((n ? n : 1) * sizeof *m->hash);
+    FP_CHECK_ALLOC(m->slot);
+    FP_CHECK_ALLOC(m->off);
+    FP_CHECK_ALLOC(m->hash);
+    m->nslots = nslots;
+    m->cap = (uint32_t)(n ? n : 1);
+    m->pool_len = m->pool_cap = n * width;
+    for (uint32_t id = 0; id < n; id++) {
+        const char *s = buf + (size_t)id * width;
+        uint32_t h = hash_bytes(s, strlen(s)), i = h & (nslots - 1);
+        for (; m->slot[i]; i = (i + 1) & (nslots - 1))
+            if (m->hash[m->slot[i] - 1] == h && strcmp(m->pool + m->off[m->slot[i] - 1], s) == 0) {
+                *dup = id;
+                goto cleanup;
+            }
+        m->off[id] = id * (uint32_t)width;
+        m->hash[id] = h;
+        m->slot[i] = id + 1;
+        m->n = id + 1;
+    }
+cleanup:
+    return st;
+}
+
 size_t fp__strmap_width(const fp__strmap *m)
 {
     size_t w = 2;

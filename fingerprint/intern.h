@@ -25,6 +25,13 @@ typedef struct fp__strmap {
 /* Find or add the string s[0..len) (no NUL inside). *id gets its id; *added
  * (may be NULL) says whether it was new. FP_ENOMEM on allocation failure. */
 fp_status fp__strmap_intern(fp__strmap *m, const char *s, size_t len, uint32_t *id, bool *added);
+/* m, empty, made of the n strings of buf, width bytes apart, each
+ * NUL-terminated within its width: ids in their order, buf becomes m's pool
+ * (m frees it, whatever the outcome). *dup: the first that repeats one before
+ * it (m then holds those before it), n when none does. One hash table sized
+ * once and no copy, where interning one at a time rehashed and copied its
+ * way up (1.2 M entity names took 0.4 s). FP_ENOMEM. */
+fp_status fp__strmap_adopt(fp__strmap *m, char *buf, size_t width, size_t n, size_t *dup);
 /* The id of s, or FP__NONE. */
 uint32_t fp__strmap_find(const fp__strmap *m, const char *s, size_t len);
 /* The string of an id (valid until the next intern). */

@@ -109,6 +109,11 @@ fi
 "$GEN" --runs 4 --nodes 4 --gpus 2 --metrics 3 --iters 2 --prefix old > old.jsonl
 expect_rc 0 "$F" store ingest old.jsonl --store a.h5
 expect_rc 0 "$F" baseline build --store a.h5
+# a table of names that repeats one is refused, by dataset and row
+cp a.h5 dup.h5 && cp -r a.h5.d dup.h5.d
+$PY -c "import h5py; f=h5py.File('dup.h5','r'); b=f.attrs['baselines']; f.close(); g=h5py.File('dup.h5.d/'+(b.decode() if isinstance(b, bytes) else b),'r+'); e=g['baselines/entities']; e[1]=e[0]; g.close()"
+expect_rc 2 "$F" store export --store dup.h5 --baselines -o dup.jsonl
+grep -q "dataset 'entities': row 1 repeats" err.txt || { cat err.txt; fail "a repeated name was not refused"; }
 cp a.h5.d/p0000000000.h5 legacy.h5
 $PY -c "import h5py; a=h5py.File('a.h5','r'); l=h5py.File('legacy.h5','r+'); l.copy(a['baselines'], 'baselines')"
 expect_rc 0 "$F" store export --store legacy.h5 --baselines -o l1.jsonl
