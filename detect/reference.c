@@ -68,26 +68,44 @@ static bool fleet_judges(const eng *g, const key_info *k, int32_t sku)
     return b && b->count >= (uint32_t)g->rules->base_min_runs;
 }
 
+/* What the catalog and the fleet's baselines say of one key on one SKU:
+ * looked up once (each takes string matches), not once a series. */
+typedef struct key_ref {
+    bool looked, found, floor_only;
+    double expected;
+    const char *model, *source;
+} key_ref;
+
 fp_status fp__det_judge_reference(eng *g, double *buf)
 {
     const fp_rules *r = g->rules;
     fp_status st = FP_OK;
-    for (size_t s = 0; g->refs && s < g->nser && st == FP_OK; s++) {
+    if (!g->refs)
+        return FP_OK;
+    key_ref *memo = calloc(g->nkeys * g->nsku + 1, sizeof *memo);
+    if (!memo)
+        return FP_ENOMEM;
+    for (size_t s = 0; s < g->nser && st == FP_OK; s++) {
         const series *se = &g->ser[s];
         const key_info *k = &g->keys[se->key];
         const ent_info *ei = &g->ents[se->ent];
         if (!k->cls || k->cls->ignore || k->cls->late || k->cls->absolute || k->vrule ||
             ei->sku < 0)
             continue;
-        double expected, v;
-        const char *model, *source;
-        if (!fp_references_find(g->refs, g->sku[ei->sku], k->text, &expected, &model, &source))
+        key_ref *kr = &memo[se->key * g->nsku + (size_t)ei->sku];
+        if (!kr->looked) {
+            kr->looked = true;
+            kr->found = fp_references_find(g->refs, g->sku[ei->sku], k->text, &kr->expected,
+                                           &kr->model, &kr->source);
+            kr->floor_only = kr->found && fleet_judges(g, k, ei->sku);
+        }
+        if (!kr->found)
             continue;
-        v = series_value(g, se, buf);
+        double expected = kr->expected, v = series_value(g, se, buf);
         if (isnan(v))
             continue;
         double loss = k->rep->better == FP_BETTER_HIGHER ? 1 - v / expected : v / expected - 1;
-        bool floor_only = fleet_judges(g, k, ei->sku);
+        bool floor_only = kr->floor_only;
         /* on shared cores a healthy device's summary can read far off (the
          * other ranks held its core): the rules' contended thresholds, as
          * peer evidence takes them */
@@ -113,8 +131,9 @@ fp_status fp__det_judge_reference(eng *g, double *buf)
         rs->z = NAN;
         rs->windows_bad = verdict != FP_PASS;
         rs->windows = 1;
-        snprintf(rs->note, sizeof rs->note, "reference %.30s, %.69s", model, source);
+        snprintf(rs->note, sizeof rs->note, "reference %.30s, %.69s", kr->model, kr->source);
     }
+    free(memo);
     return st;
 }
 
