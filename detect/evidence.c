@@ -1008,6 +1008,7 @@ static fp_status host_shared(const eng *g, bool *shared)
         return FP_OK;
     fp_status st = FP_OK;
     key_node *held = malloc(nheld * sizeof *held), *dev = NULL;
+    bool *key_held = NULL;
     int maxw = 1;
     for (size_t k = 0; k < g->nkeys; k++)
         maxw = g->keys[k].windows > maxw ? g->keys[k].windows : maxw;
@@ -1021,14 +1022,26 @@ static fp_status host_shared(const eng *g, bool *shared)
             held[nheld++] = (key_node){se->key, g->ents[se->ent].node, 0};
         }
     qsort(held, nheld, sizeof *held, cmp_key_node);
-    /* every device's median of the held keys on the held nodes */
+    /* every device's median of the held keys on the held nodes (a series of
+     * a key or a node none is held on is passed over without a search) */
     dev = malloc((g->nser + 1) * sizeof *dev);
+    key_held = calloc(g->nkeys + g->nnodes + 1, sizeof *key_held);
     FP_CHECK_ALLOC(dev);
+    FP_CHECK_ALLOC(key_held);
+    bool *node_held = key_held + g->nkeys;
+    for (size_t i = 0; i < nheld; i++) {
+        key_held[held[i].key] = true;
+        if (held[i].node >= 0)
+            node_held[held[i].node] = true;
+    }
     for (size_t s = 0; s < g->nser; s++) {
         const series *se = &g->ser[s];
+        if (!key_held[se->key])
+            continue;
         const ent_info *ei = &g->ents[se->ent];
         size_t c = 0;
-        if (ei->kind != FP_ENT_GPU || (find_key_node(held, nheld, se->key, ei->node, &c), !c))
+        if (ei->kind != FP_ENT_GPU || ei->node < 0 || !node_held[ei->node] ||
+            (find_key_node(held, nheld, se->key, ei->node, &c), !c))
             continue;
         const key_info *k = &g->keys[se->key];
         size_t nv = 0;
@@ -1061,6 +1074,7 @@ static fp_status host_shared(const eng *g, bool *shared)
 cleanup:
     free(held);
     free(dev);
+    free(key_held);
     free(buf);
     free(loss);
     return st;
