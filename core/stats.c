@@ -14,11 +14,47 @@ int fp_cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static void swap_at(double *a, size_t i, size_t j)
+{
+    double t = a[i];
+    a[i] = a[j];
+    a[j] = t;
+}
+
+/* Sort v[0..n) ascending without allocating: quicksort (median of three,
+ * the smaller side first) down to short runs, then insertion sort. qsort
+ * called fp_cmp_double through a pointer for each comparison: the peers'
+ * split sorted half of each group so, 2% of detect's time at 100k nodes. */
 void fp_sort_doubles(double *v, size_t n)
 {
-    if (n > 24) {
-        qsort(v, n, sizeof *v, fp_cmp_double);
-        return;
+    while (n > 16) {
+        size_t mid = n / 2, last = n - 1;
+        if (v[mid] < v[0])
+            swap_at(v, mid, 0);
+        if (v[last] < v[0])
+            swap_at(v, last, 0);
+        if (v[last] < v[mid])
+            swap_at(v, last, mid);
+        double p = v[mid];
+        size_t i = 0, j = last;
+        for (;;) { /* Hoare: v[0..j] <= p <= v[j+1..n), 0 <= j < last */
+            while (v[i] < p)
+                i++;
+            while (v[j] > p)
+                j--;
+            if (i >= j)
+                break;
+            swap_at(v, i++, j--);
+        }
+        size_t nl = j + 1;
+        if (nl < n - nl) {
+            fp_sort_doubles(v, nl);
+            v += nl;
+            n -= nl;
+        } else {
+            fp_sort_doubles(v + nl, n - nl);
+            n = nl;
+        }
     }
     for (size_t i = 1; i < n; i++) {
         double x = v[i];
@@ -27,13 +63,6 @@ void fp_sort_doubles(double *v, size_t n)
             v[j] = v[j - 1];
         v[j] = x;
     }
-}
-
-static void swap_at(double *a, size_t i, size_t j)
-{
-    double t = a[i];
-    a[i] = a[j];
-    a[j] = t;
 }
 
 /* Partition a[lo..hi] until a[k] holds its order statistic: median of three

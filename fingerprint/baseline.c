@@ -53,53 +53,6 @@ struct fp_baselines {
 
 /* ==== statistics ===================================================================== */
 
-static void swap_d(double *a, double *b)
-{
-    double t = *a;
-    *a = *b;
-    *b = t;
-}
-
-/* Sort v[0..n) ascending without allocating: quicksort (median of three,
- * the smaller side first) down to short runs, then fp_sort_doubles' insertion
- * sort. The same order fp_sort_doubles gives, without qsort's calls through a
- * pointer above 24 values. */
-static void sort_d(double *v, size_t n)
-{
-    while (n > 16) {
-        size_t mid = n / 2, last = n - 1;
-        if (v[mid] < v[0])
-            swap_d(&v[mid], &v[0]);
-        if (v[last] < v[0])
-            swap_d(&v[last], &v[0]);
-        if (v[last] < v[mid])
-            swap_d(&v[last], &v[mid]);
-        double p = v[mid];
-        size_t i = 0, j = last;
-        for (;;) { /* Hoare: v[0..j] <= p <= v[j+1..n), 0 <= j < last */
-            while (v[i] < p)
-                i++;
-            while (v[j] > p)
-                j--;
-            if (i >= j)
-                break;
-            swap_d(&v[i], &v[j]);
-            i++;
-            j--;
-        }
-        size_t nl = j + 1;
-        if (nl < n - nl) {
-            sort_d(v, nl);
-            v += nl;
-            n -= nl;
-        } else {
-            sort_d(v + nl, n - nl);
-            n = nl;
-        }
-    }
-    fp_sort_doubles(v, n); /* up to 24: its insertion sort */
-}
-
 /* Median of |v - med| over v[0..n) sorted ascending, as fp_mad gives it,
  * in O(n): the deviations below med and those above are each sorted, so
  * merging them up to the middle gives the order statistics the median
@@ -158,7 +111,7 @@ static void robust_stats(double *v, size_t n, double reject, double *scratch, fp
 {
     bool sel = n > SELECT_ABOVE;
     if (!sel)
-        sort_d(v, n);
+        fp_sort_doubles(v, n);
     double med = sel ? quantile_sel(v, n, 0.5) : fp_quantile(v, n, 0.5);
     double mad;
     if (sel) {
@@ -214,7 +167,7 @@ static void robust_stats(double *v, size_t n, double reject, double *scratch, fp
 /* Median of v[0..n) (sorted in place); NaN when n is 0. */
 static double median_of(double *v, size_t n)
 {
-    sort_d(v, n);
+    fp_sort_doubles(v, n);
     return fp_quantile(v, n, 0.5);
 }
 
@@ -709,8 +662,8 @@ static fp_status pair_records(const fp__runtab *t, pairs *p)
             else
                 w[nw++] = row->value;
         }
-        sort_d(w, nw);
-        sort_d(s, ns);
+        fp_sort_doubles(w, nw);
+        fp_sort_doubles(s, ns);
         double *v = nw ? w : s;
         size_t n = nw ? nw : ns;
         r->nw = nw;

@@ -30,31 +30,35 @@ static const fp_opt opts[] = {
     {0},
 };
 
-/* fp_select_k against sorting, on sizes either side of where it samples
- * (600), with many ties and none: the order statistic, and no value above
- * it before k nor below it after. */
+/* fp_select_k against qsort, on sizes either side of where it samples (600),
+ * with many ties and none: the order statistic, and no value above it
+ * before k nor below it after; and fp_sort_doubles against qsort. */
 static void check_select(void)
 {
     enum { MAXN = 5000 };
-    double *v = malloc(MAXN * sizeof *v), *sorted = malloc(MAXN * sizeof *v);
-    CHECK(v && sorted);
+    double *v = malloc(MAXN * sizeof *v), *w = malloc(MAXN * sizeof *w);
+    double *sorted = malloc(MAXN * sizeof *v);
+    CHECK(v && w && sorted);
     unsigned seed = 7;
-    const size_t sizes[] = {1, 2, 17, 600, 601, 602, 1000, 4999};
-    for (size_t t = 0; v && sorted && t < 3 * sizeof sizes / sizeof *sizes; t++) {
+    const size_t sizes[] = {1, 2, 17, 25, 600, 601, 602, 1000, 4999};
+    for (size_t t = 0; v && w && sorted && t < 3 * sizeof sizes / sizeof *sizes; t++) {
         size_t n = sizes[t / 3], ties = t % 3, k = (seed = seed * 1103515245u + 12345u) % n;
         for (size_t i = 0; i < n; i++) {
             seed = seed * 1103515245u + 12345u;
             v[i] = ties == 0 ? (double)(seed >> 8) : ties == 1 ? (double)(seed >> 8 & 7) : 1.5;
-            sorted[i] = v[i];
+            w[i] = sorted[i] = v[i];
         }
-        fp_sort_doubles(sorted, n);
+        qsort(sorted, n, sizeof *sorted, fp_cmp_double);
         double x = fp_select_k(v, n, k);
         bool parted = true;
         for (size_t i = 0; i < n; i++)
             parted &= i < k ? v[i] <= x : v[i] >= x;
         CHECK(x == sorted[k] && v[k] == x && parted);
+        fp_sort_doubles(w, n);
+        CHECK(memcmp(w, sorted, n * sizeof *w) == 0);
     }
     free(v);
+    free(w);
     free(sorted);
 }
 
