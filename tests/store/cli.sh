@@ -114,6 +114,14 @@ cp a.h5 dup.h5 && cp -r a.h5.d dup.h5.d
 $PY -c "import h5py; f=h5py.File('dup.h5','r'); b=f.attrs['baselines']; f.close(); g=h5py.File('dup.h5.d/'+(b.decode() if isinstance(b, bytes) else b),'r+'); e=g['baselines/entities']; e[1]=e[0]; g.close()"
 expect_rc 2 "$F" store export --store dup.h5 --baselines -o dup.jsonl
 grep -q "dataset 'entities': row 1 repeats" err.txt || { cat err.txt; fail "a repeated name was not refused"; }
+# a run's entity that does not parse: refused by run, row and text, whether
+# read as rows (detect) or as samples (export)
+rm -rf dup.h5 dup.h5.d && cp a.h5 dup.h5 && cp -r a.h5.d dup.h5.d
+$PY -c "import h5py; g=h5py.File('dup.h5.d/p0000000000.h5','r+'); g['runs/old-3/entities'][2]=b'bogus'; g.close()"
+for act in "detect --store dup.h5 --run old-3 --no-baselines" "store export old-3 --store dup.h5 -o dup.jsonl"; do
+    expect_rc 2 "$F" $act
+    grep -q "run old-3: entity 2 'bogus' is malformed" err.txt || { cat err.txt; fail "$act: a malformed entity was not refused"; }
+done
 cp a.h5.d/p0000000000.h5 legacy.h5
 $PY -c "import h5py; a=h5py.File('a.h5','r'); l=h5py.File('legacy.h5','r+'); l.copy(a['baselines'], 'baselines')"
 expect_rc 0 "$F" store export --store legacy.h5 --baselines -o l1.jsonl
