@@ -123,10 +123,15 @@ struct fp_verdicts {
 
 /* ---- the engine's state (engine.c, evidence.c, demarcate.c, detect.c) ------------------ */
 
-/* Open-addressing table of indices; the caller compares candidates. */
+/* Open-addressing table of indices; the caller compares candidates. A
+ * slot's index and hash lie together: one cache line a probe. */
+typedef struct table_slot {
+    uint32_t index; /* index + 1; 0 = empty */
+    uint32_t hash;  /* the low half of the item's hash (it holds the probe's bits) */
+} table_slot;
+
 typedef struct table {
-    uint32_t *slot; /* index + 1; 0 = empty */
-    uint64_t *hash;
+    table_slot *slot;
     size_t mask;
     size_t used;
 } table;

@@ -31,24 +31,22 @@ static bool table_init(table *t, size_t expect)
     size_t cap = 16;
     while (3 * cap < 4 * expect + 48)
         cap <<= 1;
-    t->slot = fp_calloc_huge(cap, sizeof *t->slot);
-    t->hash = fp_malloc_huge(cap * sizeof *t->hash);
+    t->slot = cap <= UINT32_MAX ? fp_calloc_huge(cap, sizeof *t->slot) : NULL;
     t->mask = cap - 1;
     t->used = 0;
-    return t->slot && t->hash;
+    return t->slot;
 }
 
 static void table_free(table *t)
 {
     free(t->slot);
-    free(t->hash);
 }
 
-/* The first empty slot on h's probe sequence. */
-static size_t table_empty(const table *t, uint64_t h)
+/* The first empty slot on hash h's probe sequence. */
+static size_t table_empty(const table *t, uint32_t h)
 {
     size_t i = h & t->mask;
-    while (t->slot[i])
+    while (t->slot[i].index)
         i = (i + 1) & t->mask;
     return i;
 }
@@ -66,17 +64,12 @@ static bool table_add(table *t, uint64_t h, size_t index)
             return false;
         }
         for (size_t i = 0; i <= old.mask; i++)
-            if (old.slot[i]) {
-                size_t j = table_empty(t, old.hash[i]);
-                t->slot[j] = old.slot[i];
-                t->hash[j] = old.hash[i];
-            }
+            if (old.slot[i].index)
+                t->slot[table_empty(t, old.slot[i].hash)] = old.slot[i];
         t->used = old.used;
         table_free(&old);
     }
-    size_t i = table_empty(t, h);
-    t->slot[i] = (uint32_t)(index + 1);
-    t->hash[i] = h;
+    t->slot[table_empty(t, (uint32_t)h)] = (table_slot){(uint32_t)(index + 1), (uint32_t)h};
     t->used++;
     return true;
 }
@@ -93,10 +86,10 @@ fp_verdict fp__det_worse(fp_verdict a, fp_verdict b)
 static int32_t node_find(const eng *g, const char *name, uint64_t h)
 {
     for (size_t i = h & g->node_tab.mask;; i = (i + 1) & g->node_tab.mask) {
-        uint32_t s = g->node_tab.slot[i];
+        uint32_t s = g->node_tab.slot[i].index;
         if (!s)
             return -1;
-        if (g->node_tab.hash[i] == h && strcmp(g->node[s - 1], name) == 0)
+        if (g->node_tab.slot[i].hash == (uint32_t)h && strcmp(g->node[s - 1], name) == 0)
             return (int32_t)(s - 1);
     }
 }
@@ -242,10 +235,10 @@ static int64_t entity_intern(eng *g, const fp_entity *e)
     uint64_t h = entity_hash(e);
     size_t i = h & g->ent_tab.mask;
     for (;; i = (i + 1) & g->ent_tab.mask) {
-        uint32_t s = g->ent_tab.slot[i];
+        uint32_t s = g->ent_tab.slot[i].index;
         if (!s)
             break;
-        if (g->ent_tab.hash[i] == h && same_entity(g->ents[s - 1].e, e))
+        if (g->ent_tab.slot[i].hash == (uint32_t)h && same_entity(g->ents[s - 1].e, e))
             return s - 1;
     }
     ent_info *ei = &g->ents[g->nents];
@@ -461,7 +454,7 @@ static fp_status intern_rows(eng *g)
     fp_prefault_add(&pf, g->vals, (used_est < cap ? used_est : cap) * sizeof *g->vals);
     fp_prefault_add(&pf, g->ser, (nser < n ? nser : n) * sizeof *g->ser);
     fp_prefault_add(&pf, g->ents, (rows->nents + 1) * sizeof *g->ents);
-    fp_prefault_add(&pf, g->ent_tab.hash, (g->ent_tab.mask + 1) * sizeof *g->ent_tab.hash);
+    fp_prefault_add(&pf, g->ent_tab.slot, (g->ent_tab.mask + 1) * sizeof *g->ent_tab.slot);
     fp_prefault_start(&pf);
     int64_t se_prev = -1;
     for (size_t i = 0; i < n; i++) {
