@@ -1,5 +1,6 @@
 #include "fleetprint/mem.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -65,14 +66,15 @@ void fp_prefault_add(fp_prefault *pf, void *p, size_t bytes)
 }
 
 /* Fault in [p, p + bytes) writable without writing it: false where the
- * kernel refuses (or lacks) the advice. */
+ * kernel lacks the advice (EINVAL). A range freed meanwhile (an array that
+ * grew) only makes the advice fail: it never writes. */
 static bool populate(void *p, size_t bytes)
 {
 #ifdef MADV_POPULATE_WRITE
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1);
     uintptr_t b = ((uintptr_t)p + bytes) & ~(page - 1);
-    return !p || bytes < HUGE_MIN || b <= a || madvise((void *)a, b - a, MADV_POPULATE_WRITE) == 0;
+    return b <= a || madvise((void *)a, b - a, MADV_POPULATE_WRITE) == 0 || errno != EINVAL;
 #else
     (void)p;
     (void)bytes;
@@ -83,9 +85,8 @@ static bool populate(void *p, size_t bytes)
 static void *prefault_main(void *arg)
 {
     const fp_prefault *pf = arg;
-    for (int i = 0; i < pf->n; i++)
-        if (!populate(pf->range[i].p, pf->range[i].bytes))
-            break; /* an old kernel: the pages fault as they are written */
+    for (int i = 0; i < pf->n && populate(pf->range[i].p, pf->range[i].bytes); i++)
+        ; /* an old kernel stops it: the pages fault as they are written */
     return NULL;
 }
 

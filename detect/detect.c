@@ -48,7 +48,7 @@ const char *fp_evidence_name(fp_evidence e)
 
 /* out's room for an entity verdict per node and per entity other than a node
  * (interning made them all), faulted in by pf while the last steps of
- * evidence run: they leave a core idle, and at 100,000 nodes x 8 the 220 MB
+ * evidence run: they leave a core idle, and at 100,000 nodes x 8 the 235 MB
  * took assembly 0.2-0.5 s to fault in. FP_ENOMEM. */
 static fp_status assemble_room(const eng *g, fp_verdicts *out, fp_prefault *pf)
 {

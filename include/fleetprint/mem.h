@@ -26,7 +26,8 @@ void *fp_calloc_huge(size_t n, size_t elem);
  * touched, so the caller may write them meanwhile. Up to FP_PREFAULT_MAX
  * ranges of at least 8 MiB (smaller ones are ignored); on a kernel without
  * the advice the pages fault as they are written. Call fp_prefault_wait
- * before the arrays are freed. */
+ * before pf goes: an array freed or moved meanwhile only makes the advice
+ * fail, since it never writes. */
 #define FP_PREFAULT_MAX 4
 typedef struct fp_prefault {
     struct {
