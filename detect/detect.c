@@ -260,20 +260,19 @@ cleanup:
     return st;
 }
 
-/* Append the reasons that from, a copy of g judging on a thread, found
- * (what: its evidence, for the message) to g's. */
-static fp_status merge_reasons(eng *g, const eng *from, const char *what)
+/* Append n reasons (found by a copy of g judging on a thread; what: its
+ * evidence, for the message) to g's. */
+static fp_status merge_reasons(eng *g, const owned_reason *r, size_t n, const char *what)
 {
     fp_status st = FP_OK;
-    if (!from->nreasons)
+    if (!n)
         return FP_OK;
-    owned_reason *t = fp_grow(g->reasons, &g->reason_cap, g->nreasons + from->nreasons,
-                              sizeof *t, 256);
+    owned_reason *t = fp_grow(g->reasons, &g->reason_cap, g->nreasons + n, sizeof *t, 256);
     if (!t)
-        FP_FAIL(FP_ENOMEM, "out of memory merging %zu reasons of %s", from->nreasons, what);
+        FP_FAIL(FP_ENOMEM, "out of memory merging %zu reasons of %s", n, what);
     g->reasons = t;
-    memcpy(g->reasons + g->nreasons, from->reasons, from->nreasons * sizeof *t);
-    g->nreasons += from->nreasons;
+    memcpy(g->reasons + g->nreasons, r, n * sizeof *t);
+    g->nreasons += n;
 cleanup:
     return st;
 }
@@ -288,24 +287,15 @@ static fp_status base_finish(base_job *j, eng *g)
     g->class_floor = j->g.class_floor;
     j->g.class_floor = NULL;
     fp_status st = j->st;
-    size_t n = j->g.nreasons + (j->helped ? j->help.nreasons : 0);
-    if (st == FP_OK && n) {
-        owned_reason *t = fp_grow(g->reasons, &g->reason_cap, g->nreasons + n, sizeof *t, 256);
-        if (!t)
-            FP_FAIL(FP_ENOMEM, "out of memory merging %zu reasons of baseline evidence", n);
-        g->reasons = t;
-        for (size_t c = 0; c < j->nchunks; c++) {
-            const base_chunk *k = &j->chunk[c];
-            const eng *from = k->helped ? &j->help : &j->g;
-            memcpy(t + g->nreasons, from->reasons + k->lo, (k->hi - k->lo) * sizeof *t);
-            g->nreasons += k->hi - k->lo;
-        }
+    for (size_t c = 0; st == FP_OK && c < j->nchunks; c++) {
+        const base_chunk *k = &j->chunk[c];
+        const eng *from = k->helped ? &j->help : &j->g;
+        st = merge_reasons(g, from->reasons + k->lo, k->hi - k->lo, "baseline evidence");
     }
     if (st == FP_OK)
         merge_verdicts(g, &j->g);
     if (st == FP_OK && j->helped)
         merge_verdicts(g, &j->help);
-cleanup:
     return st;
 }
 
@@ -449,7 +439,7 @@ static fp_status peers_finish(peers_job *j, eng *g)
     j->running = false;
     fp_status st = j->st;
     if (st == FP_OK)
-        st = merge_reasons(g, &j->g, "peer evidence");
+        st = merge_reasons(g, j->g.reasons, j->g.nreasons, "peer evidence");
     if (st == FP_OK && j->g.nblind) {
         fp_blind_spot *t =
             fp_grow(g->blind, &g->blind_cap, g->nblind + j->g.nblind, sizeof *t, 16);
@@ -523,7 +513,7 @@ static fp_status missing_finish(missing_job *j, eng *g)
     j->running = false;
     fp_status st = j->st;
     if (st == FP_OK)
-        st = merge_reasons(g, &j->g, "missing results");
+        st = merge_reasons(g, j->g.reasons, j->g.nreasons, "missing results");
     if (st == FP_OK)
         merge_verdicts(g, &j->g);
     return st;
