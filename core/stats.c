@@ -21,6 +21,18 @@ static void swap_at(double *a, size_t i, size_t j)
     a[j] = t;
 }
 
+/* Order a[lo] <= a[mid] <= a[hi] by swaps; the middle one, a pivot. */
+static double median_of_three(double *a, size_t lo, size_t mid, size_t hi)
+{
+    if (a[mid] < a[lo])
+        swap_at(a, mid, lo);
+    if (a[hi] < a[lo])
+        swap_at(a, hi, lo);
+    if (a[hi] < a[mid])
+        swap_at(a, hi, mid);
+    return a[mid];
+}
+
 /* Sort v[0..n) ascending without allocating: quicksort (median of three,
  * the smaller side first) down to short runs, then insertion sort. qsort
  * called fp_cmp_double through a pointer for each comparison: the peers'
@@ -28,14 +40,8 @@ static void swap_at(double *a, size_t i, size_t j)
 void fp_sort_doubles(double *v, size_t n)
 {
     while (n > 16) {
-        size_t mid = n / 2, last = n - 1;
-        if (v[mid] < v[0])
-            swap_at(v, mid, 0);
-        if (v[last] < v[0])
-            swap_at(v, last, 0);
-        if (v[last] < v[mid])
-            swap_at(v, last, mid);
-        double p = v[mid];
+        size_t last = n - 1;
+        double p = median_of_three(v, 0, n / 2, last);
         size_t i = 0, j = last;
         for (;;) { /* Hoare: v[0..j] <= p <= v[j+1..n), 0 <= j < last */
             while (v[i] < p)
@@ -70,14 +76,7 @@ void fp_sort_doubles(double *v, size_t n)
 static void select_three(double *a, size_t lo, size_t hi, size_t k)
 {
     while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (a[mid] < a[lo])
-            swap_at(a, mid, lo);
-        if (a[hi] < a[lo])
-            swap_at(a, hi, lo);
-        if (a[hi] < a[mid])
-            swap_at(a, hi, mid);
-        double pivot = a[mid];
+        double pivot = median_of_three(a, lo, lo + (hi - lo) / 2, hi);
         size_t i = lo, j = hi;
         while (i <= j) {
             while (a[i] < pivot)
