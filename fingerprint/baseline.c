@@ -1196,9 +1196,10 @@ static int pair_cmp(const void *a, const void *b)
 }
 
 /* x: the rows of each who, by a counting sort (so each who's pairs come in
- * row order), then by key where a who's rows were not written by key. */
+ * row order), then by key where a who's rows were not written by key. Each
+ * row's ids are checked on the way: its key, its who and its run set. */
 static fp_status index_rows(row_index *x, const brow *rows, size_t n, size_t nkeys,
-                            size_t nwho, const char *what)
+                            size_t nwho, size_t nsets, const char *what)
 {
     fp_status st = FP_OK;
     if (n >= FP__NONE || nwho >= FP__NONE)
@@ -1209,6 +1210,8 @@ static fp_status index_rows(row_index *x, const brow *rows, size_t n, size_t nke
     FP_CHECK_ALLOC(x->off);
     FP_CHECK_ALLOC(x->pair);
     for (size_t i = 0; i < n; i++) {
+        if (rows[i].b.runset >= nsets)
+            FP_FAIL(FP_EINPUT, "/baselines/%s row %zu has no run set (corrupt)", what, i);
         if (rows[i].key >= nkeys || rows[i].who >= nwho)
             FP_FAIL(FP_EINPUT, "/baselines/%s row %zu refers past its tables (corrupt)", what, i);
         x->off[rows[i].who + 2]++;
@@ -1301,14 +1304,9 @@ fp_status fp_store_load_baselines(fp_store *s, fp_baselines **out)
     for (size_t i = 0; i < nmem; i++)
         if (b->set_member[i] >= b->runs.n)
             FP_FAIL(FP_EINPUT, "/baselines/runset_members refers past /baselines/runs (corrupt)");
-    for (size_t i = 0; i < b->nerows; i++)
-        if (b->erows[i].b.runset >= b->nsets)
-            FP_FAIL(FP_EINPUT, "/baselines/entity row %zu has no run set (corrupt)", i);
-    for (size_t i = 0; i < b->nsrows; i++)
-        if (b->srows[i].b.runset >= b->nsets)
-            FP_FAIL(FP_EINPUT, "/baselines/sku row %zu has no run set (corrupt)", i);
-    FP_CHECK(index_rows(&b->eidx, b->erows, b->nerows, nkeys, b->entities.n, "entity"));
-    FP_CHECK(index_rows(&b->sidx, b->srows, b->nsrows, nkeys, b->skus.n, "sku"));
+    FP_CHECK(index_rows(&b->eidx, b->erows, b->nerows, nkeys, b->entities.n, b->nsets,
+                        "entity"));
+    FP_CHECK(index_rows(&b->sidx, b->srows, b->nsrows, nkeys, b->skus.n, b->nsets, "sku"));
     *out = b;
     b = NULL;
 cleanup:
