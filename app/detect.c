@@ -293,8 +293,9 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
     if (c->store) {
         FP_CHECK(fp_store_open(&store, c->store, FP_STORE_READ, 0));
         fp_run_free(&run);
-        /* as rows: a ninth of the memory, and every output reads them */
-        FP_CHECK(fp_store_load_run_rows(store, c->run, c->tag, &run));
+        /* as rows: a ninth of the memory, and every output reads them; the
+         * samples' start times only for the re-test's timing */
+        FP_CHECK(fp_store_load_run_rows(store, c->run, c->tag, c->out.retest_args != NULL, &run));
         /* the run interned on a second thread while the rest is read */
         FP_CHECK(fp_detect_prepare(&run, rules, &prep));
         fp_run_free(&prev);

@@ -110,11 +110,14 @@ fp_status fp_rows_builder_add(fp_rows_builder *b, const fp_sample *s)
     if (st != FP_OK)
         return st;
     fp_sample_row *row = fp_grow(r->row, &b->row_cap, r->n + 1, sizeof *row, 1024);
-    if (!row)
+    if (row)
+        r->row = row;
+    double *t = row ? fp_grow(r->t, &b->t_cap, r->n + 1, sizeof *t, 1024) : NULL;
+    if (!t)
         return FP_ENOMEM;
-    r->row = row;
-    row[r->n++] = (fp_sample_row){.entity = ent, .key = key, .iter = s->iter,
-                                  .value = s->value, .t_start = s->t_start};
+    r->t = t;
+    t[r->n] = s->t_start;
+    row[r->n++] = (fp_sample_row){.entity = ent, .key = key, .iter = s->iter, .value = s->value};
     return FP_OK;
 }
 
@@ -132,6 +135,7 @@ fp_run_rows *fp_rows_builder_take(fp_rows_builder *b)
 void fp_rows_builder_free(fp_rows_builder *b)
 {
     free(b->rows.row);
+    free(b->rows.t);
     free(b->rows.keys);
     free(b->rows.ents);
     free(b->key_slot);

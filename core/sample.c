@@ -264,6 +264,7 @@ static void rows_free(fp_run_rows *r)
     if (!r)
         return;
     free(r->row);
+    free(r->t);
     free(r->keys);
     free(r->ents);
     free(r);
@@ -287,7 +288,7 @@ fp_sample_ref fp_run_ref(const fp_run *run, size_t i)
     }
     const fp_sample_row *r = &run->rows->row[i];
     return (fp_sample_ref){&run->rows->keys[r->key], &run->rows->ents[r->entity], r->iter,
-                           r->value, r->t_start};
+                           r->value, run->rows->t ? run->rows->t[i] : NAN};
 }
 
 void fp_run_sample(const fp_run *run, size_t i, fp_sample *out)
@@ -302,9 +303,9 @@ void fp_run_sample(const fp_run *run, size_t i, fp_sample *out)
 
 void fp_run_shift_t(fp_run *run, size_t i, double dt)
 {
-    if (run->rows)
-        run->rows->row[i].t_start += dt;
-    else
+    if (run->rows && run->rows->t)
+        run->rows->t[i] += dt;
+    else if (!run->rows)
         run->samples[i].t_start += dt;
 }
 

@@ -802,7 +802,7 @@ const char *fp_world_command_line(const fp_world *w)
 
 /* The gather's messages, on the data communicator: rank 0 says when to send,
  * then the rank sends its rows, metric keys and entities. */
-enum { TAG_GATHER_GO = 7010, TAG_GATHER_ROWS, TAG_GATHER_KEYS, TAG_GATHER_ENTS };
+enum { TAG_GATHER_GO = 7010, TAG_GATHER_ROWS, TAG_GATHER_KEYS, TAG_GATHER_ENTS, TAG_GATHER_T };
 
 /* Rank 0 takes the ranks' tables in batches of at most this many ranks and
  * bytes of keys and entities (their rows go straight into the run's array):
@@ -818,11 +818,12 @@ typedef struct wire_key {
     uint64_t size;
 } wire_key;
 
-/* A rank's samples as rows into its own tables: n[0] rows, n[1] keys, n[2]
- * entities. */
+/* A rank's samples as rows into its own tables: n[0] rows (and their start
+ * times), n[1] keys, n[2] entities. */
 typedef struct part {
     long long n[3];
     fp_sample_row *rows;
+    double *t;
     wire_key *keys;
     fp_entity *ents;
 } part;
@@ -849,6 +850,7 @@ static fp_status make_part(const fp_sample *samples, size_t n, fp_rows_builder *
     p->n[1] = (long long)b->rows.nkeys;
     p->n[2] = (long long)b->rows.nents;
     p->rows = b->rows.row;
+    p->t = b->rows.t;
     p->ents = b->rows.ents;
 cleanup:
     return st;
@@ -896,22 +898,24 @@ static fp_status gather0(fp_world *w, const void *mine, void *all, int bytes, co
 static fp_status send_part(fp_world *w, const part *p, MPI_Datatype type[3])
 {
     fp_status st = FP_OK;
-    MPI_Request req[3];
+    MPI_Request req[4];
     int go = 0;
     FP_CHECK_MPI(MPI_Irecv(&go, 1, MPI_INT, 0, TAG_GATHER_GO, w->comm, &req[0]));
     FP_CHECK(fp_world_wait(w, req, 1, "gathering samples"));
     FP_CHECK_MPI(MPI_Isend(p->rows, (int)p->n[0], type[0], 0, TAG_GATHER_ROWS, w->comm, &req[0]));
     FP_CHECK_MPI(MPI_Isend(p->keys, (int)p->n[1], type[1], 0, TAG_GATHER_KEYS, w->comm, &req[1]));
     FP_CHECK_MPI(MPI_Isend(p->ents, (int)p->n[2], type[2], 0, TAG_GATHER_ENTS, w->comm, &req[2]));
-    FP_CHECK(fp_world_wait(w, req, 3, "gathering samples"));
+    FP_CHECK_MPI(MPI_Isend(p->t, (int)p->n[0], MPI_DOUBLE, 0, TAG_GATHER_T, w->comm, &req[3]));
+    FP_CHECK(fp_world_wait(w, req, 4, "gathering samples"));
 cleanup:
     return st;
 }
 
 /* Rank 0: every other rank's part, a batch of ranks at a time, each rank's
- * rows received into all at its place (rank order) and merged into b. */
+ * rows and times received into all and all_t at its place (rank order) and
+ * merged into b. */
 static fp_status take_parts(fp_world *w, const long long (*counts)[3], fp_sample_row *all,
-                            MPI_Datatype type[3], fp_rows_builder *b)
+                            double *all_t, MPI_Datatype type[3], fp_rows_builder *b)
 {
     fp_status st = FP_OK;
     const size_t kbytes = sizeof(wire_key), ebytes = sizeof(fp_entity);
@@ -919,7 +923,7 @@ static fp_status take_parts(fp_world *w, const long long (*counts)[3], fp_sample
     size_t buf_cap = 0, map_cap = 0, at = (size_t)counts[0][0];
     uint32_t *map = NULL;
     part *parts = calloc(BATCH_RANKS, sizeof *parts);
-    MPI_Request *req = calloc(4 * BATCH_RANKS, sizeof *req);
+    MPI_Request *req = calloc(5 * BATCH_RANKS, sizeof *req);
     static const int go = 1;
     FP_CHECK_ALLOC(parts);
     FP_CHECK_ALLOC(req);
@@ -942,6 +946,7 @@ static fp_status take_parts(fp_world *w, const long long (*counts)[3], fp_sample
                 FP_FAIL(FP_ENOMEM, "rank %d has %lld samples, too many to gather (most: %d)", r,
                         p->n[0], INT_MAX - 1);
             p->rows = all + at;
+            p->t = all_t + at;
             p->keys = (wire_key *)(buf + off);
             off += (size_t)p->n[1] * kbytes;
             p->ents = (fp_entity *)(buf + off);
@@ -952,6 +957,8 @@ static fp_status take_parts(fp_world *w, const long long (*counts)[3], fp_sample
             FP_CHECK_MPI(MPI_Irecv(p->keys, (int)p->n[1], type[1], r, TAG_GATHER_KEYS, w->comm,
                                    &req[nreq++]));
             FP_CHECK_MPI(MPI_Irecv(p->ents, (int)p->n[2], type[2], r, TAG_GATHER_ENTS, w->comm,
+                                   &req[nreq++]));
+            FP_CHECK_MPI(MPI_Irecv(p->t, (int)p->n[0], MPI_DOUBLE, r, TAG_GATHER_T, w->comm,
                                    &req[nreq++]));
             FP_CHECK_MPI(MPI_Isend(&go, 1, MPI_INT, r, TAG_GATHER_GO, w->comm, &req[nreq++]));
         }
@@ -980,6 +987,7 @@ fp_status fp_world_gather_run(fp_world *w, const fp_rank_info *mine, const fp_sa
     fp_rank_info *infos = NULL;
     long long (*counts)[3] = NULL;
     fp_sample_row *all = NULL;
+    double *all_t = NULL;
     fp_rows_builder local, merged;
     memset(&local, 0, sizeof local);
     memset(&merged, 0, sizeof merged);
@@ -1013,10 +1021,15 @@ fp_status fp_world_gather_run(fp_world *w, const fp_rank_info *mine, const fp_sa
     for (int r = 0; r < w->size; r++)
         total += (size_t)counts[r][0];
     all = fp_malloc_huge((total ? total : 1) * sizeof *all);
+    all_t = fp_malloc_huge((total ? total : 1) * sizeof *all_t);
     FP_CHECK_ALLOC(all);
-    if (n)
+    FP_CHECK_ALLOC(all_t);
+    if (n) {
         memcpy(all, me.rows, n * sizeof *all);
+        memcpy(all_t, me.t, n * sizeof *all_t);
+    }
     me.rows = all;
+    me.t = all_t;
     {
         uint32_t *map = calloc((size_t)(me.n[1] + me.n[2]) + 1, sizeof *map);
         FP_CHECK_ALLOC(map);
@@ -1025,7 +1038,7 @@ fp_status fp_world_gather_run(fp_world *w, const fp_rank_info *mine, const fp_sa
         FP_CHECK(st);
     }
     fp_rows_builder_free(&local);
-    FP_CHECK(take_parts(w, (const long long(*)[3])counts, all, type, &merged));
+    FP_CHECK(take_parts(w, (const long long(*)[3])counts, all, all_t, type, &merged));
     FP_CHECK(fp_run_set_shape(run, w->nnodes, w->size));
     for (int k = 0; k < w->nnodes; k++)
         memcpy(run->nodes[k], w->node_names[k], FP_NAME_MAX);
@@ -1039,8 +1052,10 @@ fp_status fp_world_gather_run(fp_world *w, const fp_rank_info *mine, const fp_sa
     fp_run_rows *rows = fp_rows_builder_take(&merged);
     FP_CHECK_ALLOC(rows);
     rows->row = all;
+    rows->t = all_t;
     rows->n = total;
     all = NULL;
+    all_t = NULL;
     fp_run_set_rows(run, rows);
 cleanup:
     for (int t = 0; t < 3; t++)
@@ -1052,5 +1067,6 @@ cleanup:
     free(infos);
     free(counts);
     free(all);
+    free(all_t);
     return st;
 }

@@ -1060,7 +1060,7 @@ typedef struct read_job {
 static void *read_thread(void *arg)
 {
     read_job *j = arg;
-    j->st = fp__store_read_runtab(j->s, j->id, &j->t);
+    j->st = fp__store_read_runtab(j->s, j->id, false, &j->t);
     if (j->st == FP_OK)
         j->st = find_pairs(&j->t, &j->p);
     if (j->st == FP_OK)

@@ -8,7 +8,8 @@
  *
  * It reads only what it can read exactly as H5Dread would: a chunked 1-D
  * dataset whose filters are shuffle and deflate (either, both or none), and
- * a memory type whose members are, by name, byte for byte the file type's.
+ * a memory type whose members are, by name, byte for byte some of the file
+ * type's (the bytes of the others are skipped, as H5Dread drops them).
  * Anything else is left to H5Dread (fp__h5_read_table). */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -27,6 +28,7 @@
 enum { BATCH = 32,      /* raw chunks read before they are decoded */
        MAX_BYTES = 512, /* a file row's largest size this reads */
        BLOCK = 128      /* rows unshuffled together */ };
+#define SKIP SIZE_MAX /* a file byte no memory member takes */
 
 typedef struct raw_chunk {
     unsigned char *buf;
@@ -38,7 +40,8 @@ typedef struct raw_chunk {
 typedef struct source {
     size_t filebytes, rowsize, chunk_rows, n;
     int shuffle, deflate; /* pipeline positions, -1: not in the pipeline */
-    size_t to[MAX_BYTES]; /* where each byte of a file row goes in a memory row */
+    size_t to[MAX_BYTES]; /* where each byte of a file row goes in a memory row, or SKIP */
+    size_t placed;        /* bytes of a memory row the file fills */
     unsigned char *dst;
     raw_chunk raw[BATCH];
     size_t nraw;
@@ -48,21 +51,24 @@ typedef struct source {
 
 /* ---- the layout ----------------------------------------------------------------------- */
 
-/* Fill s->to for memtype against filetype: true when every byte of a file
- * row has a place in a memory row and every memory member comes from the
- * file's member of that name, of an equal type. */
+/* Fill s->to for memtype against filetype: true when every memory member
+ * comes from the file's member of that name, of an equal type. */
 static bool map_bytes(source *s, hid_t filetype, hid_t memtype)
 {
     if (H5Tequal(filetype, memtype) > 0) {
         for (size_t j = 0; j < s->filebytes; j++)
             s->to[j] = j;
+        s->placed = s->filebytes;
         return s->rowsize == s->filebytes;
     }
     if (H5Tget_class(filetype) != H5T_COMPOUND || H5Tget_class(memtype) != H5T_COMPOUND)
         return false;
     int nf = H5Tget_nmembers(filetype), nm = H5Tget_nmembers(memtype);
-    if (nf <= 0 || nf != nm)
+    if (nm <= 0 || nf < nm)
         return false;
+    for (size_t j = 0; j < s->filebytes; j++)
+        s->to[j] = SKIP;
+    s->placed = 0;
     bool ok = true;
     for (unsigned i = 0; ok && i < (unsigned)nm; i++) {
         char *name = H5Tget_member_name(memtype, i);
@@ -76,11 +82,12 @@ static bool map_bytes(source *s, hid_t filetype, hid_t memtype)
         ok = ok && from + size <= s->filebytes && to + size <= s->rowsize;
         for (size_t b = 0; ok && b < size; b++)
             s->to[from + b] = to + b;
+        s->placed += size;
         fp__h5_close(mt);
         fp__h5_close(ft);
         H5free_memory(name);
     }
-    return ok; /* as many members as the file's, each placed: every file byte is */
+    return ok;
 }
 
 /* The dataset's filters, where they are shuffle and deflate only. */
@@ -178,9 +185,11 @@ static bool decode(source *s, const raw_chunk *c, inflater *z)
     for (size_t r0 = 0; r0 < rows; r0 += BLOCK) {
         size_t m = rows - r0 < BLOCK ? rows - r0 : BLOCK;
         unsigned char *dst = s->dst + (first + r0) * s->rowsize;
-        if (s->rowsize > s->filebytes) /* padding, as fp__h5_read_table leaves it */
+        if (s->rowsize > s->placed) /* padding, as fp__h5_read_table leaves it */
             memset(dst, 0, m * s->rowsize);
         for (size_t j = 0; j < s->filebytes; j++) {
+            if (s->to[j] == SKIP)
+                continue;
             unsigned char *d = dst + s->to[j];
             if (shuffled) { /* byte j of every row together (H5Z__filter_shuffle) */
                 const unsigned char *from = src + j * s->chunk_rows + r0;

@@ -1,5 +1,6 @@
 /* Runtabs: a run's samples as rows of interned entities and metric keys, the
  * form the store reads and writes. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,7 +275,7 @@ void fp__runtab_sample(const fp__runtab *t, size_t i, fp_sample *s)
     s->entity = t->ent[r->entity];
     s->iter = r->iter;
     s->value = r->value;
-    s->t_start = r->t_start;
+    s->t_start = t->t ? t->t[i] : NAN;
 }
 
 void fp__runtab_free(fp__runtab *t)
@@ -287,6 +288,7 @@ void fp__runtab_free(fp__runtab *t)
     free(t->ent);
     free(t->metrics);
     free(t->rows);
+    free(t->t);
     memset(t, 0, sizeof *t);
 }
 

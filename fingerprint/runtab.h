@@ -10,8 +10,9 @@
 #include "fleetprint/sample.h"
 #include "intern.h"
 
-/* A sample as stored: keys into the run's entity and metric tables (the
- * public fp_sample_row, so that a run read as rows takes them as they are). */
+/* A sample as stored, its start time aside: keys into the run's entity and
+ * metric tables (the public fp_sample_row, so that a run read as rows takes
+ * them as they are). */
 typedef fp_sample_row fp__row;
 
 /* A metric key of a run: suite.test.metric@size with its unit and direction. */
@@ -43,6 +44,7 @@ typedef struct fp__runtab {
     uint32_t *next_entity, *next_metric;
     size_t next_entity_cap, next_metric_cap;
     fp__row *rows;        /* the samples of a run read from a file (writes stream them) */
+    double *t;            /* their start times, when read (else NULL) */
     size_t nrows, row_cap;
 } fp__runtab;
 
@@ -61,7 +63,7 @@ fp_status fp__runtab_intern_view(fp__runtab *t, const fp_jsonl_sample_view *v, u
 /* Metric key k as a sample: suite, test, metric, unit, better and size set,
  * the rest zero. */
 void fp__runtab_key(const fp__runtab *t, uint32_t k, fp_sample *s);
-/* Expand the row i into a full sample. */
+/* Expand the row i into a full sample (t_start NaN when t was not read). */
 void fp__runtab_sample(const fp__runtab *t, size_t i, fp_sample *s);
 /* Copy a context (nodes and ranks deep-copied; samples not). */
 fp_status fp__run_copy_context(fp_run *dst, const fp_run *src);

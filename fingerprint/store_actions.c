@@ -136,7 +136,7 @@ static fp_status show_run(const fp_store_action *c, fp_store *s, const char *whi
             FP_FAIL(FP_EINPUT, "%s holds no run%s%s", fp_store_path(s),
                     c->tag ? " tagged " : "", c->tag ? c->tag : "");
     }
-    FP_CHECK(fp__store_read_runtab(s, id, &t));
+    FP_CHECK(fp__store_read_runtab(s, id, false, &t));
     const fp_run *r = &t.ctx;
     char when[32];
     format_time(r->time, when, sizeof when);
@@ -281,7 +281,7 @@ static fp_status export_run(fp_store *s, const char *id, FILE *f)
     fp_status st = FP_OK;
     fp__runtab t;
     char line[4096]; /* a sample line with every byte escaped is under 2 KB */
-    FP_CHECK(fp__store_read_runtab(s, id, &t));
+    FP_CHECK(fp__store_read_runtab(s, id, true, &t));
     FP_CHECK(fp_jsonl_write_run(f, &t.ctx));
     for (size_t i = 0; i < t.nrows; i++) {
         fp_sample smp;

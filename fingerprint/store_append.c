@@ -282,6 +282,9 @@ static fp_status add_samples(fp__apprun *r, const fp_run *run, char *err, size_t
     }
     if (!rows)
         goto cleanup;
+    if (!rows->t && rows->n)
+        FP_FAIL(FP_EINTERNAL, "run %s was read without its samples' start times: it cannot be "
+                              "stored", run->id);
     /* by the run's key (entity) id: the store's, FP__NONE until met */
     kmap = malloc((rows->nkeys + 1) * sizeof *kmap);
     emap = fp_malloc_huge((rows->nents + 1) * sizeof *emap);
@@ -300,7 +303,7 @@ static fp_status add_samples(fp__apprun *r, const fp_run *run, char *err, size_t
                 FP_FAIL(FP_EINPUT, "run %s, sample %zu: %s", run->id, j, err);
             FP_CHECK(st);
         }
-        FP_CHECK(put_row(r, *eid, *mid, x->iter, x->value, x->t_start));
+        FP_CHECK(put_row(r, *eid, *mid, x->iter, x->value, rows->t[j]));
     }
 cleanup:
     free(kmap);

@@ -15,8 +15,9 @@
 
 /* ---- runs ------------------------------------------------------------------------- */
 
-/* Read /runs/<id> of the current file into t (zeroed first; freed by caller). */
-fp_status fp__store_read_runtab(fp_store *s, const char *id, fp__runtab *t);
+/* Read /runs/<id> of the current file into t (zeroed first; freed by caller),
+ * the samples' start times too when times is true. */
+fp_status fp__store_read_runtab(fp_store *s, const char *id, bool times, fp__runtab *t);
 /* Whether stored run id can be read: FP_OK, or FP_EINPUT with the reason in why
  * (a phrase naming the file). Cheap: its partition file exists. deep: the run is
  * read whole and holds as many samples as the manifest lists (read errors are

@@ -32,7 +32,7 @@ _Static_assert(sizeof(int) == 4, "fp_rank_info's ints are the file's 32-bit memb
 
 /* Build the memory (native, padded) or file (little-endian, packed) compound
  * type for one of the record kinds below. */
-typedef enum { REC_ROW, REC_METRIC, REC_RANK, REC_CONFIG } rec_kind;
+typedef enum { REC_ROW, REC_TIME, REC_METRIC, REC_RANK, REC_CONFIG } rec_kind;
 
 static hid_t rec_type(rec_kind kind, bool file)
 {
@@ -50,13 +50,18 @@ static hid_t rec_type(rec_kind kind, bool file)
         off += (size);                                                                     \
     } while (0)
     switch (kind) {
-    case REC_ROW:
+    case REC_ROW: /* a file row holds its start time; in memory that is REC_TIME's */
         t = H5Tcreate(H5T_COMPOUND, file ? 28 : sizeof(fp__row));
         FIELD("entity", u32, HOFFSET(fp__row, entity), 4);
         FIELD("metric", u32, HOFFSET(fp__row, key), 4);
         FIELD("iter", i32, HOFFSET(fp__row, iter), 4);
         FIELD("value", f64, HOFFSET(fp__row, value), 8);
-        FIELD("t", f64, HOFFSET(fp__row, t_start), 8);
+        if (file)
+            FIELD("t", f64, 0, 8);
+        break;
+    case REC_TIME: /* the rows' start times alone, read only where wanted */
+        t = H5Tcreate(H5T_COMPOUND, sizeof(double));
+        FIELD("t", f64, 0, 8);
         break;
     case REC_METRIC:
         t = H5Tcreate(H5T_COMPOUND, file ? 16 + 24 + 32 + 16 + 1 + 8 : sizeof(fp__metric));
@@ -179,7 +184,7 @@ fp_status fp__store_run_readable(fp_store *s, const char *id, bool deep, char *w
     }
     if (!deep)
         return FP_OK;
-    fp_status st = fp__store_read_runtab(s, id, &t);
+    fp_status st = fp__store_read_runtab(s, id, false, &t);
     bool read = st == FP_OK;
     if (st != FP_OK) {
         snprintf(why, len, "its partition %s cannot be read (%s: the error above)", path,
@@ -434,7 +439,9 @@ static void parse_wait(parse_job *j)
  * text table of 1.3 M entities took 0.1 s to index at 100,000 nodes x 8). */
 typedef enum { READ_CONFIG, READ_CONTEXT, READ_SAMPLES, READ_ROWS } read_what;
 
-static fp_status read_runtab(fp_store *s, const char *id, fp__runtab *t, read_what what)
+/* times: the rows' start times too (t->t), a read of their own. */
+static fp_status read_runtab(fp_store *s, const char *id, fp__runtab *t, read_what what,
+                             bool times)
 {
     fp_status st = FP_OK;
     hid_t g = H5I_INVALID_HID, mt = H5I_INVALID_HID, nodet = H5I_INVALID_HID;
@@ -548,6 +555,15 @@ static fp_status read_runtab(fp_store *s, const char *id, fp__runtab *t, read_wh
     FP_CHECK_H5(mt = rec_type(REC_ROW, false));
     FP_CHECK(fp__h5_read_table(g, "samples", mt, sizeof(fp__row), (void **)&t->rows, &t->nrows));
     t->row_cap = t->nrows;
+    if (times) {
+        size_t nt = 0;
+        H5Tclose(mt);
+        FP_CHECK_H5(mt = rec_type(REC_TIME, false));
+        FP_CHECK(fp__h5_read_table(g, "samples", mt, sizeof *t->t, (void **)&t->t, &nt));
+        if (nt != t->nrows)
+            FP_FAIL(FP_EINPUT, "%s: run %s: %zu sample times for %zu samples", s->path, id, nt,
+                    t->nrows);
+    }
     parse_wait(&pj);
     if (pj.bad < t->nent)
         FP_FAIL(FP_EINPUT, "%s: run %s: entity %zu '%s' is malformed", s->path, id, pj.bad,
@@ -574,9 +590,9 @@ cleanup:
     return st;
 }
 
-fp_status fp__store_read_runtab(fp_store *s, const char *id, fp__runtab *t)
+fp_status fp__store_read_runtab(fp_store *s, const char *id, bool times, fp__runtab *t)
 {
-    return read_runtab(s, id, t, READ_SAMPLES);
+    return read_runtab(s, id, t, READ_SAMPLES, times);
 }
 
 static int summary_cmp(const void *a, const void *b)
@@ -643,7 +659,8 @@ cleanup:
     return st;
 }
 
-fp_status fp_store_load_run_rows(fp_store *s, const char *which, const char *tag, fp_run *run)
+fp_status fp_store_load_run_rows(fp_store *s, const char *which, const char *tag, bool times,
+                                 fp_run *run)
 {
     fp_status st = FP_OK;
     fp__runtab t;
@@ -651,7 +668,7 @@ fp_status fp_store_load_run_rows(fp_store *s, const char *which, const char *tag
     memset(run, 0, sizeof *run);
     memset(&t, 0, sizeof t);
     FP_CHECK(which_id(s, which, tag, id));
-    FP_CHECK(read_runtab(s, id, &t, READ_ROWS));
+    FP_CHECK(read_runtab(s, id, &t, READ_ROWS, times));
     fp__run_take_context(run, &t.ctx);
     fp_run_rows *r = run->rows = calloc(1, sizeof *r);
     FP_CHECK_ALLOC(r);
@@ -664,9 +681,11 @@ fp_status fp_store_load_run_rows(fp_store *s, const char *which, const char *tag
     r->ents = t.ent;
     r->nents = t.nent;
     r->row = t.rows;
+    r->t = t.t;
     r->n = run->nsamples = t.nrows;
     t.ent = NULL;
     t.rows = NULL;
+    t.t = NULL;
 cleanup:
     fp__runtab_free(&t);
     return st;
@@ -674,7 +693,7 @@ cleanup:
 
 fp_status fp_store_load_run(fp_store *s, const char *which, const char *tag, fp_run *run)
 {
-    fp_status st = fp_store_load_run_rows(s, which, tag, run);
+    fp_status st = fp_store_load_run_rows(s, which, tag, true, run);
     if (st == FP_OK && (st = fp_run_expand(run)) != FP_OK)
         fp_error("%s: run %s: no memory for its %zu samples", s->path, run->id, run->nsamples);
     return st;
@@ -683,7 +702,7 @@ fp_status fp_store_load_run(fp_store *s, const char *which, const char *tag, fp_
 static fp_status load_context(fp_store *s, const char *id, fp_run *run, read_what what)
 {
     fp__runtab t;
-    fp_status st = read_runtab(s, id, &t, what);
+    fp_status st = read_runtab(s, id, &t, what, false);
     memset(run, 0, sizeof *run);
     if (st == FP_OK)
         fp__run_take_context(run, &t.ctx);

@@ -117,8 +117,9 @@ fp_status fp_store_list(fp_store *store, fp_run_summary **out, size_t *n);
  * the id when there is no such run. */
 fp_status fp_store_load_run(fp_store *store, const char *which, const char *tag, fp_run *run);
 /* The same, with the samples as rows (run->rows; see fp_run_rows): a ninth of
- * the memory, for what reads them through fp_run_sample or detect. */
-fp_status fp_store_load_run_rows(fp_store *store, const char *which, const char *tag,
+ * the memory, for what reads them through fp_run_sample or detect; their
+ * start times (rows->t) only when times is true. */
+fp_status fp_store_load_run_rows(fp_store *store, const char *which, const char *tag, bool times,
                                  fp_run *run);
 /* Run id's context only (nodes, ranks, configuration records; no samples). */
 fp_status fp_store_load_run_context(fp_store *store, const char *id, fp_run *run);

@@ -136,7 +136,7 @@ static fp_status store_and_load(const char *path, const fp_run *run, fp_run *bac
     if (st == FP_OK)
         st = fp_store_open(&s, path, FP_STORE_READ, 0);
     if (st == FP_OK)
-        st = fp_store_load_run_rows(s, run->id, NULL, back);
+        st = fp_store_load_run_rows(s, run->id, NULL, true, back);
     fp_store_close(s);
     return st;
 }

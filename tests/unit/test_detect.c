@@ -631,7 +631,7 @@ static void test_sim(const fp_rules *r)
     fp_store *st = NULL;
     fp_run rows;
     CHECK(fp_store_open(&st, store, FP_STORE_APPEND, 1) == FP_OK && fp_store_append(st, &a) == FP_OK);
-    CHECK(fp_store_load_run_rows(st, a.id, NULL, &rows) == FP_OK && rows.rows);
+    CHECK(fp_store_load_run_rows(st, a.id, NULL, false, &rows) == FP_OK && rows.rows);
     fp_verdicts *vr = detect(&rows, r);
     CHECK(fp_verdicts_write_json(v, &a, ja) == FP_OK && fp_verdicts_write_json(vr, &rows, jb) == FP_OK);
     CHECK(same_file(ja, jb));

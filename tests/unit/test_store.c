@@ -229,10 +229,19 @@ static void test_store(const char *dir)
     CHECK(strcmp(back.ranks[12].model, "H100") == 0 && strcmp(back.nodes[19], "n19") == 0);
     fp_run_free(&back);
     /* as rows: the same samples through fp_run_sample, and after expanding */
-    CHECK(fp_store_load_run_rows(st, "r1", NULL, &back) == FP_OK);
+    CHECK(fp_store_load_run_rows(st, "r1", NULL, true, &back) == FP_OK);
     CHECK(back.rows && !back.samples && back.rows->nkeys < back.nsamples);
     CHECK(same_samples(&back, &runs[1]) && strcmp(back.nodes[19], "n19") == 0);
     CHECK(fp_run_expand(&back) == FP_OK && !back.rows && same_samples(&back, &runs[1]));
+    fp_run_free(&back);
+    /* without their start times (detect): NaN, all else as stored */
+    CHECK(fp_store_load_run_rows(st, "r1", NULL, false, &back) == FP_OK && !back.rows->t);
+    for (size_t i = 0; i < back.nsamples; i++) {
+        fp_sample a;
+        fp_run_sample(&back, i, &a);
+        CHECK(isnan(a.t_start) && a.value == runs[1].samples[i].value &&
+              memcmp(&a.entity, &runs[1].samples[i].entity, sizeof a.entity) == 0);
+    }
     fp_run_free(&back);
     /* the context alone */
     CHECK(fp_store_load_run_context(st, "r1", &back) == FP_OK);

@@ -346,7 +346,7 @@ static void test_bad_chunk(const char *store, const char *part)
     fp_store *st = NULL;
     fp_run back;
     CHECK(fp_store_open(&st, store, FP_STORE_READ, 0) == FP_OK);
-    CHECK(fp_store_load_run_rows(st, "big-0", NULL, &back) == FP_EINPUT);
+    CHECK(fp_store_load_run_rows(st, "big-0", NULL, true, &back) == FP_EINPUT);
     CHECK(back.nsamples == 0 && !back.rows);
     fp_store_close(st);
 }
