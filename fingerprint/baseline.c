@@ -27,6 +27,14 @@
 typedef fp__brow brow;
 typedef fp__bkey bkey;
 
+/* A baseline row as loaded: a built row without its range (the range has
+ * an array of its own, read only to be shown). */
+typedef struct lrow {
+    uint32_t key, who;
+    fp_baseline b;
+} lrow;
+_Static_assert(offsetof(lrow, b) == offsetof(brow, b), "a loaded row's statistic lies as a built row's");
+
 /* The rows of each entity (or SKU), found by (key, who): who's (key, row)
  * pairs lie at [off[who], off[who + 1]), by key, then row. 8 bytes a row and
  * one lookup near the next, where a hash table of (key, who) took 45 bytes a
@@ -44,7 +52,8 @@ typedef struct row_index {
 struct fp_baselines {
     double built;
     fp__strmap keys, entities, skus, runs;
-    brow *erows, *srows;
+    lrow *erows, *srows;
+    fp_baseline_range *erange, *srange; /* NULL until fp_store_load_baseline_ranges */
     size_t nerows, nsrows;
     uint32_t *set_off, *set_member; /* runset i: members [off[i], off[i+1]) */
     size_t nsets;
@@ -107,7 +116,8 @@ static double quantile_sel(double *v, size_t n, double q)
  * (with 5 values of clean uniform noise it would drop a quarter of them).
  * Large groups (a SKU's millions of entity-run medians) are reduced by
  * selection, small ones by sorting: the numbers are the same either way. */
-static void robust_stats(double *v, size_t n, double reject, double *scratch, fp_baseline *b)
+static void robust_stats(double *v, size_t n, double reject, double *scratch, fp_baseline *b,
+                         fp_baseline_range *q)
 {
     bool sel = n > SELECT_ABOVE;
     if (!sel)
@@ -145,22 +155,22 @@ static void robust_stats(double *v, size_t n, double reject, double *scratch, fp
     if (!sel) {
         b->median = fp_quantile(k, m, 0.5);
         b->mad = mad_of(k, m, b->median, scratch);
-        b->p05 = fp_quantile(k, m, 0.05);
-        b->p95 = fp_quantile(k, m, 0.95);
-        b->min = m ? k[0] : NAN;
-        b->max = m ? k[m - 1] : NAN;
+        q->p05 = fp_quantile(k, m, 0.05);
+        q->p95 = fp_quantile(k, m, 0.95);
+        q->min = m ? k[0] : NAN;
+        q->max = m ? k[m - 1] : NAN;
         return;
     }
     b->median = quantile_sel(k, m, 0.5);
     for (size_t i = 0; i < m; i++)
         scratch[i] = fabs(k[i] - b->median);
     b->mad = quantile_sel(scratch, m, 0.5);
-    b->p05 = quantile_sel(k, m, 0.05);
-    b->p95 = quantile_sel(k, m, 0.95);
-    b->min = b->max = m ? k[0] : NAN;
+    q->p05 = quantile_sel(k, m, 0.05);
+    q->p95 = quantile_sel(k, m, 0.95);
+    q->min = q->max = m ? k[0] : NAN;
     for (size_t i = 1; i < m; i++) {
-        b->min = k[i] < b->min ? k[i] : b->min;
-        b->max = k[i] > b->max ? k[i] : b->max;
+        q->min = k[i] < q->min ? k[i] : q->min;
+        q->max = k[i] > q->max ? k[i] : q->max;
     }
 }
 
@@ -375,11 +385,18 @@ static void runsets_free(fp__runsets *rs)
 
 /* ---- HDF5 record types ------------------------------------------------------------- */
 
-static hid_t brow_type(bool file, const char *who)
+/* The file's row type, a built row's (brow) or a loaded one's (lrow: no
+ * range; the file's range members are skipped). */
+typedef enum { ROW_FILE, ROW_BUILT, ROW_LOADED } row_form;
+
+static hid_t brow_type(row_form form, const char *who)
 {
+    bool file = form == ROW_FILE;
     hid_t u32 = file ? H5T_STD_U32LE : H5T_NATIVE_UINT32;
     hid_t f64 = file ? H5T_IEEE_F64LE : H5T_NATIVE_DOUBLE;
-    hid_t t = H5Tcreate(H5T_COMPOUND, file ? 7 * 4 + 10 * 8 : sizeof(brow));
+    hid_t t = H5Tcreate(H5T_COMPOUND, file               ? 7 * 4 + 10 * 8
+                                      : form == ROW_BUILT ? sizeof(brow)
+                                                          : sizeof(lrow));
     size_t off = 0;
     bool ok = t >= 0;
 #define FIELD(name, type, memoff, size)                                                    \
@@ -396,10 +413,12 @@ static hid_t brow_type(bool file, const char *who)
     FIELD("windows", u32, HOFFSET(brow, b.windows), 4);
     FIELD("median", f64, HOFFSET(brow, b.median), 8);
     FIELD("mad", f64, HOFFSET(brow, b.mad), 8);
-    FIELD("p05", f64, HOFFSET(brow, b.p05), 8);
-    FIELD("p95", f64, HOFFSET(brow, b.p95), 8);
-    FIELD("min", f64, HOFFSET(brow, b.min), 8);
-    FIELD("max", f64, HOFFSET(brow, b.max), 8);
+    if (form != ROW_LOADED) {
+        FIELD("p05", f64, HOFFSET(brow, q.p05), 8);
+        FIELD("p95", f64, HOFFSET(brow, q.p95), 8);
+        FIELD("min", f64, HOFFSET(brow, q.min), 8);
+        FIELD("max", f64, HOFFSET(brow, q.max), 8);
+    }
     FIELD("run_spread", f64, HOFFSET(brow, b.run_spread), 8);
     FIELD("window_spread", f64, HOFFSET(brow, b.window_spread), 8);
     FIELD("summary", f64, HOFFSET(brow, b.summary), 8);
@@ -436,7 +455,7 @@ static fp_status write_rows(hid_t g, const char *name, const char *who, const br
                             size_t n)
 {
     fp_status st = FP_OK;
-    hid_t ft = brow_type(true, who), mt = brow_type(false, who);
+    hid_t ft = brow_type(ROW_FILE, who), mt = brow_type(ROW_BUILT, who);
     if (ft < 0 || mt < 0)
         FP_FAIL(FP_EH5, "cannot build the baseline row type");
     FP_CHECK(fp__h5_write_table(g, name, ft, mt, rows, n));
@@ -883,7 +902,7 @@ static fp_status reduce_entities(fp__builder *b, double reject, obs *so, obs *me
         r->b.window_spread = nw ? median_of(wsp, nw) : NAN;
         r->b.summary = ns ? median_of(rs.sums, ns) : NAN;
         r->b.summary_spread = rel_spread(rs.sums, ns, 2, rs.scratch);
-        robust_stats(rs.v, n, reject, rs.scratch, &r->b);
+        robust_stats(rs.v, n, reject, rs.scratch, &r->b, &r->q);
         b->rejected += r->b.rejected;
     }
 cleanup:
@@ -933,7 +952,7 @@ static fp_status reduce_skus(fp__builder *b, double reject, const obs *so, const
         FP_CHECK(runset_id(&b->rs, run + s0, n, b->runs.n, &r->b.runset));
         r->b.nruns = b->rs.off[r->b.runset + 1] - b->rs.off[r->b.runset];
         sku_spreads(r, b->erows, mrow + mstart[g], mstart[g + 1] - mstart[g], a, c, w, scratch);
-        robust_stats(v + s0, n, reject, scratch, &r->b);
+        robust_stats(v + s0, n, reject, scratch, &r->b, &r->q);
     }
 cleanup:
     free(start);
@@ -1171,7 +1190,7 @@ cleanup:
 
 /* Baselines written before the spreads existed lack those members, which
  * the read leaves unset: mark them unknown (NaN spreads, one window). */
-static void mark_old_rows(hid_t g, const char *name, brow *rows, size_t n)
+static void mark_old_rows(hid_t g, const char *name, lrow *rows, size_t n)
 {
     hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
     hid_t t = d >= 0 ? H5Dget_type(d) : H5I_INVALID_HID;
@@ -1198,7 +1217,7 @@ static int pair_cmp(const void *a, const void *b)
 /* x: the rows of each who, by a counting sort (so each who's pairs come in
  * row order), then by key where a who's rows were not written by key. Each
  * row's ids are checked on the way: its key, its who and its run set. */
-static fp_status index_rows(row_index *x, const brow *rows, size_t n, size_t nkeys,
+static fp_status index_rows(row_index *x, const lrow *rows, size_t n, size_t nkeys,
                             size_t nwho, size_t nsets, const char *what)
 {
     fp_status st = FP_OK;
@@ -1286,11 +1305,11 @@ fp_status fp_store_load_baselines(fp_store *s, fp_baselines **out)
     FP_CHECK(fp__h5_read_strings(g, "skus", &b->skus));
     FP_CHECK(fp__h5_read_strings(g, "runs", &b->runs));
     H5Tclose(mt);
-    FP_CHECK_H5(mt = brow_type(false, "entity"));
-    FP_CHECK(fp__h5_read_table(g, "entity", mt, sizeof(brow), (void **)&b->erows, &b->nerows));
+    FP_CHECK_H5(mt = brow_type(ROW_LOADED, "entity"));
+    FP_CHECK(fp__h5_read_table(g, "entity", mt, sizeof(lrow), (void **)&b->erows, &b->nerows));
     H5Tclose(mt);
-    FP_CHECK_H5(mt = brow_type(false, "sku"));
-    FP_CHECK(fp__h5_read_table(g, "sku", mt, sizeof(brow), (void **)&b->srows, &b->nsrows));
+    FP_CHECK_H5(mt = brow_type(ROW_LOADED, "sku"));
+    FP_CHECK(fp__h5_read_table(g, "sku", mt, sizeof(lrow), (void **)&b->srows, &b->nsrows));
     mark_old_rows(g, "entity", b->erows, b->nerows);
     mark_old_rows(g, "sku", b->srows, b->nsrows);
     FP_CHECK(fp__h5_read_table(g, "runset_offsets", H5T_NATIVE_UINT32, sizeof(uint32_t),
@@ -1331,6 +1350,8 @@ void fp_baselines_free(fp_baselines *b)
     fp__strmap_free(&b->runs);
     free(b->erows);
     free(b->srows);
+    free(b->erange);
+    free(b->srange);
     free(b->set_off);
     free(b->set_member);
     index_free(&b->eidx);
@@ -1338,7 +1359,59 @@ void fp_baselines_free(fp_baselines *b)
     free(b);
 }
 
-static const fp_baseline *row_at(const row_index *idx, const brow *rows, uint32_t key,
+/* The ranges of /baselines/<name> (n rows, as loaded) into *out. */
+static fp_status read_ranges(hid_t g, const char *name, size_t n, fp_baseline_range **out)
+{
+    fp_status st = FP_OK;
+    size_t got = 0;
+    hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof **out);
+    FP_CHECK_H5(mt);
+    FP_CHECK_H5(H5Tinsert(mt, "p05", HOFFSET(fp_baseline_range, p05), H5T_NATIVE_DOUBLE));
+    FP_CHECK_H5(H5Tinsert(mt, "p95", HOFFSET(fp_baseline_range, p95), H5T_NATIVE_DOUBLE));
+    FP_CHECK_H5(H5Tinsert(mt, "min", HOFFSET(fp_baseline_range, min), H5T_NATIVE_DOUBLE));
+    FP_CHECK_H5(H5Tinsert(mt, "max", HOFFSET(fp_baseline_range, max), H5T_NATIVE_DOUBLE));
+    FP_CHECK(fp__h5_read_table(g, name, mt, sizeof **out, (void **)out, &got));
+    if (got != n)
+        FP_FAIL(FP_EINPUT, "/baselines/%s holds %zu rows, %zu when its baselines were read", name,
+                got, n);
+cleanup:
+    if (mt >= 0)
+        H5Tclose(mt);
+    return st;
+}
+
+fp_status fp_store_load_baseline_ranges(fp_store *s, fp_baselines *b)
+{
+    fp_status st = FP_OK;
+    hid_t f, g = H5I_INVALID_HID;
+    FP_CHECK(fp__store_baselines_file(s, &f));
+    if (f < 0 || H5Lexists(f, "baselines", H5P_DEFAULT) <= 0) {
+        if (b->nerows + b->nsrows)
+            FP_FAIL(FP_EINPUT, "%s has no baselines now", fp_store_path(s));
+        return FP_OK;
+    }
+    FP_CHECK_H5(g = H5Gopen2(f, "baselines", H5P_DEFAULT));
+    FP_CHECK(read_ranges(g, "entity", b->nerows, &b->erange));
+    FP_CHECK(read_ranges(g, "sku", b->nsrows, &b->srange));
+cleanup:
+    if (st == FP_EH5)
+        fp_error("%s: the baselines' ranges cannot be read", fp_store_path(s));
+    if (g >= 0)
+        H5Gclose(g);
+    return st;
+}
+
+const fp_baseline_range *fp_baselines_range(const fp_baselines *b, const fp_baseline *row)
+{
+    const lrow *r = (const lrow *)((const char *)row - offsetof(lrow, b));
+    if (b->erange && r >= b->erows && r < b->erows + b->nerows)
+        return &b->erange[r - b->erows];
+    if (b->srange && r >= b->srows && r < b->srows + b->nsrows)
+        return &b->srange[r - b->srows];
+    return NULL;
+}
+
+static const fp_baseline *row_at(const row_index *idx, const lrow *rows, uint32_t key,
                                  uint32_t who)
 {
     uint32_t r = index_find(idx, key, who);

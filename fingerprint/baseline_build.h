@@ -64,11 +64,13 @@ typedef struct fp__bkey {
     uint8_t better;
 } fp__bkey;
 
-/* A baseline row in memory: the ids it is for, then the statistic. */
+/* A baseline row as built: the ids it is for, then the statistic and its
+ * range (a loaded row has no range: fp_baselines keeps them apart). */
 typedef struct fp__brow {
     uint32_t key;
     uint32_t who; /* entity or SKU id */
     fp_baseline b;
+    fp_baseline_range q;
 } fp__brow;
 
 /* A run's distinct (entity, metric) pairs, what its rows say of each, and the

@@ -208,6 +208,7 @@ static fp_status export_baselines(fp_store *s, FILE *f)
     hid_t file = H5I_INVALID_HID, g = H5I_INVALID_HID;
     fp__strmap keys = {0}, ents = {0}, skus = {0};
     FP_CHECK(fp_store_load_baselines(s, &b));
+    FP_CHECK(fp_store_load_baseline_ranges(s, b));
     FP_CHECK(fp__store_baselines_file(s, &file));
     if (!fp_baselines_entity_count(b) && !fp_baselines_sku_count(b))
         goto cleanup;
@@ -250,10 +251,11 @@ static fp_status export_baselines(fp_store *s, FILE *f)
                         scope, qk, scope, qw, row->count, row->rejected);
                 put_num(f, "median", row->median);
                 put_num(f, "mad", row->mad);
-                put_num(f, "p05", row->p05);
-                put_num(f, "p95", row->p95);
-                put_num(f, "min", row->min);
-                put_num(f, "max", row->max);
+                const fp_baseline_range *range = fp_baselines_range(b, row);
+                put_num(f, "p05", range->p05);
+                put_num(f, "p95", range->p95);
+                put_num(f, "min", range->min);
+                put_num(f, "max", range->max);
                 const char *ids[64];
                 size_t nr = fp_baselines_runs(b, row, ids, 64);
                 fputs(",\"runs\":[", f);
