@@ -82,6 +82,11 @@ static bool populate(void *p, size_t bytes)
 #endif
 }
 
+void fp_populate(void *p, size_t bytes)
+{
+    (void)populate(p, bytes);
+}
+
 static void *prefault_main(void *arg)
 {
     const fp_prefault *pf = arg;

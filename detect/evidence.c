@@ -887,6 +887,8 @@ fp_status fp__det_base_plan(eng *g, fp__base_plan *p)
     FP_CHECK_ALLOC(first);
     FP_CHECK_ALLOC(order);
     FP_CHECK_ALLOC(seen);
+    fp_populate(p->bl, (2 * n + 1) * sizeof *p->bl); /* each written once, in order */
+    fp_populate(sh, (3 * n + (size_t)maxw + 1) * sizeof *sh);
     FP_CHECK(learn_floors(g));
     const fp_baseline **bl = p->bl;
     double *shift = p->shift, *buf = sh + 2 * n, *tmp = buf + maxw;

@@ -188,6 +188,7 @@ fp_status fp__h5_read_table(hid_t loc, const char *name, hid_t memtype, size_t r
     if (dims[0] > ROWS_PER_CHUNK) /* a long table: decompressed on two threads */
         FP_CHECK(fp__h5_read_rows(ds, memtype, rowsize, data, dims[0], &done));
     if (dims[0] && !done) {
+        fp_populate(data, dims[0] * rowsize);
         memset(data, 0, dims[0] * rowsize);
         if (H5Dread(ds, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
             FP_FAIL(FP_EINPUT, "dataset '%s' cannot be read as the expected type", name);

