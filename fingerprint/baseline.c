@@ -6,6 +6,7 @@
  * the SKU level's millions of values. Layout: docs/store.md. */
 #include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,8 @@ typedef struct lrow {
     uint32_t key, who;
     fp_baseline b;
 } lrow;
-_Static_assert(offsetof(lrow, b) == offsetof(brow, b), "a loaded row's statistic lies as a built row's");
+_Static_assert(offsetof(lrow, b) == offsetof(brow, b),
+               "a loaded row's statistic lies where a built row's does");
 
 /* The rows of each entity (or SKU), found by (key, who): who's (key, row)
  * pairs lie at [off[who], off[who + 1]), by key, then row. 8 bytes a row and

@@ -289,7 +289,8 @@ static void test_store(const char *dir)
         CHECK(fabs(a100->median - 100) < 1.0 && a100->rejected == 4 && a100->count == 16);
         /* the ranges are read only when asked for */
         CHECK(!fp_baselines_range(b, a100) && fp_store_load_baseline_ranges(st, b) == FP_OK);
-        const fp_baseline_range *qa = fp_baselines_range(b, a100), *qh = fp_baselines_range(b, h100);
+        const fp_baseline_range *qa = fp_baselines_range(b, a100);
+        const fp_baseline_range *qh = fp_baselines_range(b, h100);
         CHECK(qa && qh && qa->min > 98 && qa->min <= qa->p05 && qa->p95 <= qa->max);
         /* H100 numbers never mix with A100's */
         CHECK(fabs(h100->median - 300) < 3.0 && h100->count == 20 && qh->min > 290);
