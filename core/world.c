@@ -801,7 +801,7 @@ const char *fp_world_command_line(const fp_world *w)
 /* ---- gathering a run ---------------------------------------------------------- */
 
 /* The gather's messages, on the data communicator: rank 0 says when to send,
- * then the rank sends its rows, metric keys and entities. */
+ * then the rank sends its rows, metric keys, entities and rows' start times. */
 enum { TAG_GATHER_GO = 7010, TAG_GATHER_ROWS, TAG_GATHER_KEYS, TAG_GATHER_ENTS, TAG_GATHER_T };
 
 /* Rank 0 takes the ranks' tables in batches of at most this many ranks and
