@@ -110,9 +110,10 @@ fp_status fp_rows_builder_add(fp_rows_builder *b, const fp_sample *s)
     if (st != FP_OK)
         return st;
     fp_sample_row *row = fp_grow(r->row, &b->row_cap, r->n + 1, sizeof *row, 1024);
-    if (row)
-        r->row = row;
-    double *t = row ? fp_grow(r->t, &b->t_cap, r->n + 1, sizeof *t, 1024) : NULL;
+    if (!row)
+        return FP_ENOMEM;
+    r->row = row;
+    double *t = fp_grow(r->t, &b->t_cap, r->n + 1, sizeof *t, 1024);
     if (!t)
         return FP_ENOMEM;
     r->t = t;

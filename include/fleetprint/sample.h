@@ -194,7 +194,8 @@ typedef struct fp_sample_ref {
     double t_start;
 } fp_sample_ref;
 fp_sample_ref fp_run_ref(const fp_run *run, size_t i);
-/* Sample i's start time, of either form, moved by dt seconds. */
+/* Sample i's start time, of either form, moved by dt seconds (a run of rows
+ * read without times has none to move). */
 void fp_run_shift_t(fp_run *run, size_t i, double dt);
 /* Make rows the run's samples (taking them; any samples are freed). */
 void fp_run_set_rows(fp_run *run, fp_run_rows *rows);
