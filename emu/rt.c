@@ -3,8 +3,11 @@
  * Streams are FIFO queues of operations run by a progress engine (on every
  * enqueue, query and synchronisation); device memory is a memfd mapping that
  * is PROT_NONE except while the engine runs, so host code reading a device
- * pointer gets SIGSEGV as on a GPU. Events record the host monotonic time at
- * which the engine completes them. Devices: FPEMU_GPUS per process (default:
+ * pointer gets SIGSEGV as on a GPU. Events record the device's clock when the
+ * engine completes them: the host's monotonic time less the time the engine
+ * waited for a core while it ran kernels and copies (a GPU does not stop when
+ * its host thread is descheduled; on ranks that share cores that wait was
+ * 2-4x a kernel's own time, read as a slow device). Devices: FPEMU_GPUS per process (default:
  * the local ranks, OMPI_COMM_WORLD_LOCAL_SIZE, else 1), FPEMU_MEM_MB each
  * (default 256). */
 #include <errno.h>
@@ -60,6 +63,7 @@ static struct {
     cudaError_t last;
     int in_progress;
     unsigned peer_enabled[64];
+    double waited; /* seconds kernels and copies waited for a core (core_waited) */
     pthread_cond_t work; /* signalled when an operation is queued */
     pthread_t engine;
 } E = {.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP, .work = PTHREAD_COND_INITIALIZER};
@@ -73,6 +77,28 @@ double emu_now(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Seconds the calling thread has waited, runnable, for a core: the second
+ * field of /proc/thread-self/schedstat; 0 where the kernel does not say. */
+static double core_waited(void)
+{
+    static _Thread_local int fd = -2;
+    if (fd == -2)
+        fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    char buf[96];
+    ssize_t n = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
+    unsigned long long run, wait;
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    return sscanf(buf, "%llu %llu", &run, &wait) == 2 ? (double)wait * 1e-9 : 0;
+}
+
+/* The device's clock: the host's less the device work's waits (E.lock held). */
+static double device_now(void)
+{
+    return emu_now() - E.waited;
 }
 
 void emu_sleep(double seconds)
@@ -338,7 +364,9 @@ struct launch {
 static bool launch_step(emu_op *op)
 {
     struct launch *l = op->blob;
+    double w = core_waited();
     l->body((char *)op->blob + sizeof *l);
+    E.waited += core_waited() - w;
     return true;
 }
 
@@ -571,10 +599,12 @@ struct copy {
 static bool copy_step(emu_op *op)
 {
     struct copy *c = op->blob;
+    double w = core_waited();
     if (c->value >= 0)
         memset(c->dst, c->value, c->bytes);
     else
         memmove(c->dst, c->src, c->bytes);
+    E.waited += core_waited() - w;
     return true;
 }
 
@@ -767,7 +797,7 @@ struct record {
 static bool record_step(emu_op *op)
 {
     struct record *r = op->blob;
-    r->ev->time = emu_now();
+    r->ev->time = device_now();
     if (r->ev->completed < r->gen)
         r->ev->completed = r->gen;
     return true;

@@ -2,10 +2,13 @@
 # Configuration drift on 8 emulated GPUs (the fake NVML gives every device
 # the same H100-like record): a driver that differs from the other 7 warns
 # its node, naming the field and the majority's value; a lowered power limit
-# fails the node and drains it.
+# fails the node and drains it. The record is what is judged here: the run
+# measures an allreduce only (membw, 8 emulated GPUs computing on 2 shared
+# cores, is the noisiest measurement a preflight makes, and a peer split of
+# it would fail a healthy node of this test on a noisy CI host).
 . "$FP_TESTS/emu/common.sh"
 [ -n "$FLEETPRINT_NVML" ] || fail "FP_FAKE_NVML is not set (the fake NVML library)"
-PF=(preflight -t membw -t allreduce -n 3 -w 1 -b 4K -e 16K --array-size 256K --timeout 60s)
+PF=(preflight -t allreduce -n 3 -w 1 -b 4K -e 16K --timeout 60s)
 
 expect_rc 0 emu 8 nccl "${PF[@]}" --inject config:rank=3,driver_version=550.54.15 \
   --json "$WORK/v.json" --drain-file "$WORK/drain.txt" --run-json "$WORK/run.json"
