@@ -7,9 +7,9 @@
  * engine completes them: the host's monotonic time less the time the engine
  * waited for a core while it ran kernels and copies (a GPU does not stop when
  * its host thread is descheduled; on ranks that share cores that wait was
- * 2-4x a kernel's own time, read as a slow device). Devices: FPEMU_GPUS per process (default:
- * the local ranks, OMPI_COMM_WORLD_LOCAL_SIZE, else 1), FPEMU_MEM_MB each
- * (default 256). */
+ * 2-4x a kernel's own time, read as a slow device). Devices: FPEMU_GPUS per
+ * process (default: the local ranks, OMPI_COMM_WORLD_LOCAL_SIZE, else 1),
+ * FPEMU_MEM_MB each (default 256). */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
