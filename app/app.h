@@ -277,6 +277,17 @@ typedef struct fp_measure_steps {
     const fp_run_verdicts *(*verdicts)(void *arg);
 } fp_measure_steps;
 
+/* Whether ranks share CPU cores (every rank calls it): each tells its host
+ * and cores, and a host whose ranks want more threads than it has cores is
+ * contended (many emulated nodes on one machine), its timings only roughly
+ * comparable. Sets cfg->shared_cores (host kernels are then timed without
+ * their waits for a core) and fills note with "12 threads on 2 cores of host
+ * x", or "" where no host is; rank 0 warns, naming command. The measuring
+ * commands record the note in the run (fp_run.contended), so that detect
+ * judges it, then or later, with the contended thresholds. */
+fp_status fp_app_contention(fp_world *w, fp_config *cfg, const char *command, char *note,
+                            size_t len);
+
 /* Open the test context of cfg on every rank, run steps->measure, agree on
  * the status, steps->collect, gather the run to rank 0 tagged out->tag,
  * steps->confirm, steps->report there and append the run (with

@@ -21,6 +21,7 @@ typedef struct burnin_state {
     const burnin_cfg *cfg;
     fp_burnin *bi;
     fp_burnin_result res;
+    char contended[112]; /* fp_app_contention's note */
 } burnin_state;
 
 static fp_status burnin_measure(fp_ctx *ctx, void *arg)
@@ -42,6 +43,7 @@ static fp_status burnin_report(fp_run *run, void *arg)
     fp_status st = FP_OK;
     snprintf(run->status, sizeof run->status, "%s",
              res->interrupted ? "interrupted" : res->failed ? "failed" : "complete");
+    snprintf(run->contended, sizeof run->contended, "%s", bs->contended);
     if (!bs->cfg->bi.base.quiet)
         fp_report_console(stdout, run);
     fp_report_burnin_console(stdout, run, res->all, res->nranks, res->interrupted, res->done,
@@ -74,11 +76,14 @@ static fp_status burnin_main(const void *config, fp_world *w)
                                            .collect = burnin_collect,
                                            .report = burnin_report,
                                            .release = burnin_release};
-    burnin_state bs = {.cfg = config};
+    burnin_cfg c = *(const burnin_cfg *)config;
+    burnin_state bs = {.cfg = &c};
+    fp_status st = fp_app_contention(w, &c.bi.base, "burnin", bs.contended, sizeof bs.contended);
     /* the signal handlers are up from before the context opens */
-    fp_status st = fp_burnin_begin(&bs.cfg->bi, fp_world_rank(w), &bs.bi);
     if (st == FP_OK)
-        st = fp_measure(&bs.cfg->bi.base, &bs.cfg->out, w, &steps, &bs);
+        st = fp_burnin_begin(&c.bi, fp_world_rank(w), &bs.bi);
+    if (st == FP_OK)
+        st = fp_measure(&c.bi.base, &c.out, w, &steps, &bs);
     fp_burnin_end(bs.bi);
     free(bs.res.all);
     return st;

@@ -80,45 +80,6 @@ static const fp_opt preflight_opts[] = {
 #undef PF
 #undef PF_SWEEP
 
-/* Whether ranks share CPU cores: each rank tells its host and cores, and a
- * host whose ranks want more threads than it has cores is contended (many
- * emulated nodes on one machine). Timings there are only roughly comparable.
- * Fills note with "12 threads on 2 cores of host x" when so. */
-typedef struct host_info {
-    char host[56];
-    int cores, threads;
-} host_info;
-
-static fp_status check_contention(fp_world *w, int threads, bool *contended, char *note, size_t len)
-{
-    fp_status st = FP_OK;
-    host_info mine, *all = NULL;
-    memset(&mine, 0, sizeof mine);
-    gethostname(mine.host, sizeof mine.host - 1);
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    mine.cores = cores > 0 ? (int)cores : 1;
-    mine.threads = threads;
-    int n = fp_world_size(w);
-    all = calloc((size_t)n, sizeof *all);
-    FP_CHECK_ALLOC(all);
-    st = fp_world_allgather(w, &mine, all, (int)sizeof mine, "checking for shared cores");
-    *contended = false;
-    for (int i = 0; st == FP_OK && i < n && !*contended; i++) {
-        int want = 0;
-        for (int j = 0; j < n; j++)
-            if (strcmp(all[i].host, all[j].host) == 0)
-                want += all[j].threads;
-        if (want > all[i].cores) {
-            *contended = true;
-            snprintf(note, len, "%d threads on %d cores of host %.40s", want, all[i].cores,
-                     all[i].host);
-        }
-    }
-cleanup:
-    free(all);
-    return st;
-}
-
 /* What preflight writes when a step times out (fp_world_on_timeout): the
  * verdict outputs with the missing ranks' nodes failing, so the drain file,
  * JSON and HTML name the node that most needs draining. ctx is the run's
@@ -795,19 +756,11 @@ static fp_status preflight_main(const void *config, fp_world *w)
     }
     if (strcmp(tc.coll.pairs, "auto") == 0)
         tc.coll.pairs = fp_world_nnodes(w) <= 32 ? "all" : "random=8";
-    bool contended = false;
-    char note[112] = "";
-    st = check_contention(w, fp_threads_per_rank(rt, w), &contended, note, sizeof note);
-    if (st != FP_OK)
-        goto cleanup;
-    if (contended && rank == 0)
-        fp_warn("preflight: ranks share CPU cores (%s): host kernels are timed without "
-                "their waits for a core, and timing rules use the contended thresholds",
-                note);
-    tc.base.shared_cores = contended;
+    char note[112];
+    FP_CHECK(fp_app_contention(w, &tc.base, "preflight", note, sizeof note));
     ps.rules = rules;
     ps.base = base;
-    ps.contended = contended ? note : NULL;
+    ps.contended = note[0] ? note : NULL;
     st = fp_measure(rt, &pc->run, w, &steps, &ps);
     st = fp_app_isolate_after(pc->isolate, rt, &pc->run, &out, w, st, ps.isolate_why);
     /* the files of the last report (isolation's, when it ran), once it judged */

@@ -19,7 +19,8 @@ typedef struct run_cfg {
 
 typedef struct run_state {
     const run_cfg *cfg;
-    long long wrong; /* wrong results over all ranks */
+    long long wrong;    /* wrong results over all ranks */
+    char contended[112]; /* fp_app_contention's note */
 } run_state;
 
 static fp_status run_measure(fp_ctx *ctx, void *arg)
@@ -57,6 +58,7 @@ static fp_status run_report(fp_run *run, void *arg)
     fp_status st = FP_OK;
     if (rs->wrong > 0)
         snprintf(run->status, sizeof run->status, "failed");
+    snprintf(run->contended, sizeof run->contended, "%s", rs->contended);
     if (rs->cfg->confirms) { /* part of the run it re-tests: judged with it, never a baseline */
         snprintf(run->status, sizeof run->status, "%s", FP_RUN_RETEST);
         snprintf(run->confirms, sizeof run->confirms, "%s", rs->cfg->confirms);
@@ -79,8 +81,10 @@ static fp_status run_main(const void *config, fp_world *w)
 {
     static const fp_measure_steps steps = {
         .measure = run_measure, .collect = count_wrong, .report = run_report};
-    run_state rs = {.cfg = config};
-    return fp_measure(&rs.cfg->tests.base, &rs.cfg->out, w, &steps, &rs);
+    run_cfg c = *(const run_cfg *)config;
+    run_state rs = {.cfg = &c};
+    fp_status st = fp_app_contention(w, &c.tests.base, "run", rs.contended, sizeof rs.contended);
+    return st == FP_OK ? fp_measure(&c.tests.base, &c.out, w, &steps, &rs) : st;
 }
 
 /* Every row, in the order `run --help` lists them. */

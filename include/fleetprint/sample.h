@@ -146,8 +146,9 @@ typedef struct fp_run {
     char slurm_job_id[32];     /* SLURM_JOB_ID of the launch, "" outside Slurm */
     char slurm_partition[64];  /* SLURM_JOB_PARTITION */
     char slurm_job_name[128];  /* SLURM_JOB_NAME */
-    char contended[112];       /* why its timings are only roughly comparable (preflight:
-                                  "12 threads on 2 cores of host x"), "" when not */
+    char contended[112];       /* why its timings are only roughly comparable (run,
+                                  preflight, burnin: "12 threads on 2 cores of host
+                                  x"), "" when not */
     char confirms[48];         /* a re-test (status "retest"): the id of the run whose
                                   failures it measured again; "" otherwise */
     int nranks;

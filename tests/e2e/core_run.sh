@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # fleetprint run --suite kernels on N emulated nodes: exit 0, membw samples
-# with units for every node, the run context filled in.
+# with units for every node, the run context filled in; ranks that share
+# this machine's cores are recorded so, and detect judges the stored run so.
 . "$FP_TESTS/lib.sh"
 n=${1:?ranks}
 expect_rc 0 mpi "$n" "$FLEETPRINT" run --suite kernels --test membw --array-size 2M -n 3 -w 1 \
@@ -12,6 +13,10 @@ run, samples = d["run"], d["samples"]
 assert run["nodes"] == ["n%d" % i for i in range(n)], run["nodes"]
 assert len(run["ranks"]) == n and run["id"] and run["command"] and run["mpi_version"]
 assert run["device_backend"] == "host" and run["comm_backend"] == "mpi"
+# each emulated node's rank wants every core: two or more share them
+import re
+assert (re.fullmatch(r"\d+ threads on \d+ cores of host .+", run["contended"]) if n > 1
+        else run["contended"] == ""), run["contended"]
 for i in range(n):
     mine = [s for s in samples if s["entity"] == "gpu:n%d/0" % i]
     metrics = {s["metric"] for s in mine}
@@ -40,4 +45,8 @@ if [ "$n" = 3 ]; then
   expect_rc 0 "$FLEETPRINT" store ls --store "$WORK/fleet.h5"
   [ "$(grep -c ' t  *complete  *3  *3 ' "$WORK/out")" -eq 2 ] || { cat "$WORK/out"; fail "expected 2 stored runs"; }
   h5dump -H "$WORK/fleet.h5" >/dev/null || fail "h5dump cannot read the store"
+  # the stored run says its ranks shared cores: detect uses the contended thresholds
+  "$FLEETPRINT" detect --store "$WORK/fleet.h5" >"$WORK/out" 2>&1 || [ $? = 1 ] ||
+    { cat "$WORK/out"; fail "detect on the stored run"; }
+  expect_out "evidence; contended thresholds: [0-9]+ threads on [0-9]+ cores of host"
 fi
