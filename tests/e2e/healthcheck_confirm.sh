@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # ci/slurm-healthcheck.sh re-tests before it drains (docs/confirm.md), with
 # a stand-in scontrol that records what it is asked: one node of 4 ranks
-# where rank 1 is slow
+# where rank 1 is 8x slow (on 4 ranks sharing 2 cores of a loaded CI host a
+# 4x slow rank was held at warn in 6 of 25 runs: one membw metric out of
+# bounds alone, the shared-cores hold, docs/detect.md; this test is about
+# the drain flow, so its fault is unmistakable)
 # - all along: it fails again on re-test, the node is drained ("fail,
 #   reproduced on re-test"), exit 1;
 # - during the first pass only (slow:...,until=T): it does not fail again,
@@ -32,7 +35,9 @@ export PATH="$WORK/bin:$PATH" SCONTROL_LOG=$WORK/scontrol.log FP_HC_CONF=$WORK/n
 log=$WORK/hc/c1/healthcheck.log
 
 # ---- slow all along: drained, reproduced ---------------------------------------------------
-FP_HC_OPTS="$opts $(inject slow:rank=1,factor=4)" expect_rc 1 bash "$FP_SRC/ci/slurm-healthcheck.sh"
+rc=0
+FP_HC_OPTS="$opts $(inject slow:rank=1,factor=8)" bash "$FP_SRC/ci/slurm-healthcheck.sh" || rc=$?
+[ "$rc" = 1 ] || { cat "$log" hc/c1/verdicts.json >&2; fail "persistent: exit $rc, expected 1"; }
 tail -2 "$log"
 grep -q "\[healthcheck\]: fail, reproduced on re-test: drained" "$log" ||
   { cat "$log" >&2; fail "persistent: no 'reproduced on re-test: drained' line"; }
@@ -43,7 +48,7 @@ if [ "${FP_TEST_FAULT_SCALE:-1}" = 0 ]; then exit 0; fi
 # ---- slow during the first pass only: not drained -------------------------------------------
 calibrate() { # T: halfway through the sweep of a preflight with the fault all along
   FLEETPRINT_NODE=c1 "$MPIEXEC" -np 4 --oversubscribe "$FLEETPRINT" preflight $opts --confirm off \
-    $(inject slow:rank=1,factor=4) >cal.txt 2>&1 || true
+    $(inject slow:rank=1,factor=8) >cal.txt 2>&1 || true
   sed -nE 's/.*membw [0-9.]+ s \(to ([0-9.]+)\).*links [0-9.]+ s \(to ([0-9.]+)\).*/\1 \2/p' cal.txt |
     awk '{ printf "%.2f", ($1 + $2) / 2 }'
 }
@@ -53,7 +58,7 @@ for attempt in 1 2 3; do
   [ -n "$T" ] || { cat cal.txt >&2; fail "no first pass line to take T from"; }
   echo "transient: until=${T}s (attempt $attempt)"
   rc=0
-  FP_HC_OPTS="$opts $(inject "slow:rank=1,factor=4,until=${T}s")" bash "$FP_SRC/ci/slurm-healthcheck.sh" || rc=$?
+  FP_HC_OPTS="$opts $(inject "slow:rank=1,factor=8,until=${T}s")" bash "$FP_SRC/ci/slurm-healthcheck.sh" || rc=$?
   tail -1 "$log"
   if [ "$rc" = 0 ] && tail -1 "$log" | grep -q "did not reproduce on re-test: not drained"; then break; fi
   [ "$attempt" -lt 3 ] || { cat "$log" >&2; fail "transient: exit $rc 3 times"; }
