@@ -277,6 +277,20 @@ typedef struct fp_measure_steps {
     const fp_run_verdicts *(*verdicts)(void *arg);
 } fp_measure_steps;
 
+/* Where a rank runs, for telling whether ranks share CPU cores. */
+typedef struct fp_app_host {
+    char host[56];
+    int cores, threads; /* the host's online cores; the rank's threads (cfg) */
+} fp_app_host;
+
+/* This rank's host, cores and threads under cfg. */
+void fp_app_host_of(const fp_config *cfg, const fp_world *w, fp_app_host *h);
+
+/* Whether the ranks of some host (all: n ranks' records) want more threads
+ * than it has cores; note then says "12 threads on 2 cores of host x" for
+ * the first such host, else it is left as it is. */
+bool fp_app_contended(const fp_app_host *all, int n, char *note, size_t len);
+
 /* Whether ranks share CPU cores (every rank calls it): each tells its host
  * and cores, and a host whose ranks want more threads than it has cores is
  * contended (many emulated nodes on one machine), its timings only roughly

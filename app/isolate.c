@@ -8,7 +8,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "app.h"
 #include "fleetprint/isolate.h"
@@ -23,28 +22,11 @@
  * context and for telling whether ranks share cores. */
 typedef struct rank_start {
     fp_rank_info info;
-    char host[56];
-    int cores, threads;
+    fp_app_host where;
     int rules_ok;       /* rank 0: the rules loaded */
     double peer_fail;   /* rank 0: the collective class's fail fraction; contended next */
     double peer_fail_contended;
 } rank_start;
-
-/* Whether the ranks of some host want more threads than it has cores. */
-static bool contended(const rank_start *all, int n, char *note, size_t len)
-{
-    for (int i = 0; i < n; i++) {
-        int want = 0;
-        for (int j = 0; j < n; j++)
-            want += strcmp(all[i].host, all[j].host) == 0 ? all[j].threads : 0;
-        if (want > all[i].cores) {
-            snprintf(note, len, "%d threads on %d cores of host %.40s", want, all[i].cores,
-                     all[i].host);
-            return true;
-        }
-    }
-    return false;
-}
 
 /* The check's collective by name. */
 static bool coll_parse(const char *name, fp_coll *out)
@@ -275,17 +257,19 @@ fp_status fp_app_isolate(const fp_config *rt, const isolate_opts *io, const meas
     snprintf(mine.info.model, sizeof mine.info.model, "%s", ctx.dev_info.model);
     snprintf(mine.info.uuid, sizeof mine.info.uuid, "%s", ctx.dev_info.uuid);
     snprintf(mine.info.pci_bus, sizeof mine.info.pci_bus, "%s", ctx.dev_info.pci_bus);
-    gethostname(mine.host, sizeof mine.host - 1);
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    mine.cores = cores > 0 ? (int)cores : 1;
-    mine.threads = fp_threads_per_rank(rt, w);
+    fp_app_host_of(rt, w, &mine.where);
     FP_CHECK(fp_world_allgather(w, &mine, all, (int)sizeof mine, "isolate: start"));
     if (!all[0].rules_ok) { /* rank 0 said why */
         st = FP_EINPUT;
         goto cleanup;
     }
     char note[112] = "";
-    bool shared = contended(all, size, note, sizeof note);
+    fp_app_host *hosts = malloc((size_t)size * sizeof *hosts);
+    FP_CHECK_ALLOC(hosts);
+    for (int r = 0; r < size; r++)
+        hosts[r] = all[r].where;
+    bool shared = fp_app_contended(hosts, size, note, sizeof note);
+    free(hosts);
     double fail = shared ? all[0].peer_fail_contended : all[0].peer_fail;
     if (!isfinite(fail))
         fail = shared ? 0.6 : 0.2; /* no relative class judges collectives: the defaults' */

@@ -33,38 +33,43 @@ static fp_status store_run(const char *path, const fp_run *run, const fp_run_ver
     return st;
 }
 
-/* What each rank tells of its host for fp_app_contention. */
-typedef struct host_info {
-    char host[56];
-    int cores, threads;
-} host_info;
+void fp_app_host_of(const fp_config *cfg, const fp_world *w, fp_app_host *h)
+{
+    memset(h, 0, sizeof *h);
+    gethostname(h->host, sizeof h->host - 1);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    h->cores = cores > 0 ? (int)cores : 1;
+    h->threads = fp_threads_per_rank(cfg, w);
+}
+
+bool fp_app_contended(const fp_app_host *all, int n, char *note, size_t len)
+{
+    for (int i = 0; i < n; i++) {
+        int want = 0;
+        for (int j = 0; j < n; j++)
+            want += strcmp(all[i].host, all[j].host) == 0 ? all[j].threads : 0;
+        if (want > all[i].cores) {
+            snprintf(note, len, "%d threads on %d cores of host %.40s", want, all[i].cores,
+                     all[i].host);
+            return true;
+        }
+    }
+    return false;
+}
 
 fp_status fp_app_contention(fp_world *w, fp_config *cfg, const char *command, char *note,
                             size_t len)
 {
     fp_status st = FP_OK;
-    host_info mine, *all = NULL;
-    memset(&mine, 0, sizeof mine);
-    gethostname(mine.host, sizeof mine.host - 1);
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    mine.cores = cores > 0 ? (int)cores : 1;
-    mine.threads = fp_threads_per_rank(cfg, w);
+    fp_app_host mine, *all = NULL;
+    fp_app_host_of(cfg, w, &mine);
     int n = fp_world_size(w);
     note[0] = 0;
     all = calloc((size_t)n, sizeof *all);
     FP_CHECK_ALLOC(all);
     FP_CHECK(fp_world_allgather(w, &mine, all, (int)sizeof mine, "checking for shared cores"));
-    for (int i = 0; i < n && !note[0]; i++) {
-        int want = 0;
-        for (int j = 0; j < n; j++)
-            if (strcmp(all[i].host, all[j].host) == 0)
-                want += all[j].threads;
-        if (want > all[i].cores)
-            snprintf(note, len, "%d threads on %d cores of host %.40s", want, all[i].cores,
-                     all[i].host);
-    }
-    cfg->shared_cores = note[0] != 0;
-    if (note[0] && fp_world_rank(w) == 0)
+    cfg->shared_cores = fp_app_contended(all, n, note, len);
+    if (cfg->shared_cores && fp_world_rank(w) == 0)
         fp_warn("%s: ranks share CPU cores (%s): host kernels are timed without their waits "
                 "for a core, and timing rules use the contended thresholds", command, note);
 cleanup:
