@@ -172,6 +172,7 @@ typedef struct series {
     size_t woff;      /* first of key.raw_windows values in wvals */
     bool windowed;    /* has per-window samples (else one summary) */
     bool drift_judged; /* judged against its own baseline of min_runs runs */
+    bool peer_out;     /* out of bounds against its peers in a window (warn level) */
     fp_verdict drift;  /* that verdict, a transient far window aside */
     double persist;    /* with drift_judged: how much worse its own baseline is than
                           its SKU's (its persistent deficit; NaN: unknown) */
@@ -184,8 +185,8 @@ enum {
     HOLD_DRIFT = 2,   /* peers or fleet against an entity with its own baseline:
                          fails unless drift saw no change and its persistent
                          deficit is below the cost floor */
-    HOLD_SHARED = 4,  /* a run summary on shared cores: fails only where
-                         another series of the entity agrees */
+    HOLD_SHARED = 4,  /* a run summary on shared cores: fails only where a
+                         series of another test of the entity agrees */
     HOLD_HOST = 8     /* a host-side metric against its peers: fails only where
                          the node's other devices do not share the deficit */
 };

@@ -115,6 +115,7 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
         uint64_t *b2 = g->bad ? &g->bad[se->ent][1] : &ei->bad2;
         *b2 |= *b1 & out_w;
         *b1 |= out_w;
+        g->ser[se - g->ser].peer_out |= out_w != 0; /* its key's thread alone writes it */
     }
     /* out of bounds long enough: a fraction of the windows, min_windows in a
      * row; far out of bounds (strong_factor x fail): a smaller fraction */
@@ -1082,11 +1083,31 @@ cleanup:
     return st;
 }
 
+/* Whether a held run summary on shared cores stands alone: where the entity
+ * was measured by another test too, none of that test's series is out of
+ * bounds against its peers; where by this test alone, none of its other
+ * series is (mask: the held series' windows). The kernels of one test (the
+ * four STREAM kernels) run back to back in the same stretch of the shared
+ * cores and memory bus, and read slow together on a healthy rank. */
+static bool shared_alone(const eng *g, const series *se, uint64_t mask, bool *other)
+{
+    int32_t test = g->keys[se->key].test;
+    *other = false;
+    for (int32_t s = g->ents[se->ent].first_ser; s >= 0; s = g->ser[s].ent_next) {
+        if (g->keys[g->ser[s].key].test == test)
+            continue;
+        if (g->ser[s].peer_out)
+            return false;
+        *other = true;
+    }
+    return *other || !(g->ents[se->ent].bad2 & mask);
+}
+
 /* Decide the held fails once all evidence is in. A short episode (too few
  * windows to be persistent) fails only where another series of the same
  * entity is out of bounds against its peers in one of its windows: a
  * transient dip of one metric never fails alone; nor, on shared cores, does
- * a run summary. A host-side metric failing against its peers on most of
+ * a run summary (shared_alone: another test must agree). A host-side metric failing against its peers on most of
  * its node's devices is the host's (a whole-run dip or a host fault look
  * alike): it warns, needing a re-test, unless the run was confirmed; on one
  * device of several it is the device's, and fails. Peer or fleet evidence
@@ -1106,7 +1127,9 @@ fp_status fp__det_release(eng *g)
         if (!o->hold)
             continue;
         const series *se = &g->ser[o->ser];
-        bool alone = (o->hold & (HOLD_EPISODE | HOLD_SHARED)) && !(g->ents[se->ent].bad2 & o->mask);
+        bool other_test = false;
+        bool alone = ((o->hold & HOLD_EPISODE) && !(g->ents[se->ent].bad2 & o->mask)) ||
+                     ((o->hold & HOLD_SHARED) && shared_alone(g, se, o->mask, &other_test));
         /* a stable offset its own baseline knows: its normal below the cost
          * floor; at the floor and beyond, a job on it loses that much in
          * every run (a fail-slow device) */
@@ -1127,7 +1150,8 @@ fp_status fp__det_release(eng *g)
                      "transient: out of bounds in %d of %d windows, no other metric agrees",
                      o->r.windows_bad, o->r.windows);
         else if (alone)
-            snprintf(o->r.note, sizeof o->r.note, "shared cores: no other metric agrees (%s)",
+            snprintf(o->r.note, sizeof o->r.note, "shared cores: no other %s agrees (%s)",
+                     other_test ? "test" : "metric",
                      g->contended_note ? g->contended_note : "contended");
         else if (shared[i]) {
             o->r.needs_retest = true;

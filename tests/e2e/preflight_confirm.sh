@@ -84,15 +84,26 @@ assert any('did not reproduce on re-test' in r.get('note', '') for r in n5['reas
 PY
 share_ok "transient slow rank"
 # the same fault without the re-test: acted on at once (a run that reached
-# its collectives after until= tests nothing: measured again, T from it)
+# its collectives after until= tests nothing: measured again, T from it; one
+# whose first pass failed healthy nodes beside n5, which the re-test is there
+# to clear, leaves the drain to the breaker: measured again too)
+failing() { py -c "import json; print(' '.join(json.load(open('v.json'))['failing_nodes']))"; }
 for attempt in 1 2 3; do
   rc=0; pf --confirm off $(inject "slow:rank=5,factor=2,until=${T}s") || rc=$?
   expect_out "confirm: no re-test: --confirm off"
-  echo "--confirm off: until=${T}s: exit $rc, drain '$(cat drain.txt)'"
-  [ "$rc" = 0 ] && [ "$attempt" -lt 3 ] || break
-  echo "attempt $attempt: the fault ended before this first pass's collectives:" \
-    "measuring again with until= from this run (timing on shared cores)"
-  t=$(until_of); T=${t:-$T}
+  echo "--confirm off: until=${T}s: exit $rc, failing '$(failing)', drain '$(cat drain.txt)'"
+  [ "$attempt" -lt 3 ] || break
+  if [ "$rc" = 0 ]; then
+    echo "attempt $attempt: the fault ended before this first pass's collectives:" \
+      "measuring again with until= from this run (timing on shared cores)"
+    t=$(until_of); T=${t:-$T}
+  elif [ "$rc" = 1 ] && [ "$(failing)" != n5 ] && grep -qw n5 <<<"$(failing)"; then
+    echo "attempt $attempt: the first pass failed other nodes beside n5 (shared cores):" \
+      "measuring again"
+    grep -E "^FAIL|^ +fail" "$WORK/out" | head -8
+  else
+    break
+  fi
 done
 [ "$rc" = 1 ] && [ "$(cat drain.txt)" = n5 ] || { cat "$WORK/out" >&2; fail "--confirm off: the first pass was not acted on"; }
 
