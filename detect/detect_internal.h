@@ -172,11 +172,15 @@ typedef struct series {
     size_t woff;      /* first of key.raw_windows values in wvals */
     bool windowed;    /* has per-window samples (else one summary) */
     bool drift_judged; /* judged against its own baseline of min_runs runs */
-    bool peer_out;     /* out of bounds against its peers in a window (warn level) */
+    uint8_t peers;     /* against its peers: PEERS_NONE, _IN (in bounds), _OUT (in a
+                          window, at the warn level) */
     fp_verdict drift;  /* that verdict, a transient far window aside */
     double persist;    /* with drift_judged: how much worse its own baseline is than
                           its SKU's (its persistent deficit; NaN: unknown) */
 } series;
+
+/* How a series fared against its peers (series.peers). */
+enum { PEERS_NONE, PEERS_IN, PEERS_OUT };
 
 /* Why a failing reason's verdict waits for all evidence (a bit set). */
 enum {

@@ -115,7 +115,8 @@ static fp_status conclude(eng *g, const series *se, const window_score *ws, int 
         uint64_t *b2 = g->bad ? &g->bad[se->ent][1] : &ei->bad2;
         *b2 |= *b1 & out_w;
         *b1 |= out_w;
-        g->ser[se - g->ser].peer_out |= out_w != 0; /* its key's thread alone writes it */
+        uint8_t *peers = &g->ser[se - g->ser].peers; /* its key's thread alone writes it */
+        *peers = out_w ? PEERS_OUT : *peers == PEERS_NONE ? PEERS_IN : *peers;
     }
     /* out of bounds long enough: a fraction of the windows, min_windows in a
      * row; far out of bounds (strong_factor x fail): a smaller fraction */
@@ -1083,9 +1084,9 @@ cleanup:
     return st;
 }
 
-/* Whether a held run summary on shared cores stands alone: where the entity
- * was measured by another test too, none of that test's series is out of
- * bounds against its peers; where by this test alone, none of its other
+/* Whether a held run summary on shared cores stands alone: where another
+ * test of the entity was judged against its peers too, none of that test's
+ * series is out of bounds; where this test alone was, none of its other
  * series is (mask: the held series' windows). The kernels of one test (the
  * four STREAM kernels) run back to back in the same stretch of the shared
  * cores and memory bus, and read slow together on a healthy rank. */
@@ -1094,9 +1095,9 @@ static bool shared_alone(const eng *g, const series *se, uint64_t mask, bool *ot
     int32_t test = g->keys[se->key].test;
     *other = false;
     for (int32_t s = g->ents[se->ent].first_ser; s >= 0; s = g->ser[s].ent_next) {
-        if (g->keys[g->ser[s].key].test == test)
+        if (g->keys[g->ser[s].key].test == test || g->ser[s].peers == PEERS_NONE)
             continue;
-        if (g->ser[s].peer_out)
+        if (g->ser[s].peers == PEERS_OUT)
             return false;
         *other = true;
     }
