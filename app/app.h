@@ -323,6 +323,8 @@ typedef struct isolate_opts {
     int max_rounds;
     const char *rounds_json; /* the round table as JSON, or NULL */
     const char *run_json;    /* the run as JSON, or NULL */
+    bool results_only;       /* judge wrong results and hangs, not slowness (preflight's
+                                check returned wrong results: what failed is isolated) */
 } isolate_opts;
 
 /* Isolate on every rank of w (docs/isolate.md): open the test context of
@@ -337,9 +339,10 @@ fp_status fp_app_isolate(const fp_config *rt, const isolate_opts *io, const meas
 
 /* Preflight's test (rank 0, its run and rules): whether a collective of the
  * whole job failed without a culprit named (no node fails, or more than half
- * do); why says so. */
+ * do); why says so, and *wrong whether its results were wrong (then
+ * isolation judges results and hangs only, not timings). */
 bool fp_app_isolate_wanted(const fp_run *run, const fp_rules *rules, const fp_baselines *base,
-                           const char *contended_note, char *why, size_t len);
+                           const char *contended_note, char *why, size_t len, bool *wrong);
 
 /* preflight --isolate's value: NULL or a strategy; else FP_EUSAGE with one
  * line when speak. */
@@ -347,9 +350,11 @@ fp_status fp_app_isolate_check(const char *strategy, bool speak);
 
 /* After preflight ended with st on every rank: when strategy is set and rank
  * 0's why says isolation is wanted, isolate with it (fp_app_isolate, the run
- * tagged "isolate") and return that status; else st. */
+ * tagged "isolate"; rank 0's wrong: results and hangs only) and return that
+ * status; else st. */
 fp_status fp_app_isolate_after(const char *strategy, const fp_config *rt, const measure_out *mo,
-                               const detect_out *o, fp_world *w, fp_status st, const char *why);
+                               const detect_out *o, fp_world *w, fp_status st, const char *why,
+                               bool wrong);
 
 /* ---- the manual (app/manual.c) ------------------------------------------------- */
 

@@ -273,14 +273,19 @@ fp_status fp_app_isolate(const fp_config *rt, const isolate_opts *io, const meas
     double fail = shared ? all[0].peer_fail_contended : all[0].peer_fail;
     if (!isfinite(fail))
         fail = shared ? 0.6 : 0.2; /* no relative class judges collectives: the defaults' */
-    fp_iso_config cfg = {.slow_limit = 1 - fail, .max_rounds = io->max_rounds,
+    fp_iso_config cfg = {.slow_limit = io->results_only ? 0 : 1 - fail, .max_rounds = io->max_rounds,
                          .bytes = io->bytes, .warm = io->warm, .window = io->window,
                          .timeout = rt->timeout};
     fp_iso_strategy_parse(io->strategy, &cfg.strategy);
     coll_parse(io->collective, &cfg.coll);
     if (cfg.bytes == 0) /* 64 MiB where devices have memory of their own, else 1 MiB */
         cfg.bytes = ctx.comm_ops->device_buffers ? 64ull << 20 : 1ull << 20;
-    if (rank == 0)
+    if (rank == 0 && io->results_only)
+        fp_info("isolate: %s of %llu B over %d nodes, strategy %s; wrong results and hangs "
+                "only (the job's check returned wrong results): no group is judged slow",
+                fp_coll_name(cfg.coll), (unsigned long long)cfg.bytes, fp_world_nnodes(w),
+                io->strategy);
+    else if (rank == 0)
         fp_info("isolate: %s of %llu B over %d nodes, strategy %s; a group is slow below "
                 "%.2fx its round's other groups (%s)", fp_coll_name(cfg.coll),
                 (unsigned long long)cfg.bytes, fp_world_nnodes(w), io->strategy, cfg.slow_limit,
@@ -316,12 +321,13 @@ cleanup:
 /* ==== preflight --isolate ================================================================ */
 
 bool fp_app_isolate_wanted(const fp_run *run, const fp_rules *rules, const fp_baselines *base,
-                           const char *contended_note, char *why, size_t len)
+                           const char *contended_note, char *why, size_t len, bool *wrong)
 {
     fp_verdicts *v = NULL;
     fp_detect_opts d = {.rules = rules, .baselines = base, .contended = contended_note != NULL,
                         .contended_note = contended_note};
     why[0] = 0;
+    *wrong = false;
     if (fp_detect(run, &d, &v) != FP_OK)
         return false;
     /* a collective of the whole job failed: a failing reason on its keys,
@@ -342,19 +348,23 @@ bool fp_app_isolate_wanted(const fp_run *run, const fp_rules *rules, const fp_ba
     size_t nfail = fp_verdicts_nodes_at(v, FP_FAIL, &names), nodes = fp_verdicts_node_count(v);
     /* without a culprit: no node fails, or more than half do (the failure
      * spread over the job, not one node standing out) */
-    if (key && (nfail == 0 || 2 * nfail > nodes))
+    if (key && (nfail == 0 || 2 * nfail > nodes)) {
         snprintf(why, len, "%.96s fails with %zu of %zu nodes failing: no culprit named", key,
                  nfail, nodes);
+        *wrong = strstr(key, "wrong") != NULL;
+    }
     fp_verdicts_free(v);
     return why[0] != 0;
 }
 
 fp_status fp_app_isolate_after(const char *strategy, const fp_config *rt, const measure_out *mo,
-                               const detect_out *o, fp_world *w, fp_status st, const char *why)
+                               const detect_out *o, fp_world *w, fp_status st, const char *why,
+                               bool wrong)
 {
     if (st == FP_ETIMEOUT || !strategy)
         return st; /* a hung rank is named already, and cannot take part */
-    int want = fp_world_rank(w) == 0 && why && why[0], *all = NULL;
+    /* rank 0's: 1 isolate, 2 its results were wrong */
+    int want = fp_world_rank(w) == 0 && why && why[0] ? 1 | (wrong ? 2 : 0) : 0, *all = NULL;
     all = calloc((size_t)fp_world_size(w), sizeof *all);
     if (!all)
         return FP_ENOMEM;
@@ -369,7 +379,7 @@ fp_status fp_app_isolate_after(const char *strategy, const fp_config *rt, const 
         fp_warn("preflight: %s: isolating in rounds (--isolate %s); its outputs replace "
                 "preflight's", why, strategy);
     isolate_opts io = {.strategy = strategy, .collective = "allreduce", .warm = 0.5,
-                       .window = 1.0, .max_rounds = 32};
+                       .window = 1.0, .max_rounds = 32, .results_only = (want & 2) != 0};
     measure_out imo = {.tag = "isolate", .store = mo->store};
     return fp_app_isolate(rt, &io, &imo, o, w);
 }

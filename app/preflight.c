@@ -172,6 +172,7 @@ typedef struct pf_state {
     double t_confirm;         /* when the confirm pass began, on the run's clock */
     bool dc_set;
     char isolate_why[160];    /* rank 0: why isolation is wanted (--isolate), or "" */
+    bool isolate_wrong;       /* rank 0: and the check's results were wrong */
     char prom_dir[4096];      /* rank 0: its --prometheus-local folder */
     fp_prom_files prom_local; /* rank 0: every node's textfile for --prometheus-local */
 } pf_state;
@@ -658,7 +659,7 @@ static fp_status pf_report(fp_run *run, void *arg)
         st = fp_app_detect_and_report(run, ps->rules, ps->base, &out, ps->contended);
     if (st == FP_EFAIL && ps->pc->isolate)
         fp_app_isolate_wanted(run, ps->rules, ps->base, ps->contended, ps->isolate_why,
-                              sizeof ps->isolate_why);
+                              sizeof ps->isolate_why, &ps->isolate_wrong);
     return st;
 }
 
@@ -762,7 +763,8 @@ static fp_status preflight_main(const void *config, fp_world *w)
     ps.base = base;
     ps.contended = note[0] ? note : NULL;
     st = fp_measure(rt, &pc->run, w, &steps, &ps);
-    st = fp_app_isolate_after(pc->isolate, rt, &pc->run, &out, w, st, ps.isolate_why);
+    st = fp_app_isolate_after(pc->isolate, rt, &pc->run, &out, w, st, ps.isolate_why,
+                              ps.isolate_wrong);
     /* the files of the last report (isolation's, when it ran), once it judged */
     if (out.prometheus_local && (st == FP_OK || st == FP_EFAIL))
         st = fp_status_worst(st, fp_app_prom_local_write(w, out.prometheus_local, &ps.prom_local));

@@ -183,8 +183,9 @@ fp_status fp_iso_plan_open(const fp_iso_opts *o, fp_iso_plan **out, char *err, s
                  "with nodes that passed", o->nunits);
         return FP_EUSAGE;
     }
-    if (!(o->slow_limit > 0 && o->slow_limit < 1)) {
-        snprintf(err, len, "slow limit %g: expected a factor between 0 and 1", o->slow_limit);
+    if (!(o->slow_limit >= 0 && o->slow_limit < 1)) {
+        snprintf(err, len, "slow limit %g: expected a factor from 0 (not judged) below 1",
+                 o->slow_limit);
         return FP_EUSAGE;
     }
     if (o->max_rounds < 2 || (int)o->strategy < 0 || o->strategy >= FP_ISO_STRATEGY_COUNT) {

@@ -86,7 +86,8 @@ typedef struct fp_iso_round {
 typedef struct fp_iso_opts {
     fp_iso_strategy strategy;
     int nunits;             /* 4 or more */
-    double slow_limit;      /* slow below this x the other groups' median busbw (0 < x < 1) */
+    double slow_limit;      /* slow below this x the other groups' median busbw (0 < x < 1;
+                               0: no group is judged slow) */
     int max_rounds;         /* the plan ends after this many rounds, however far it got */
 } fp_iso_opts;
 

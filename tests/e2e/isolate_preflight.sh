@@ -18,6 +18,7 @@ expect_rc 1 mpi 8 "$FLEETPRINT" "${pf[@]}" $(inject corrupt:rank=3,input=1) \
 expect_out 'detect .*: fail -- nodes: 0 pass, 0 warn, 8 fail'
 expect_out 'preflight: collectives\.allreduce\..* fails with 8 of 8 nodes failing: no culprit named: isolating in rounds \(--isolate auto\)'
 expect_out 'named: n3 wrong'
+expect_out 'isolate: .*wrong results and hangs only'
 [ "$(cat spread.txt)" = n3 ] || { cat "$WORK/out" >&2; fail "the drain file is '$(cat spread.txt)', want n3"; }
 py -c 'import json; v=json.load(open("spread.json")); assert v["failing_nodes"]==["n3"], v["failing_nodes"]' ||
   fail "the verdicts do not fail n3 alone"

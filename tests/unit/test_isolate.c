@@ -213,6 +213,13 @@ static void test_clean_and_slow(void)
     const fp_iso_finding *fd;
     CHECK(fp_iso_plan_findings(p, &fd) == 0);
     fp_iso_plan_free(p);
+    /* a limit of 0 judges no group slow (preflight isolating wrong results):
+     * a 4x slow unit is not named, a wrong one beside it is */
+    fp_iso_fault both[] = {{3, -1, FP_ISO_SLOW, 4}, {9, -1, FP_ISO_WRONG, 1}};
+    int wrong_unit = 9;
+    p = run(FP_ISO_AUTO, 16, both, 2, 0);
+    CHECK(names_nodes(p, &wrong_unit, 1, FP_ISO_WRONG));
+    fp_iso_plan_free(p);
     /* the judgement by hand: leave-one-out median, hung groups no peers */
     fp_iso_opts o = {.strategy = FP_ISO_GRID, .nunits = 16, .slow_limit = 0.4, .max_rounds = 4};
     char err[160];
