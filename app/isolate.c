@@ -273,9 +273,9 @@ fp_status fp_app_isolate(const fp_config *rt, const isolate_opts *io, const meas
     double fail = shared ? all[0].peer_fail_contended : all[0].peer_fail;
     if (!isfinite(fail))
         fail = shared ? 0.6 : 0.2; /* no relative class judges collectives: the defaults' */
-    fp_iso_config cfg = {.slow_limit = io->results_only ? 0 : 1 - fail, .max_rounds = io->max_rounds,
-                         .bytes = io->bytes, .warm = io->warm, .window = io->window,
-                         .timeout = rt->timeout};
+    fp_iso_config cfg = {.slow_limit = io->results_only ? 0 : 1 - fail,
+                         .max_rounds = io->max_rounds, .bytes = io->bytes, .warm = io->warm,
+                         .window = io->window, .timeout = rt->timeout};
     fp_iso_strategy_parse(io->strategy, &cfg.strategy);
     coll_parse(io->collective, &cfg.coll);
     if (cfg.bytes == 0) /* 64 MiB where devices have memory of their own, else 1 MiB */

@@ -1108,15 +1108,15 @@ static bool shared_alone(const eng *g, const series *se, uint64_t mask, bool *ot
  * windows to be persistent) fails only where another series of the same
  * entity is out of bounds against its peers in one of its windows: a
  * transient dip of one metric never fails alone; nor, on shared cores, does
- * a run summary (shared_alone: another test must agree). A host-side metric failing against its peers on most of
- * its node's devices is the host's (a whole-run dip or a host fault look
- * alike): it warns, needing a re-test, unless the run was confirmed; on one
- * device of several it is the device's, and fails. Peer or fleet evidence
- * against an entity whose own baseline (min_runs runs) saw no change is its
- * normal where its baselines lie below its SKU's by less than the cost
- * floor (a quirk within tolerance): it warns; at the floor and beyond, a job
- * on it loses that much in every run, whatever its history: it fails.
- * FP_ENOMEM. */
+ * a run summary (shared_alone: another test must agree). A host-side metric
+ * failing against its peers on most of its node's devices is the host's (a
+ * whole-run dip or a host fault look alike): it warns, needing a re-test,
+ * unless the run was confirmed; on one device of several it is the device's,
+ * and fails. Peer or fleet evidence against an entity whose own baseline
+ * (min_runs runs) saw no change is its normal where its baselines lie below
+ * its SKU's by less than the cost floor (a quirk within tolerance): it
+ * warns; at the floor and beyond, a job on it loses that much in every run,
+ * whatever its history: it fails. FP_ENOMEM. */
 fp_status fp__det_release(eng *g)
 {
     fp_status st = FP_OK;
@@ -1129,8 +1129,9 @@ fp_status fp__det_release(eng *g)
             continue;
         const series *se = &g->ser[o->ser];
         bool other_test = false;
-        bool alone = ((o->hold & HOLD_EPISODE) && !(g->ents[se->ent].bad2 & o->mask)) ||
-                     ((o->hold & HOLD_SHARED) && shared_alone(g, se, o->mask, &other_test));
+        bool episode = (o->hold & HOLD_EPISODE) && !(g->ents[se->ent].bad2 & o->mask);
+        bool summary = (o->hold & HOLD_SHARED) && shared_alone(g, se, o->mask, &other_test);
+        bool alone = episode || summary;
         /* a stable offset its own baseline knows: its normal below the cost
          * floor; at the floor and beyond, a job on it loses that much in
          * every run (a fail-slow device) */
@@ -1146,11 +1147,11 @@ fp_status fp__det_release(eng *g)
             continue;
         }
         o->r.verdict = FP_WARN;
-        if (alone && (o->hold & HOLD_EPISODE))
+        if (episode)
             snprintf(o->r.note, sizeof o->r.note,
                      "transient: out of bounds in %d of %d windows, no other metric agrees",
                      o->r.windows_bad, o->r.windows);
-        else if (alone)
+        else if (summary)
             snprintf(o->r.note, sizeof o->r.note, "shared cores: no other %s agrees (%s)",
                      other_test ? "test" : "metric",
                      g->contended_note ? g->contended_note : "contended");
