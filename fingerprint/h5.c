@@ -182,7 +182,7 @@ fp_status fp__h5_read_table(hid_t loc, const char *name, hid_t memtype, size_t r
     if (H5Sget_simple_extent_ndims(space) != 1)
         FP_FAIL(FP_EINPUT, "dataset '%s' is not one-dimensional", name);
     FP_CHECK_H5(H5Sget_simple_extent_dims(space, dims, NULL));
-    data = malloc(dims[0] ? dims[0] * rowsize : 1);
+    data = fp_malloc_huge(dims[0] ? dims[0] * rowsize : 1);
     FP_CHECK_ALLOC(data);
     bool done = false;
     if (dims[0] > ROWS_PER_CHUNK) /* a long table: decompressed on two threads */
