@@ -877,10 +877,10 @@ fp_status fp__det_base_plan(eng *g, fp__base_plan *p)
     for (size_t k = 0; k < g->nkeys; k++)
         maxw = g->keys[k].windows > maxw ? g->keys[k].windows : maxw;
     memset(p, 0, sizeof *p);
-    p->bl = malloc((2 * n + 1) * sizeof *p->bl);
+    p->bl = fp_malloc_huge((2 * n + 1) * sizeof *p->bl);
     p->shift = malloc((2 * nb + 1) * sizeof *p->shift);
-    double *sh = malloc((3 * n + (size_t)maxw + 1) * sizeof *sh);
-    uint32_t *first = calloc(nb + 2, sizeof *first), *order = malloc((n + 1) * sizeof *order);
+    double *sh = fp_malloc_huge((3 * n + (size_t)maxw + 1) * sizeof *sh);
+    uint32_t *first = calloc(nb + 2, sizeof *first), *order = fp_malloc_huge((n + 1) * sizeof *order);
     size_t *seen = calloc(g->nnodes + 1, sizeof *seen); /* bucket + 1 that counted the node */
     fp_status st = FP_OK;
     FP_CHECK_ALLOC(p->bl);
@@ -1028,7 +1028,7 @@ static fp_status host_shared(const eng *g, bool *shared)
     qsort(held, nheld, sizeof *held, cmp_key_node);
     /* every device's median of the held keys on the held nodes (a series of
      * a key or a node none is held on is passed over without a search) */
-    dev = malloc((g->nser + 1) * sizeof *dev);
+    dev = fp_malloc_huge((g->nser + 1) * sizeof *dev);
     key_held = calloc(g->nkeys + g->nnodes + 1, sizeof *key_held);
     FP_CHECK_ALLOC(dev);
     FP_CHECK_ALLOC(key_held);

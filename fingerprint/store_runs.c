@@ -528,7 +528,7 @@ static fp_status read_runtab(fp_store *s, const char *id, fp__runtab *t, read_wh
     } else {
         FP_CHECK(fp__h5_read_fixed_strings(g, "entities", &names, &width, &t->nent));
     }
-    t->ent = calloc(t->nent ? t->nent : 1, sizeof *t->ent);
+    t->ent = fp_calloc_huge(t->nent ? t->nent : 1, sizeof *t->ent);
     FP_CHECK_ALLOC(t->ent);
     pj = (parse_job){.t = t, .names = names, .width = width, .bad = t->nent};
     pj.running = pthread_create(&pj.thread, NULL, parse_main, &pj) == 0;
