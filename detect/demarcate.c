@@ -106,8 +106,8 @@ typedef struct owner_index {
 static fp_status index_owners(const eng *g, owner_index *x)
 {
     size_t owners = g->nnodes + g->nents;
-    x->first = malloc((owners + 1) * sizeof *x->first);
-    x->next = malloc((g->nreasons + 1) * sizeof *x->next);
+    x->first = fp_malloc_huge((owners + 1) * sizeof *x->first);
+    x->next = fp_malloc_huge((g->nreasons + 1) * sizeof *x->next);
     fp_status st = FP_OK;
     if (!x->first || !x->next)
         FP_FAIL(FP_ENOMEM, "out of memory indexing the %zu reasons of run %s", g->nreasons,

@@ -72,8 +72,8 @@ static fp_status assemble(eng *g, fp_verdicts *out)
     out->node_names = malloc((nn + 1) * sizeof *out->node_names);
     out->fail_nodes = malloc((nn + 1) * sizeof *out->fail_nodes);
     out->warn_nodes = malloc((nn + 1) * sizeof *out->warn_nodes);
-    size_t *slot_of_owner = malloc((nn + g->nents + 1) * sizeof *slot_of_owner);
-    size_t *count = calloc(nn + nother + 2, sizeof *count);
+    size_t *slot_of_owner = fp_malloc_huge((nn + g->nents + 1) * sizeof *slot_of_owner);
+    size_t *count = fp_calloc_huge(nn + nother + 2, sizeof *count);
     fp_status st = FP_OK;
     if (!out->reasons || !out->node_names || !out->fail_nodes || !out->warn_nodes ||
         !slot_of_owner || !count)

@@ -401,7 +401,7 @@ static fp_status find_split(const eng *g, const key_info *k, const limits *cls,
     fp_status st = FP_OK;
     /* good[i]: series i's median over windows, log, larger is better (NaN:
      * none); low: the lower half of them in order; dev: scratch */
-    double *good = malloc(3 * m * sizeof *good), *low = good + m, *dev = low + m;
+    double *good = fp_malloc_huge(3 * m * sizeof *good), *low = good + m, *dev = low + m;
     FP_CHECK_ALLOC(good);
     bool higher = k->rep->better == FP_BETTER_HIGHER;
     size_t n = 0;

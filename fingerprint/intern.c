@@ -114,9 +114,9 @@ fp_status fp__strmap_adopt(fp__strmap *m, char *buf, size_t width, size_t n, siz
         FP_FAIL(FP_ENOMEM, "string table full: %zu strings of %zu bytes", n, width);
     while (nslots < 2 * n + 2) /* room for one more before a rehash */
         nslots *= 2;
-    m->slot = calloc(nslots, sizeof *m->slot);
-    m->off = malloc((n ? n : 1) * sizeof *m->off);
-    m->hash = malloc((n ? n : 1) * sizeof *m->hash);
+    m->slot = fp_calloc_huge(nslots, sizeof *m->slot);
+    m->off = fp_malloc_huge((n ? n : 1) * sizeof *m->off);
+    m->hash = fp_malloc_huge((n ? n : 1) * sizeof *m->hash);
     FP_CHECK_ALLOC(m->slot);
     FP_CHECK_ALLOC(m->off);
     FP_CHECK_ALLOC(m->hash);
