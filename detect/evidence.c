@@ -880,7 +880,8 @@ fp_status fp__det_base_plan(eng *g, fp__base_plan *p)
     p->bl = fp_malloc_huge((2 * n + 1) * sizeof *p->bl);
     p->shift = malloc((2 * nb + 1) * sizeof *p->shift);
     double *sh = fp_malloc_huge((3 * n + (size_t)maxw + 1) * sizeof *sh);
-    uint32_t *first = calloc(nb + 2, sizeof *first), *order = fp_malloc_huge((n + 1) * sizeof *order);
+    uint32_t *first = calloc(nb + 2, sizeof *first);
+    uint32_t *order = fp_malloc_huge((n + 1) * sizeof *order);
     size_t *seen = calloc(g->nnodes + 1, sizeof *seen); /* bucket + 1 that counted the node */
     fp_status st = FP_OK;
     FP_CHECK_ALLOC(p->bl);
