@@ -14,12 +14,13 @@ void *fp_grow(void *array, size_t *cap, size_t need, size_t elem, size_t first);
 /* malloc and calloc for arrays of many MiB that are filled soon after: the
  * memory is marked for transparent huge pages where the kernel offers them
  * on request (madvise mode) and holds twice the array free in blocks of 2
- * MiB (no fault waits for compaction). Each fresh 4 KiB page costs a fault, ~20 us in a
- * VM: detect at 10,000 nodes x 8 touched ~1 GB of them and spent 38% of its
- * time there. On a VM where a fresh GiB filled took 3.9 s in 4 KiB pages, it
- * took 1.8-2.8 s in huge ones; populated ahead (fp_populate), its writes were
- * then free, where 4 KiB pages populated ahead still cost as much again when
- * first written. Free with free(). */
+ * MiB (no fault waits for compaction). Each fresh 4 KiB page costs a fault,
+ * ~20 us in a VM: detect at 10,000 nodes x 8 touched ~1 GB of them and spent
+ * 38% of its time there. On a VM where a fresh GiB filled took 3.2-4.0 s in
+ * 4 KiB pages, it took 0.4-2.8 s in huge ones; populated ahead
+ * (fp_populate), their writes were then free, where 4 KiB pages populated
+ * ahead still cost about as much again when first written. Free with
+ * free(). */
 void *fp_malloc_huge(size_t bytes);
 void *fp_calloc_huge(size_t n, size_t elem);
 
