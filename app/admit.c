@@ -155,7 +155,7 @@ static fp_status health_from_store(void *ctx, fp_hostlist *fail, fp_hostlist *wa
     FP_CHECK(add_nodes(v, FP_WARN, warn));
     size_t offenders = 0;
     for (size_t i = 0; i < fp_verdicts_node_count(v); i++)
-        offenders += fp_verdicts_node_offends(v, fp_verdicts_get(v, i)->entity.node);
+        offenders += fp_verdicts_node_offends(v, fp_verdicts_get(v, i)->entity->node);
     fp_info("admit: health from run %s in %s: %zu failing, %zu warned node(s) (%zu repeat "
             "offender%s: history)", run.id, c->store, fp_hostlist_count(fail),
             fp_hostlist_count(warn), offenders, offenders == 1 ? "" : "s");

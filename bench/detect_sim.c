@@ -71,41 +71,42 @@ static void explain_errors(const fp_sim *sim, const fp_verdicts *v)
     size_t nf = fp_sim_faults(sim, &f);
     for (size_t i = 0; i < fp_verdicts_count(v); i++) {
         const fp_entity_verdict *ev = fp_verdicts_get(v, i);
-        if (ev->entity.kind == FP_ENT_LINK && ev->verdict == FP_FAIL) {
+        if (ev->entity->kind == FP_ENT_LINK && ev->verdict == FP_FAIL) {
             bool bad = false;
             for (size_t k = 0; k < nf; k++)
-                bad |= f[k].kind == FP_SIM_BAD_LINK && atoi(ev->entity.node + 1) == f[k].node &&
-                       atoi(ev->entity.peer + 1) == f[k].peer;
+                bad |= f[k].kind == FP_SIM_BAD_LINK && atoi(ev->entity->node + 1) == f[k].node &&
+                       atoi(ev->entity->peer + 1) == f[k].peer;
             if (!bad) {
-                printf("    false alarm link:%s~%s:", ev->entity.node, ev->entity.peer);
+                printf("    false alarm link:%s~%s:", ev->entity->node, ev->entity->peer);
                 print_reasons(v, ev);
                 printf("\n");
             }
         }
-        if (ev->entity.kind != FP_ENT_NODE)
+        if (ev->entity->kind != FP_ENT_NODE)
             continue;
         bool truth = false;
         for (size_t k = 0; k < nf; k++) {
             char name[FP_NAME_MAX];
-            fp_entity e = fp_entity_node(ev->entity.node);
+            fp_entity e = fp_entity_node(ev->entity->node);
             (void)e;
-            snprintf(name, sizeof name, "%s", ev->entity.node);
+            snprintf(name, sizeof name, "%s", ev->entity->node);
             truth |= fp_sim_fault_is_node(&f[k]) && atoi(name + 1) == f[k].node;
         }
         bool pred = ev->verdict == FP_FAIL;
         if (pred == truth)
             continue;
-        printf("    %s %s:", pred ? "false alarm" : "missed", ev->entity.node);
+        printf("    %s %s:", pred ? "false alarm" : "missed", ev->entity->node);
+        int at = atoi(ev->entity->node + 1);
         for (size_t k = 0; k < nf; k++)
-            if (atoi(ev->entity.node + 1) == f[k].node || (f[k].peer >= 0 && atoi(ev->entity.node + 1) == f[k].peer))
+            if (at == f[k].node || (f[k].peer >= 0 && at == f[k].peer))
                 printf(" truth %s gpu %d factor %.2f windows %d-%d;", fp_sim_fault_name(f[k].kind),
                        f[k].gpu, f[k].factor, f[k].from, f[k].to);
         print_reasons(v, ev);
         for (size_t j = 0; j < fp_verdicts_count(v); j++) {
             const fp_entity_verdict *dv = fp_verdicts_get(v, j);
-            if (dv->entity.kind == FP_ENT_GPU && dv->verdict != FP_PASS &&
-                strcmp(dv->entity.node, ev->entity.node) == 0) {
-                printf("\n      gpu %d:", dv->entity.dev);
+            if (dv->entity->kind == FP_ENT_GPU && dv->verdict != FP_PASS &&
+                strcmp(dv->entity->node, ev->entity->node) == 0) {
+                printf("\n      gpu %d:", dv->entity->dev);
                 print_reasons(v, dv);
             }
         }

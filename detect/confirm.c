@@ -268,7 +268,7 @@ fp_status fp_confirm_plan_make(const fp_verdicts *v, const fp_run *run, const fp
         for (size_t k = 0; k < ev->nreasons; k++)
             if (retested_reason(&v->reasons[ev->first_reason + k], is_held))
                 reason_tests(plan, &v->reasons[ev->first_reason + k], &late);
-        const fp_entity *e = &ev->entity;
+        const fp_entity *e = ev->entity;
         int a = ix_find(&nodes, e->node);
         if (a < 0)
             continue;
@@ -425,7 +425,7 @@ static fp_status collect(const fp_verdicts *first, const fp_verdicts *retest, ju
         const fp_entity_verdict *ev = &first->ents[i];
         if (ev->verdict != FP_FAIL || !fails_by(first, ev, FP_EV_VALUE))
             continue;
-        int a = ev->entity.kind == FP_ENT_GROUP ? -1 : ix_find(&nodes, ev->entity.node);
+        int a = ev->entity->kind == FP_ENT_GROUP ? -1 : ix_find(&nodes, ev->entity->node);
         if (a >= 0)
             certain[a] = true;
     }
@@ -433,16 +433,16 @@ static fp_status collect(const fp_verdicts *first, const fp_verdicts *retest, ju
         const fp_entity_verdict *ev = &first->ents[i];
         if (ev->verdict != FP_FAIL)
             continue;
-        int a = ix_find(&nodes, ev->entity.node), b = -1;
-        bool whole = ev->entity.kind != FP_ENT_LINK && ev->entity.kind != FP_ENT_GROUP;
+        int a = ix_find(&nodes, ev->entity->node), b = -1;
+        bool whole = ev->entity->kind != FP_ENT_LINK && ev->entity->kind != FP_ENT_GROUP;
         j[m++] = (judged){.slot = i, .retest = -1, .suspect = true,
                           .certain = fails_by(first, ev, FP_EV_VALUE) ||
                                      (whole && a >= 0 && certain[a])};
-        if (ev->entity.kind == FP_ENT_LINK)
-            b = ix_find(&nodes, ev->entity.peer);
-        if (ev->entity.kind == FP_ENT_LINK && a >= 0 && b >= 0 && a != b)
+        if (ev->entity->kind == FP_ENT_LINK)
+            b = ix_find(&nodes, ev->entity->peer);
+        if (ev->entity->kind == FP_ENT_LINK && a >= 0 && b >= 0 && a != b)
             cand[a] = cand[b] = true;
-        if (ev->entity.kind == FP_ENT_NODE && a >= 0 && fails_by(first, ev, FP_EV_LINKS))
+        if (ev->entity->kind == FP_ENT_NODE && a >= 0 && fails_by(first, ev, FP_EV_LINKS))
             cand[a] = true;
     }
     for (size_t i = 0; i < first->nents; i++)
@@ -456,11 +456,11 @@ static fp_status collect(const fp_verdicts *first, const fp_verdicts *retest, ju
         jn.name = calloc(m, sizeof *jn.name);
         FP_CHECK_ALLOC(jn.name);
         for (size_t i = 0; i < m; i++)
-            fp_entity_format(&first->ents[j[i].slot].entity, jn.name[i], sizeof jn.name[0]);
+            fp_entity_format(first->ents[j[i].slot].entity, jn.name[i], sizeof jn.name[0]);
         FP_CHECK(ix_build(&names, m, judged_name_buf, &jn));
         char name[2 * FP_NAME_MAX + 32];
         for (size_t e = 0; e < retest->nents; e++) {
-            int w = ix_find(&names, fp_entity_format(&retest->ents[e].entity, name, sizeof name));
+            int w = ix_find(&names, fp_entity_format(retest->ents[e].entity, name, sizeof name));
             if (w >= 0)
                 j[w].retest = (int)e;
         }
@@ -565,10 +565,10 @@ static bool measured_has(const measured *m, const char *key, const char *entity)
 static bool series_measured(const fp_verdicts *first, const fp_entity_verdict *ev,
                             bool is_held, const measured *m)
 {
-    if (ev->entity.kind != FP_ENT_GPU && ev->entity.kind != FP_ENT_LINK)
+    if (ev->entity->kind != FP_ENT_GPU && ev->entity->kind != FP_ENT_LINK)
         return true;
     char want[2 * FP_NAME_MAX + 32];
-    fp_entity_format(&ev->entity, want, sizeof want);
+    fp_entity_format(ev->entity, want, sizeof want);
     for (size_t k = 0; k < ev->nreasons; k++) {
         const fp_reason *r = &first->reasons[ev->first_reason + k];
         if (!retested_reason(r, is_held) ||
@@ -617,7 +617,7 @@ static fp_status count_partners(const fp_verdicts *first, const fp_verdicts *ret
         if (j[i].candidate)
             good[j[i].slot] = false;
     for (size_t e = 0; retest && e < retest->nents; e++) {
-        const fp_entity *l = &retest->ents[e].entity;
+        const fp_entity *l = retest->ents[e].entity;
         if (l->kind != FP_ENT_LINK || strcmp(l->node, l->peer) == 0)
             continue;
         int a = ix_find(nodes, l->node), b = ix_find(nodes, l->peer);
@@ -672,11 +672,11 @@ static void judge(const fp_verdicts *first, const fp_verdicts *retest,
         const fp_entity_verdict *ev = &first->ents[x->slot];
         const fp_entity_verdict *rv = x->retest >= 0 ? &retest->ents[x->retest] : NULL;
         x->retested = info->ran && retest && tests_ran(first, ev, x->held, info->tests, late) &&
-                      (ev->entity.kind != FP_ENT_LINK || rv) &&
+                      (ev->entity->kind != FP_ENT_LINK || rv) &&
                       series_measured(first, ev, x->held, m);
         bool again = rv && rv->verdict == FP_FAIL;
-        if (rv && !again && ev->entity.kind == FP_ENT_LINK && link_slow(retest, rv)) {
-            int a = ix_find(nodes, ev->entity.node), b = ix_find(nodes, ev->entity.peer);
+        if (rv && !again && ev->entity->kind == FP_ENT_LINK && link_slow(retest, rv)) {
+            int a = ix_find(nodes, ev->entity->node), b = ix_find(nodes, ev->entity->peer);
             again = a >= 0 && b >= 0 && p[a].cleared && p[b].cleared;
         }
         x->outcome = !x->retested ? FP_CONFIRM_NOT_RETESTED
@@ -695,7 +695,7 @@ static void roll_up(const fp_verdicts *first, const name_ix *nodes, judged *j, s
     for (size_t i = 0; i < first->nnodes; i++)
         part[i] = FP_CONFIRM_NOT_REPRODUCED;
     for (size_t k = 0; k < n; k++) {
-        const fp_entity *e = &first->ents[j[k].slot].entity;
+        const fp_entity *e = first->ents[j[k].slot].entity;
         if (j[k].candidate || e->kind == FP_ENT_NODE || e->kind == FP_ENT_GROUP ||
             (e->kind == FP_ENT_LINK && strcmp(e->peer, e->node) != 0))
             continue;
@@ -706,7 +706,7 @@ static void roll_up(const fp_verdicts *first, const name_ix *nodes, judged *j, s
             part[a] = j[k].outcome;
     }
     for (size_t k = 0; k < n; k++) {
-        const fp_entity *e = &first->ents[j[k].slot].entity;
+        const fp_entity *e = first->ents[j[k].slot].entity;
         int a = e->kind == FP_ENT_NODE && !j[k].candidate ? ix_find(nodes, e->node) : -1;
         if (a >= 0 && j[k].outcome == FP_CONFIRM_NOT_REPRODUCED)
             j[k].outcome = part[a];
@@ -782,6 +782,7 @@ fp_status fp_verdicts_confirm(const fp_verdicts *first, const fp_verdicts *retes
     v->run = first->run;
     v->nents = first->nents;
     v->ents = calloc(first->nents + 1, sizeof *v->ents);
+    v->made = malloc((first->nmade + 1) * sizeof *v->made);
     v->reasons = calloc(first->nreasons + extra + 1, sizeof *v->reasons);
     v->node_names = malloc((nn + 1) * sizeof *v->node_names);
     v->fail_nodes = malloc((nn + 1) * sizeof *v->fail_nodes);
@@ -793,11 +794,14 @@ fp_status fp_verdicts_confirm(const fp_verdicts *first, const fp_verdicts *retes
         v->confirm->items = items;
     else
         free(items);
-    if (!v->ents || !v->reasons || !v->node_names || !v->fail_nodes || !v->warn_nodes ||
-        !v->blind || !v->confirm || !items)
+    if (!v->ents || !v->made || !v->reasons || !v->node_names || !v->fail_nodes ||
+        !v->warn_nodes || !v->blind || !v->confirm || !items)
         FP_FAIL(FP_ENOMEM, "out of memory confirming the verdicts of run %s (%zu entities)",
                 first->run->id, first->nents);
     memcpy(v->node_names, first->node_names, nn * sizeof *v->node_names);
+    memcpy(v->made, first->made, first->nmade * sizeof *v->made); /* first's go with it */
+    v->nmade = first->nmade;
+    uintptr_t made_lo = (uintptr_t)first->made, made_hi = made_lo + first->nmade * sizeof *v->made;
     memcpy(v->blind, first->blind, first->nblind * sizeof *v->blind);
     v->nblind = first->nblind;
     v->nnodes = nn;
@@ -811,6 +815,8 @@ fp_status fp_verdicts_confirm(const fp_verdicts *first, const fp_verdicts *retes
         if (!x && i < nn && part[i] == FP_CONFIRM_REPRODUCED)
             fv = FP_FAIL; /* a node that warned: a held part of it reproduced */
         *nv = *ev;
+        if ((uintptr_t)ev->entity >= made_lo && (uintptr_t)ev->entity < made_hi)
+            nv->entity = v->made + ((uintptr_t)ev->entity - made_lo) / sizeof *v->made;
         nv->verdict = fv == FP_UNKNOWN ? ev->verdict : fv;
         nv->first_reason = v->nreasons;
         nv->nreasons = 0;
@@ -833,7 +839,7 @@ fp_status fp_verdicts_confirm(const fp_verdicts *first, const fp_verdicts *retes
                     continue;
                 r.retest = true;
                 if (r.explained && x->outcome == FP_CONFIRM_REPRODUCED &&
-                    ev->entity.kind == FP_ENT_LINK) {
+                    ev->entity->kind == FP_ENT_LINK) {
                     r.verdict = FP_FAIL; /* slow again; no end was found at fault */
                     r.explained = false;
                     snprintf(r.note, sizeof r.note,
@@ -858,7 +864,7 @@ fp_status fp_verdicts_confirm(const fp_verdicts *first, const fp_verdicts *retes
     for (size_t i = 0; i < nj; i++) {
         if (j[i].candidate && j[i].outcome != FP_CONFIRM_FOUND)
             continue; /* an end that passed again: nothing to say */
-        items[ni++] = (fp_confirm_item){.entity = first->ents[j[i].slot].entity,
+        items[ni++] = (fp_confirm_item){.entity = *first->ents[j[i].slot].entity,
                                         .outcome = j[i].outcome,
                                         .certain = j[i].certain};
     }

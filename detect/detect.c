@@ -69,20 +69,22 @@ static fp_status assemble(eng *g, fp_verdicts *out)
     size_t nn = g->nnodes, nother = out->nents - nn;
     out->run = g->run;
     out->reasons = fp_malloc_huge((g->nreasons + 1) * sizeof *out->reasons);
+    out->made = malloc((nn + 1) * sizeof *out->made);
     out->node_names = malloc((nn + 1) * sizeof *out->node_names);
     out->fail_nodes = malloc((nn + 1) * sizeof *out->fail_nodes);
     out->warn_nodes = malloc((nn + 1) * sizeof *out->warn_nodes);
     size_t *slot_of_owner = fp_malloc_huge((nn + g->nents + 1) * sizeof *slot_of_owner);
     size_t *count = fp_calloc_huge(nn + nother + 2, sizeof *count);
     fp_status st = FP_OK;
-    if (!out->reasons || !out->node_names || !out->fail_nodes || !out->warn_nodes ||
-        !slot_of_owner || !count)
+    if (!out->reasons || !out->made || !out->node_names || !out->fail_nodes ||
+        !out->warn_nodes || !slot_of_owner || !count)
         FP_FAIL(FP_ENOMEM, "out of memory assembling the verdicts of run %s (%zu entities)",
                 g->run->id, out->nents);
     fp_verdict overall = FP_UNKNOWN;
     for (size_t n = 0; n < nn; n++) {
         snprintf(out->node_names[n], FP_NAME_MAX, "%s", g->node[n]);
-        out->ents[n].entity = fp_entity_node(g->node[n]);
+        out->made[n] = fp_entity_node(g->node[n]);
+        out->ents[n].entity = &out->made[n];
         out->ents[n].verdict = g->node_v[n];
         slot_of_owner[n] = n;
         overall = fp__det_worse(overall, g->node_v[n]);
@@ -91,7 +93,7 @@ static fp_status assemble(eng *g, fp_verdicts *out)
         if (g->node_v[n] == FP_FAIL || g->node_v[n] == FP_WARN)
             out->warn_nodes[out->nwarn_nodes++] = out->node_names[n];
     }
-    out->nnodes = nn;
+    out->nnodes = out->nmade = nn;
     size_t slot = nn;
     for (size_t e = 0; e < g->nents; e++) {
         const ent_info *ei = &g->ents[e];
@@ -100,7 +102,7 @@ static fp_status assemble(eng *g, fp_verdicts *out)
             continue;
         }
         slot_of_owner[nn + e] = slot;
-        out->ents[slot].entity = *ei->e;
+        out->ents[slot].entity = ei->e;
         out->ents[slot].verdict = ei->v;
         overall = fp__det_worse(overall, ei->v);
         slot++;
@@ -747,6 +749,7 @@ void fp_verdicts_free(fp_verdicts *v)
     if (!v)
         return;
     free(v->ents);
+    free(v->made);
     free(v->reasons);
     free(v->blind);
     free(v->drift);
@@ -909,11 +912,13 @@ fp_status fp_verdicts_hung(const fp_run *run, const int *ranks, size_t n, const 
     FP_CHECK_ALLOC(v);
     v->run = run;
     v->ents = calloc(nn + n + 2, sizeof *v->ents);
+    v->made = calloc(nn + n + 2, sizeof *v->made);
     v->reasons = calloc(nn + n + 2, sizeof *v->reasons);
     v->node_names = calloc(nn + 1, sizeof *v->node_names);
     v->fail_nodes = calloc(nn + 1, sizeof *v->fail_nodes);
     v->warn_nodes = calloc(nn + 1, sizeof *v->warn_nodes);
-    if (!v->ents || !v->reasons || !v->node_names || !v->fail_nodes || !v->warn_nodes)
+    if (!v->ents || !v->made || !v->reasons || !v->node_names || !v->fail_nodes ||
+        !v->warn_nodes)
         FP_FAIL(FP_ENOMEM, "out of memory for the verdicts of hung run %s (%zu nodes)", run->id,
                 nn);
     char note[sizeof v->reasons[0].note], key[sizeof v->reasons[0].key];
@@ -923,7 +928,7 @@ fp_status fp_verdicts_hung(const fp_run *run, const int *ranks, size_t n, const 
     for (size_t i = 0; i < nn; i++) {
         fp_entity_verdict *ev = &v->ents[v->nents++];
         snprintf(v->node_names[i], FP_NAME_MAX, "%s", run->nodes[i]);
-        ev->entity = fp_entity_node(run->nodes[i]);
+        ev->entity = fp__det_made(v, fp_entity_node(run->nodes[i]));
         ev->verdict = FP_UNKNOWN;
         ev->first_reason = v->nreasons;
         for (size_t k = 0; k < n; k++) {
@@ -942,7 +947,8 @@ fp_status fp_verdicts_hung(const fp_run *run, const int *ranks, size_t n, const 
         if (ranks[k] < 0 || ranks[k] >= run->nranks)
             continue;
         fp_entity_verdict *ev = &v->ents[v->nents++];
-        ev->entity = fp_entity_rank(run->nodes[run->ranks[ranks[k]].node], ranks[k]);
+        const char *node = run->nodes[run->ranks[ranks[k]].node];
+        ev->entity = fp__det_made(v, fp_entity_rank(node, ranks[k]));
         ev->verdict = FP_FAIL;
         ev->first_reason = v->nreasons;
         ev->nreasons = 1;
@@ -950,7 +956,7 @@ fp_status fp_verdicts_hung(const fp_run *run, const int *ranks, size_t n, const 
     }
     if (v->nfail_nodes == 0) { /* every rank arrived, the step still did not end */
         fp_entity_verdict *ev = &v->ents[v->nents++];
-        ev->entity = fp_entity_group("world");
+        ev->entity = fp__det_made(v, fp_entity_group("world"));
         ev->verdict = FP_FAIL;
         ev->first_reason = v->nreasons;
         ev->nreasons = 1;

@@ -98,6 +98,8 @@ struct fp_verdicts {
     const fp_run *run;
     fp_entity_verdict *ents;
     size_t nents;
+    fp_entity *made; /* the entities the verdicts made (the nodes'), not the run's */
+    size_t nmade;
     fp_reason *reasons;
     size_t nreasons;
     fp_verdict overall;
@@ -120,6 +122,13 @@ struct fp_verdicts {
     fp_verdict *own;
     fp_confirm_info *confirm; /* NULL, or the confirm pass behind them (confirm.c) */
 };
+
+/* e kept in v->made (room for it allocated): its address there. */
+static inline const fp_entity *fp__det_made(fp_verdicts *v, fp_entity e)
+{
+    v->made[v->nmade] = e;
+    return &v->made[v->nmade++];
+}
 
 /* ---- the engine's state (engine.c, evidence.c, demarcate.c, detect.c) ------------------ */
 

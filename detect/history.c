@@ -210,7 +210,7 @@ fp_verdict fp_verdicts_own(const fp_verdicts *v, size_t i)
 bool fp_verdicts_node_offends(const fp_verdicts *v, const char *node)
 {
     for (size_t i = 0; i < v->noffenders; i++) {
-        const fp_entity *e = &v->ents[v->offenders[i].entity].entity;
+        const fp_entity *e = v->ents[v->offenders[i].entity].entity;
         bool inside = e->kind == FP_ENT_NODE || e->kind == FP_ENT_GPU ||
                       (e->kind == FP_ENT_LINK && strcmp(e->peer, e->node) == 0);
         if (inside && strcmp(e->node, node) == 0)

@@ -26,7 +26,7 @@ static void add_entity(fp_verdicts *v, const fp_entity *e, const fp_named *named
                        fp_verdict start)
 {
     fp_entity_verdict *ev = &v->ents[v->nents++];
-    ev->entity = *e;
+    ev->entity = fp__det_made(v, *e);
     ev->verdict = start;
     ev->first_reason = v->nreasons;
     for (size_t k = 0; k < n; k++) {
@@ -50,11 +50,13 @@ fp_status fp_verdicts_named(const fp_run *run, const fp_named *named, size_t n,
     FP_CHECK_ALLOC(v);
     v->run = run;
     v->ents = calloc(nn + n + 1, sizeof *v->ents);
+    v->made = calloc(nn + n + 1, sizeof *v->made);
     v->reasons = calloc(n + 1, sizeof *v->reasons);
     v->node_names = calloc(nn + 1, sizeof *v->node_names);
     v->fail_nodes = calloc(nn + 1, sizeof *v->fail_nodes);
     v->warn_nodes = calloc(nn + 1, sizeof *v->warn_nodes);
-    if (!v->ents || !v->reasons || !v->node_names || !v->fail_nodes || !v->warn_nodes)
+    if (!v->ents || !v->made || !v->reasons || !v->node_names || !v->fail_nodes ||
+        !v->warn_nodes)
         FP_FAIL(FP_ENOMEM, "out of memory for the named verdicts of run %s (%zu nodes)",
                 run->id, nn);
     v->overall = FP_PASS;

@@ -745,7 +745,7 @@ void fp_sim_score_verdicts(const fp_sim *sim, const fp_verdicts *v, fp_sim_score
         bad += sim->faults[i].kind == FP_SIM_BAD_LINK;
     for (size_t i = 0; i < fp_verdicts_count(v); i++) {
         const fp_entity_verdict *ev = fp_verdicts_get(v, i);
-        if (ev->entity.kind != FP_ENT_LINK || ev->verdict != FP_FAIL)
+        if (ev->entity->kind != FP_ENT_LINK || ev->verdict != FP_FAIL)
             continue;
         bool hit = false;
         for (size_t x = 0; x < sim->nfaults && !hit; x++) {
@@ -755,7 +755,7 @@ void fp_sim_score_verdicts(const fp_sim *sim, const fp_verdicts *v, fp_sim_score
                 continue;
             node_name(sim, f->node, a, sizeof a);
             node_name(sim, f->peer, b, sizeof b);
-            hit = strcmp(ev->entity.node, a) == 0 && strcmp(ev->entity.peer, b) == 0;
+            hit = strcmp(ev->entity->node, a) == 0 && strcmp(ev->entity->peer, b) == 0;
         }
         out->link_tp += hit;
         out->link_fp += !hit;

@@ -77,17 +77,17 @@ static void first_reason(const fp_verdicts *v, size_t i, fp_verdict own, char *b
         reason_text(r, buf, len);
         return;
     }
-    if (ev->entity.kind != FP_ENT_NODE)
+    if (ev->entity->kind != FP_ENT_NODE)
         return;
     char node[FP_NAME_MAX + 8], part[2 * FP_NAME_MAX + 32], text[FP_JUDGED_REASON];
-    snprintf(node, sizeof node, "node:%s", ev->entity.node);
+    snprintf(node, sizeof node, "node:%s", ev->entity->node);
     for (size_t j = fp_verdicts_node_count(v); j < fp_verdicts_count(v); j++) {
         const fp_entity_verdict *pe = fp_verdicts_get(v, j);
-        if (fp_verdicts_own(v, j) != own || !fp_entity_in(&pe->entity, node) ||
+        if (fp_verdicts_own(v, j) != own || !fp_entity_in(pe->entity, node) ||
             !(r = own_reason(v, pe, own)))
             continue;
         reason_text(r, text, sizeof text);
-        fp_entity_format(&pe->entity, part, sizeof part);
+        fp_entity_format(pe->entity, part, sizeof part);
         snprintf(buf, len, "%.*s", (int)len - 1, part);
         size_t at = strlen(buf);
         snprintf(buf + at, len - at, ": %.*s", (int)(len - at > 3 ? len - at - 3 : 0), text);
@@ -113,7 +113,7 @@ fp_status fp_verdicts_record(const fp_verdicts *v, fp_run_verdicts *out)
         char ent[FP_JUDGED_ENTITY], why[FP_JUDGED_REASON] = "";
         if (own != FP_PASS)
             first_reason(v, i, own, why, sizeof why);
-        fp_entity_format(&ev->entity, ent, sizeof ent);
+        fp_entity_format(ev->entity, ent, sizeof ent);
         FP_CHECK(fp_run_verdicts_add(out, ent, (fp_judgement)own, offends[i], why));
     }
 cleanup:

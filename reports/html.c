@@ -160,11 +160,11 @@ static void link_matrix(FILE *f, const fp_run *run, const fp_verdicts *v)
     /* the failing links, by name */
     for (size_t i = 0; v && i < fp_verdicts_count(v); i++) {
         const fp_entity_verdict *ev = fp_verdicts_get(v, i);
-        if (ev->entity.kind != FP_ENT_LINK || ev->verdict != FP_FAIL)
+        if (ev->entity->kind != FP_ENT_LINK || ev->verdict != FP_FAIL)
             continue;
         char ent[2 * FP_NAME_MAX + 32];
         fputs("<p class=\"fail\">failing link: ", f);
-        esc(f, fp_entity_format(&ev->entity, ent, sizeof ent));
+        esc(f, fp_entity_format(ev->entity, ent, sizeof ent));
         fputs("</p>\n", f);
     }
 done:
@@ -406,7 +406,7 @@ static void repeat_offenders(FILE *f, const fp_verdicts *v)
         const fp_offender *o = fp_verdicts_offender(v, i);
         char ent[2 * FP_NAME_MAX + 32];
         fputs(i ? ", " : "", f);
-        esc(f, fp_entity_format(&fp_verdicts_get(v, o->entity)->entity, ent, sizeof ent));
+        esc(f, fp_entity_format(fp_verdicts_get(v, o->entity)->entity, ent, sizeof ent));
         fprintf(f, " (%d of %d)", o->bad, o->judged);
     }
     if (count > SUMMARY_NAMES)
@@ -468,7 +468,7 @@ static void summary(FILE *f, const fp_verdicts *v)
     size_t nodes[4] = {0}, others[4] = {0}, total = 0;
     for (size_t i = 0; i < fp_verdicts_count(v); i++) {
         const fp_entity_verdict *ev = fp_verdicts_get(v, i);
-        if (ev->entity.kind == FP_ENT_NODE) {
+        if (ev->entity->kind == FP_ENT_NODE) {
             nodes[ev->verdict]++;
             total++;
         } else {
@@ -514,11 +514,11 @@ static void summary(FILE *f, const fp_verdicts *v)
     size_t named = 0;
     for (size_t i = 0; i < fp_verdicts_count(v); i++) {
         const fp_entity_verdict *ev = fp_verdicts_get(v, i);
-        if (ev->entity.kind == FP_ENT_NODE || ev->verdict != FP_FAIL || named++ >= SUMMARY_NAMES)
+        if (ev->entity->kind == FP_ENT_NODE || ev->verdict != FP_FAIL || named++ >= SUMMARY_NAMES)
             continue;
         char ent[2 * FP_NAME_MAX + 32];
         fputs(named == 1 ? "<p>Failing: <span class=\"fail\">" : ", ", f);
-        esc(f, fp_entity_format(&ev->entity, ent, sizeof ent));
+        esc(f, fp_entity_format(ev->entity, ent, sizeof ent));
     }
     if (named > SUMMARY_NAMES)
         fprintf(f, " +%zu more", named - SUMMARY_NAMES);
@@ -558,7 +558,7 @@ static void verdict_table(FILE *f, const fp_verdicts *v)
                 continue;
             char ent[2 * FP_NAME_MAX + 32];
             fputs("<tr class=\"entity\"><td>", f);
-            esc(f, fp_entity_format(&ev->entity, ent, sizeof ent));
+            esc(f, fp_entity_format(ev->entity, ent, sizeof ent));
             fprintf(f, "</td><td class=\"%s\">%s</td><td><ul class=\"reasons\">\n",
                     fp_verdict_name(ev->verdict), fp_verdict_name(ev->verdict));
             size_t n = group_reasons(v, ev, groups);

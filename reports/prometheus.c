@@ -435,8 +435,8 @@ void fp__prom_verdicts(FILE *f, const fp__prom_uuids *u, const fp_verdicts *v, c
         size_t at = 0;
         labels[0] = 0;
         put_label(labels, sizeof labels, &at, "run_tag", tag);
-        put_label(labels, sizeof labels, &at, "kind", fp_entity_kind_name(ev->entity.kind));
-        entity_labels(labels, sizeof labels, &at, u, &ev->entity);
+        put_label(labels, sizeof labels, &at, "kind", fp_entity_kind_name(ev->entity->kind));
+        entity_labels(labels, sizeof labels, &at, u, ev->entity);
         for (size_t k = 0; k < sizeof states / sizeof states[0]; k++)
             fprintf(f, "fleetprint_verdict{%s,state=\"%s\"} %d\n", labels,
                     fp_verdict_name(states[k]), ev->verdict == states[k]);
@@ -496,7 +496,7 @@ void fp__prom_offenders(FILE *f, const fp__prom_uuids *u, const fp_verdicts *v, 
     size_t nodes = fp_verdicts_node_count(v);
     for (size_t k = 0; k < (which ? nwhich : nodes); k++) {
         size_t i = which ? which[k] : k;
-        const fp_entity *e = &fp_verdicts_get(v, i)->entity;
+        const fp_entity *e = fp_verdicts_get(v, i)->entity;
         if (i >= nodes || (!which && holds && !holds(e, arg)))
             continue;
         if (!header)
@@ -516,7 +516,7 @@ void fp__prom_offenders(FILE *f, const fp__prom_uuids *u, const fp_verdicts *v, 
     }
     header = false;
     for (size_t i = 0; i < fp_verdicts_offender_count(v); i++) {
-        const fp_entity *e = &fp_verdicts_get(v, fp_verdicts_offender(v, i)->entity)->entity;
+        const fp_entity *e = fp_verdicts_get(v, fp_verdicts_offender(v, i)->entity)->entity;
         char labels[640];
         size_t at = 0;
         if (holds && !holds(e, arg))

@@ -83,8 +83,8 @@ static int cmp_entity(const fp_entity *x, const fp_entity *y)
 
 static int cmp_judged(const void *a, const void *b)
 {
-    return cmp_entity(&(*(const fp_entity_verdict *const *)a)->entity,
-                      &(*(const fp_entity_verdict *const *)b)->entity);
+    return cmp_entity((*(const fp_entity_verdict *const *)a)->entity,
+                      (*(const fp_entity_verdict *const *)b)->entity);
 }
 
 /* The verdict of entity e, FP_UNKNOWN when it was not judged. */
@@ -93,7 +93,7 @@ static fp_verdict verdict_of(const render *r, const fp_entity *e)
     size_t lo = 0, hi = r->njudged;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        int c = cmp_entity(&r->judged[mid]->entity, e);
+        int c = cmp_entity(r->judged[mid]->entity, e);
         if (c == 0)
             return r->judged[mid]->verdict;
         if (c < 0)
@@ -260,7 +260,7 @@ static void run_counts(FILE *f, const render *r)
     size_t count[FP_ENT_KIND_COUNT][NSTATES] = {{0}};
     for (size_t i = 0; i < fp_verdicts_count(r->v); i++) {
         const fp_entity_verdict *ev = fp_verdicts_get(r->v, i);
-        count[ev->entity.kind][state_index(ev->verdict)]++;
+        count[ev->entity->kind][state_index(ev->verdict)]++;
     }
     char labels[128];
     size_t at = 0;
@@ -369,7 +369,7 @@ static fp_status render_files(render *r, const fp__prom_series *ser, size_t nser
      * does not pass; every link (either end) and rank counted per state */
     for (size_t i = 0; i < nv; i++) {
         const fp_entity_verdict *ev = fp_verdicts_get(r->v, i);
-        const fp_entity *e = &ev->entity;
+        const fp_entity *e = ev->entity;
         int o = owner(r, e);
         vfile[i] = summarised(e->kind) && ev->verdict == FP_PASS ? -1 : o;
         if (!summarised(e->kind))

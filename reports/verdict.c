@@ -104,7 +104,7 @@ static void print_offenders(FILE *out, const fp_verdicts *v)
     for (size_t i = 0; i < count; i++) {
         char ent[2 * FP_NAME_MAX + 32];
         const fp_offender *o = fp_verdicts_offender(v, i);
-        fp_entity_format(&fp_verdicts_get(v, o->entity)->entity, ent, sizeof ent);
+        fp_entity_format(fp_verdicts_get(v, o->entity)->entity, ent, sizeof ent);
         fprintf(out, "%s%s (%d of %d)", i ? ", " : ": ", ent, o->bad, o->judged);
     }
     fputc('\n', out);
@@ -188,7 +188,7 @@ void fp_verdicts_print(FILE *out, const fp_verdicts *v, const fp_run *run)
         if (ev->verdict == FP_PASS || (ev->verdict == FP_UNKNOWN && ev->nreasons == 0))
             continue;
         char ent[2 * FP_NAME_MAX + 32];
-        fp_entity_format(&ev->entity, ent, sizeof ent);
+        fp_entity_format(ev->entity, ent, sizeof ent);
         fprintf(out, "%-4s %s\n", ev->verdict == FP_FAIL ? "FAIL" : ev->verdict == FP_WARN ? "warn" : "?",
                 ent);
         for (size_t k = 0; k < ev->nreasons; k++)
@@ -216,9 +216,9 @@ fp_status fp_verdicts_explain(FILE *out, const fp_verdicts *v, const char *entit
     for (size_t i = 0; i < fp_verdicts_count(v); i++) {
         const fp_entity_verdict *ev = fp_verdicts_get(v, i);
         char name[2 * FP_NAME_MAX + 32];
-        if (!fp_entity_in(&ev->entity, entity))
+        if (!fp_entity_in(ev->entity, entity))
             continue;
-        fp_entity_format(&ev->entity, name, sizeof name);
+        fp_entity_format(ev->entity, name, sizeof name);
         fprintf(out, "%s %s: %s\n", shown ? "  part" : "explain", name,
                 fp_verdict_name(ev->verdict));
         for (size_t k = 0; k < ev->nreasons; k++)
@@ -336,7 +336,7 @@ static void offenders_json(fp_json_stream *w, const fp_verdicts *v)
         const fp_entity_verdict *ev = fp_verdicts_get(v, o->entity);
         char ent[2 * FP_NAME_MAX + 32];
         fp_json_stream_open(w, NULL, '{');
-        fp_json_stream_str(w, "entity", fp_entity_format(&ev->entity, ent, sizeof ent));
+        fp_json_stream_str(w, "entity", fp_entity_format(ev->entity, ent, sizeof ent));
         fp_json_stream_str(w, "verdict", fp_verdict_name(ev->verdict));
         fp_json_stream_str(w, "own_verdict", fp_verdict_name(o->own));
         fp_json_stream_int(w, "bad", o->bad);
@@ -377,7 +377,7 @@ static void verdicts_json(FILE *f, const fp_verdicts *v, const fp_run *run)
             continue;
         char ent[2 * FP_NAME_MAX + 32];
         fp_json_stream_open(&w, NULL, '{');
-        fp_json_stream_str(&w, "entity", fp_entity_format(&ev->entity, ent, sizeof ent));
+        fp_json_stream_str(&w, "entity", fp_entity_format(ev->entity, ent, sizeof ent));
         fp_json_stream_str(&w, "verdict", fp_verdict_name(ev->verdict));
         fp_json_stream_open(&w, "reasons", '[');
         for (size_t k = 0; k < ev->nreasons; k++)
@@ -460,8 +460,8 @@ fp_status fp_verdicts_write_junit(const fp_verdicts *v, const fp_run *run, const
         const fp_entity_verdict *ev = fp_verdicts_get(v, i);
         fp_junit_case *c = &cases[i];
         snprintf(c->classname, sizeof c->classname, "fleetprint.detect.%s",
-                 fp_entity_kind_name(ev->entity.kind));
-        fp_entity_format(&ev->entity, c->name, sizeof c->name);
+                 fp_entity_kind_name(ev->entity->kind));
+        fp_entity_format(ev->entity, c->name, sizeof c->name);
         c->failed = ev->verdict == FP_FAIL;
         c->skipped = ev->verdict == FP_UNKNOWN;
         if (ev->verdict == FP_PASS)

@@ -102,8 +102,10 @@ typedef struct fp_reason {
     bool explained;
 } fp_reason;
 
+/* The entity is the judged run's (or one the verdicts hold): valid as long as
+ * both the fp_verdicts and the run it was judged on. */
 typedef struct fp_entity_verdict {
-    fp_entity entity;
+    const fp_entity *entity;
     fp_verdict verdict;
     size_t first_reason, nreasons; /* into the reasons of the fp_verdicts */
 } fp_entity_verdict;

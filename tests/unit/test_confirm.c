@@ -116,7 +116,7 @@ static fp_verdict verdict_of(const fp_verdicts *v, const char *text)
 {
     for (size_t i = 0; i < fp_verdicts_count(v); i++) {
         char name[160];
-        if (strcmp(fp_entity_format(&fp_verdicts_get(v, i)->entity, name, sizeof name), text) == 0)
+        if (strcmp(fp_entity_format(fp_verdicts_get(v, i)->entity, name, sizeof name), text) == 0)
             return fp_verdicts_get(v, i)->verdict;
     }
     return FP_UNKNOWN;
@@ -141,7 +141,7 @@ static bool has_note(const fp_verdicts *v, const char *text, const char *note, b
     for (size_t i = 0; i < fp_verdicts_count(v); i++) {
         const fp_entity_verdict *ev = fp_verdicts_get(v, i);
         char name[160];
-        if (strcmp(fp_entity_format(&ev->entity, name, sizeof name), text) != 0)
+        if (strcmp(fp_entity_format(ev->entity, name, sizeof name), text) != 0)
             continue;
         for (size_t k = 0; k < ev->nreasons; k++) {
             const fp_reason *r = fp_verdicts_reason(v, ev->first_reason + k);
@@ -300,7 +300,7 @@ static void test_devices(const fp_rules *r)
     bool both = false; /* the first pass's reasons and the re-test's */
     for (size_t i = 0; i < fp_verdicts_count(c); i++) {
         const fp_entity_verdict *ev = fp_verdicts_get(c, i);
-        if (ev->entity.kind != FP_ENT_GPU || strcmp(ev->entity.node, "n5") != 0)
+        if (ev->entity->kind != FP_ENT_GPU || strcmp(ev->entity->node, "n5") != 0)
             continue;
         bool mine = false, again_ = false;
         for (size_t k = 0; k < ev->nreasons; k++) {

@@ -85,7 +85,7 @@ static const fp_entity_verdict *entity(const fp_verdicts *v, const char *text)
 {
     char buf[160];
     for (size_t i = 0; i < fp_verdicts_count(v); i++)
-        if (strcmp(fp_entity_format(&fp_verdicts_get(v, i)->entity, buf, sizeof buf), text) == 0)
+        if (strcmp(fp_entity_format(fp_verdicts_get(v, i)->entity, buf, sizeof buf), text) == 0)
             return fp_verdicts_get(v, i);
     return NULL;
 }

@@ -232,7 +232,7 @@ static size_t index_of(const fp_verdicts *v, const char *text)
 {
     for (size_t i = 0; i < fp_verdicts_count(v); i++) {
         char buf[160];
-        fp_entity_format(&fp_verdicts_get(v, i)->entity, buf, sizeof buf);
+        fp_entity_format(fp_verdicts_get(v, i)->entity, buf, sizeof buf);
         if (strcmp(buf, text) == 0)
             return i;
     }
