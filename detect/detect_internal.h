@@ -177,8 +177,8 @@ typedef struct series {
     uint32_t key, ent;
     int32_t next;     /* the series that followed it in the samples (interning) */
     int32_t ent_next; /* the entity's series made before it, -1: none */
-    size_t off;       /* first of key.windows values */
-    size_t woff;      /* first of key.raw_windows values in wvals */
+    uint32_t off;     /* first of key.windows values (a run's slots fit 32 bits) */
+    uint32_t woff;    /* first of key.raw_windows values in wvals */
     bool windowed;    /* has per-window samples (else one summary) */
     bool drift_judged; /* judged against its own baseline of min_runs runs */
     uint8_t peers;     /* against its peers: PEERS_NONE, _IN (in bounds), _OUT (in a

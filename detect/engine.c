@@ -384,14 +384,16 @@ static bool place_series(eng *g, series *se, size_t *used, size_t *cap)
 {
     const key_info *ki = &g->keys[se->key];
     size_t slots = (size_t)ki->raw_windows + ki->use_summary;
+    if (*used + slots > UINT32_MAX) /* past a series' 32-bit offsets */
+        return false;
     if (*used + slots > *cap) {
         double *grown = fp_grow(g->vals, cap, *used + slots, sizeof *grown, 1024);
         if (!grown)
             return false;
         g->vals = g->wvals = grown;
     }
-    se->woff = *used;
-    se->off = ki->use_summary ? *used + (size_t)ki->raw_windows : *used;
+    se->woff = (uint32_t)*used;
+    se->off = (uint32_t)(ki->use_summary ? *used + (size_t)ki->raw_windows : *used);
     for (size_t i = 0; i < slots; i++)
         g->vals[*used + i] = NAN;
     *used += slots;
@@ -538,12 +540,17 @@ static fp_status intern_samples(eng *g)
     /* one array: a series' windows as measured at woff; the values judged are
      * the same ones (off = woff) except where its key judges summaries, whose
      * one value gets a slot after all the windows */
+    for (size_t s = 0; s < g->nser; s++)
+        off += (size_t)g->keys[g->ser[s].key].raw_windows + g->keys[g->ser[s].key].use_summary;
+    if (off > UINT32_MAX)
+        FP_FAIL(FP_ENOMEM, "run %s: %zu value slots, past a series' 32-bit offsets", run->id, off);
+    off = 0;
     for (size_t s = 0; s < g->nser; s++) {
-        g->ser[s].woff = off;
+        g->ser[s].woff = (uint32_t)off;
         off += (size_t)g->keys[g->ser[s].key].raw_windows;
     }
     for (size_t s = 0; s < g->nser; s++)
-        g->ser[s].off = g->keys[g->ser[s].key].use_summary ? off++ : g->ser[s].woff;
+        g->ser[s].off = g->keys[g->ser[s].key].use_summary ? (uint32_t)off++ : g->ser[s].woff;
     g->vals = g->wvals = fp_malloc_huge((off + 1) * sizeof *g->vals);
     FP_CHECK_ALLOC(g->vals);
     for (size_t i = 0; i < off; i++)
