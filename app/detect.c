@@ -254,6 +254,7 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
     fp_history *hist = NULL;
     fp_run_verdicts record = {0};
     fp_detect_prep *prep = NULL;
+    fp_row_pack *pack = NULL;
     fp_run_init(&run);
     fp_run_init(&prev);
     run.id[0] = 0;
@@ -293,16 +294,26 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
     if (c->store) {
         FP_CHECK(fp_store_open(&store, c->store, FP_STORE_READ, 0));
         fp_run_free(&run);
-        /* as rows: a ninth of the memory, and every output reads them; the
-         * samples' start times only for the re-test's timing */
-        FP_CHECK(fp_store_load_run_rows(store, c->run, c->tag, c->out.retest_args != NULL, &run));
-        /* the run interned on a second thread while the rest is read */
-        FP_CHECK(fp_detect_prepare(&run, rules, &prep));
+        /* as rows: a ninth of the memory; the samples' start times only for
+         * the re-test's timing. Where only the verdicts are written, the rows
+         * stay packed as stored, for interning alone: no output reads them */
+        const detect_out *o = &c->out;
+        if (o->retest_args || o->junit || o->html || o->prometheus || o->prometheus_local)
+            FP_CHECK(fp_store_load_run_rows(store, c->run, c->tag, o->retest_args != NULL, &run));
+        else
+            FP_CHECK(fp_store_load_run_packed(store, c->run, c->tag, &run, &pack));
         fp_run_free(&prev);
         if (run.nconfig) /* the records to compare this run's with */
             FP_CHECK(fp_app_previous_run(store, &run, &prev, &have_prev));
         if (confirm && strcmp(run.status, FP_RUN_RETEST) != 0)
             FP_CHECK(fp_app_find_retest(store, &run, &retest, &retested));
+        if (retested && pack) { /* the confirm pass reads them */
+            FP_CHECK(fp_row_pack_unpack(pack, &run));
+            fp_row_pack_free(pack);
+            pack = NULL;
+        }
+        /* the run interned on a second thread while the rest is read */
+        FP_CHECK(fp_detect_prepare(&run, pack, rules, &prep));
         if (!c->no_baselines) {
             FP_CHECK(fp_store_load_baselines(store, &base));
             if (fp_baselines_entity_count(base) + fp_baselines_sku_count(base) == 0) {
@@ -362,7 +373,8 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
         st = kept == FP_OK ? st : kept;
     }
 cleanup:
-    fp_detect_prep_free(prep); /* first: it reads the run */
+    fp_detect_prep_free(prep); /* first: it reads the run and its rows */
+    fp_row_pack_free(pack);
     fp_run_verdicts_free(&record);
     fp_history_free(hist);
     fp_run_free(&retest);

@@ -266,6 +266,7 @@ static void rows_free(fp_run_rows *r)
     free(r->row);
     free(r->t);
     free(r->keys);
+    free(r->shapes);
     free(r->ents);
     free(r);
 }

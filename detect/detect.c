@@ -545,13 +545,15 @@ static void *prep_main(void *arg)
     return NULL;
 }
 
-fp_status fp_detect_prepare(const fp_run *run, const fp_rules *rules, fp_detect_prep **out)
+fp_status fp_detect_prepare(const fp_run *run, const struct fp_row_pack *pack,
+                            const fp_rules *rules, fp_detect_prep **out)
 {
     fp_detect_prep *p = calloc(1, sizeof *p);
     *out = p;
     if (!p)
         return FP_ENOMEM;
     p->g.run = run;
+    p->g.pack = pack;
     p->g.rules = rules;
     if (run->nsamples == 0 || run->nsamples >= UINT32_MAX / 2)
         return FP_OK; /* nothing to intern: fp_detect says why */
@@ -580,8 +582,14 @@ void fp_detect_prep_free(fp_detect_prep *p)
  * where there is one for this run. */
 static fp_status intern(eng *g, fp_detect_prep *p)
 {
-    if (!p || p->taken || p->g.run != g->run || p->g.rules != g->rules)
+    if (!p || p->taken || p->g.run != g->run || p->g.rules != g->rules) {
+        if (g->run->rows && !g->run->rows->row) {
+            fp_error("run %s: its rows are packed: only fp_detect_prepare reads them",
+                     g->run->id);
+            return FP_EUSAGE;
+        }
         return fp__det_intern(g);
+    }
     prep_wait(p);
     p->taken = true;
     *g = p->g;

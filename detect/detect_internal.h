@@ -214,6 +214,7 @@ typedef struct owned_reason {
 
 typedef struct eng {
     const fp_run *run;
+    const struct fp_row_pack *pack; /* NULL, or the run's rows, packed (run->rows->row NULL) */
     const fp_rules *rules;
     const fp_baselines *base;
     bool contended;

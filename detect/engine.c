@@ -5,6 +5,7 @@
  * against an entity and raise its verdict. The driver (detect.c) and the
  * phases (evidence.c, demarcate.c) call these; nothing here calls back. */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -400,6 +401,181 @@ static bool place_series(eng *g, series *se, size_t *used, size_t *cap)
     return true;
 }
 
+/* The rows of g's run a chunk at a time: the table where it is held whole
+ * (one chunk), else each chunk of g->pack decoded in turn. */
+typedef struct row_walk {
+    fp_row_reader *rd;
+    size_t next, nchunks; /* the next chunk */
+    size_t first, end;    /* the rows of the last one given */
+} row_walk;
+
+/* From chunk c0 to c1 (SIZE_MAX: the last). */
+static fp_status walk_start(const eng *g, row_walk *w, size_t c0, size_t c1)
+{
+    size_t all = g->pack ? fp_row_pack_chunks(g->pack) : 1;
+    w->next = c0;
+    w->nchunks = c1 < all ? c1 : all;
+    w->first = w->end = g->pack ? c0 * fp_row_pack_chunk_rows(g->pack) : 0;
+    return g->pack && !w->rd ? fp_row_reader_open(g->pack, &w->rd) : FP_OK;
+}
+
+/* The next chunk's rows into *rows, *n of them (0: none left), from row
+ * w->first of the run. FP_EINPUT (logged) where a chunk will not decode. */
+static fp_status walk_next(const eng *g, row_walk *w, const fp_sample_row **rows, size_t *n)
+{
+    fp_status st = FP_OK;
+    w->first = w->end;
+    *n = 0;
+    if (w->next >= w->nchunks)
+        return FP_OK;
+    if (w->rd) {
+        st = fp_row_reader_chunk(w->rd, w->next, rows, n);
+    } else {
+        *rows = g->run->rows->row;
+        *n = g->run->rows->n;
+    }
+    w->next++;
+    w->end = w->first + *n;
+    return st;
+}
+
+/* Each key's shape over chunks [c0, c1) of g's run (shape: from {.last =
+ * -1}), on a thread of its own where started: a packed run's chunks are
+ * decoded for it, and again to be interned. bad: the first row past
+ * MAX_WINDOW (SIZE_MAX: none), reported once every part is done. */
+typedef struct shape_job {
+    const eng *g;
+    size_t c0, c1;
+    key_shape *shape;
+    size_t bad;
+    int32_t bad_iter;
+    pthread_t thread;
+    bool running;
+    fp_status st;
+} shape_job;
+
+static void *shape_main(void *arg)
+{
+    shape_job *j = arg;
+    row_walk w = {0};
+    const fp_sample_row *rw;
+    size_t nrw;
+    j->bad = SIZE_MAX;
+    fp_status st = walk_start(j->g, &w, j->c0, j->c1);
+    while (st == FP_OK && (st = walk_next(j->g, &w, &rw, &nrw)) == FP_OK && nrw) {
+        for (size_t i = 0; i < nrw; i++) {
+            const fp_sample_row *r = &rw[i];
+            if (r->iter > MAX_WINDOW && j->bad == SIZE_MAX) {
+                j->bad = w.first + i;
+                j->bad_iter = r->iter;
+            }
+            key_shape *sh = &j->shape[r->key];
+            sh->last = r->iter > sh->last ? r->iter : sh->last;
+            sh->summary |= r->iter < 0;
+            sh->firsts += r->iter == 0;
+            sh->summaries += r->iter < 0;
+        }
+    }
+    fp_row_reader_free(w.rd);
+    j->st = st;
+    return NULL;
+}
+
+/* The shape of each of g's run's nkeys keys into shape: as the store
+ * counted them when it wrote the run, or else from its rows (a packed run's
+ * later half of chunks on a second thread). FP_EINPUT, FP_ENOMEM (logged). */
+static fp_status shape_keys(const eng *g, key_shape *shape, size_t nkeys)
+{
+    fp_status st = FP_OK;
+    const fp_key_shape *stored = g->run->rows->shapes;
+    for (size_t k = 0; stored && k < nkeys; k++) { /* counted as the run was stored */
+        if (stored[k].last > MAX_WINDOW)
+            FP_FAIL(FP_EINPUT, "run %s: metric %zu has windows up to %d: at most %d are judged",
+                    g->run->id, k, stored[k].last, MAX_WINDOW);
+        shape[k] = (key_shape){.last = stored[k].last < 0 ? -1 : stored[k].last,
+                               .summary = stored[k].summaries > 0,
+                               .firsts = stored[k].firsts,
+                               .summaries = stored[k].summaries};
+    }
+    if (stored)
+        return FP_OK;
+    size_t nchunks = g->pack ? fp_row_pack_chunks(g->pack) : 1, half = (nchunks + 1) / 2;
+    shape_job a = {.g = g, .c0 = 0, .c1 = SIZE_MAX, .shape = shape};
+    shape_job b = {.g = g, .c0 = half, .c1 = SIZE_MAX};
+    for (size_t k = 0; k < nkeys; k++)
+        shape[k] = (key_shape){.last = -1};
+    if (nchunks > 1) {
+        b.shape = malloc((nkeys + 1) * sizeof *b.shape);
+        FP_CHECK_ALLOC(b.shape);
+        memcpy(b.shape, shape, nkeys * sizeof *shape);
+        a.c1 = half;
+        b.running = pthread_create(&b.thread, NULL, shape_main, &b) == 0;
+        if (!b.running) /* no second thread: this one reads it all */
+            a.c1 = SIZE_MAX;
+    }
+    shape_main(&a);
+    if (b.running) {
+        pthread_join(b.thread, NULL);
+        for (size_t k = 0; k < nkeys; k++) {
+            key_shape *x = &shape[k];
+            const key_shape *y = &b.shape[k];
+            x->last = y->last > x->last ? y->last : x->last;
+            x->summary |= y->summary;
+            x->firsts += y->firsts;
+            x->summaries += y->summaries;
+        }
+        if (a.bad == SIZE_MAX && a.st == FP_OK) {
+            a.bad = b.bad;
+            a.bad_iter = b.bad_iter;
+        }
+    }
+    FP_CHECK(a.st);
+    FP_CHECK(b.running ? b.st : FP_OK);
+    if (a.bad != SIZE_MAX)
+        FP_CHECK(window_ok(g->run, a.bad, a.bad_iter));
+cleanup:
+    free(b.shape);
+    return st;
+}
+
+/* Intern row r (sample i of g's run) with its value: kmap, emap and shape
+ * as in intern_rows, *se_prev the series of the row before, *used and *cap
+ * g->vals' slots. FP_EINPUT, FP_ENOMEM (logged). */
+static fp_status intern_row(eng *g, const fp_sample_row *r, size_t i, int32_t *kmap,
+                            int32_t *emap, const key_shape *shape, int64_t *se_prev, size_t *used,
+                            size_t *cap)
+{
+    const fp_run *run = g->run;
+    fp_status st = FP_OK;
+    const key_shape *sh = &shape[r->key];
+    if (r->iter > sh->last || (r->iter < 0 && !sh->summary)) /* its slots come from the shape */
+        FP_FAIL(FP_EINPUT, "run %s: sample %zu (window %d) lies outside the windows stored for "
+                           "its metric (corrupt)", run->id, i, r->iter);
+    int64_t key = row_key(g, kmap, r->key, shape), ent = row_entity(g, emap, r->entity);
+    if (key == -2)
+        FP_FAIL(FP_EINPUT, "run %s: metric %u of its table repeats an earlier one (corrupt)",
+                run->id, r->key);
+    size_t before = g->nser;
+    int64_t se = key < 0 || ent < 0 ? -1 : next_series(g, *se_prev, (uint32_t)key, (uint32_t)ent);
+    if (se < 0 || (g->nser > before && !place_series(g, &g->ser[se], used, cap)))
+        FP_FAIL(FP_ENOMEM, "out of memory interning sample %zu of run %s", i, run->id);
+    series *x = &g->ser[se];
+    if (r->iter >= 0) {
+        if (!x->windowed) /* a summary in the first slot gives way to windows */
+            g->vals[x->woff] = NAN;
+        x->windowed = true;
+        g->vals[x->woff + (size_t)r->iter] = r->value;
+    } else {
+        if (g->keys[key].use_summary)
+            g->vals[x->off] = r->value;
+        if (!x->windowed)
+            g->vals[x->woff] = r->value;
+    }
+    *se_prev = se;
+cleanup:
+    return st;
+}
+
 /* Intern a run read as rows, its values put in place as they come: no
  * second pass over the rows. A series' windows as measured are its raw
  * slots; a series with no window holds its summary in the first (a summary
@@ -412,6 +588,9 @@ static fp_status intern_rows(eng *g)
     int32_t *kmap = NULL, *emap = NULL;
     key_shape *shape = NULL;
     fp_prefault pf = {0};
+    row_walk w = {0};
+    const fp_sample_row *rw;
+    size_t nrw;
     fp_status st = FP_OK;
     shape = malloc((rows->nkeys + 1) * sizeof *shape);
     kmap = calloc(rows->nkeys + 1, sizeof *kmap);
@@ -423,17 +602,7 @@ static fp_status intern_rows(eng *g)
     FP_CHECK_ALLOC(emap);
     FP_CHECK_ALLOC(g->ents);
     FP_CHECK_ALLOC(g->ser);
-    for (size_t k = 0; k < rows->nkeys; k++)
-        shape[k] = (key_shape){.last = -1};
-    for (size_t i = 0; i < n; i++) {
-        const fp_sample_row *r = &rows->row[i];
-        FP_CHECK(window_ok(run, i, r->iter));
-        key_shape *sh = &shape[r->key];
-        sh->last = r->iter > sh->last ? r->iter : sh->last;
-        sh->summary |= r->iter < 0;
-        sh->firsts += r->iter == 0;
-        sh->summaries += r->iter < 0;
-    }
+    FP_CHECK(shape_keys(g, shape, rows->nkeys));
     /* the values' room, sized for the series that start with a first window
      * or a summary: what real runs hold (more grow); the series a key has
      * and their slots, as the larger of the two, to fault in (below) */
@@ -459,32 +628,14 @@ static fp_status intern_rows(eng *g)
     fp_prefault_add(&pf, g->ent_tab.slot, (g->ent_tab.mask + 1) * sizeof *g->ent_tab.slot);
     fp_prefault_start(&pf);
     int64_t se_prev = -1;
-    for (size_t i = 0; i < n; i++) {
-        const fp_sample_row *r = &rows->row[i];
-        int64_t key = row_key(g, kmap, r->key, shape), ent = row_entity(g, emap, r->entity);
-        if (key == -2)
-            FP_FAIL(FP_EINPUT, "run %s: metric %u of its table repeats an earlier one (corrupt)",
-                    run->id, r->key);
-        size_t before = g->nser;
-        int64_t se =
-            key < 0 || ent < 0 ? -1 : next_series(g, se_prev, (uint32_t)key, (uint32_t)ent);
-        if (se < 0 || (g->nser > before && !place_series(g, &g->ser[se], &used, &cap)))
-            FP_FAIL(FP_ENOMEM, "out of memory interning sample %zu of run %s", i, run->id);
-        series *x = &g->ser[se];
-        if (r->iter >= 0) {
-            if (!x->windowed) /* a summary in the first slot gives way to windows */
-                g->vals[x->woff] = NAN;
-            x->windowed = true;
-            g->vals[x->woff + (size_t)r->iter] = r->value;
-        } else {
-            if (g->keys[key].use_summary)
-                g->vals[x->off] = r->value;
-            if (!x->windowed)
-                g->vals[x->woff] = r->value;
-        }
-        se_prev = se;
+    FP_CHECK(walk_start(g, &w, 0, SIZE_MAX));
+    while ((st = walk_next(g, &w, &rw, &nrw)) == FP_OK && nrw) {
+        for (size_t j = 0; j < nrw; j++)
+            FP_CHECK(intern_row(g, &rw[j], w.first + j, kmap, emap, shape, &se_prev, &used, &cap));
     }
+    FP_CHECK(st);
 cleanup:
+    fp_row_reader_free(w.rd);
     fp_prefault_wait(&pf);
     free(shape);
     free(kmap);

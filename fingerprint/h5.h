@@ -47,6 +47,27 @@ fp_status fp__h5_read_table(hid_t loc, const char *name, hid_t memtype, size_t r
  * must; FP_EINPUT naming the file, dataset and chunk that will not decode. */
 fp_status fp__h5_read_rows(hid_t ds, hid_t memtype, size_t rowsize, void *dst, size_t n,
                            bool *done);
+/* A table kept as stored (its chunks compressed), for a reader that takes
+ * it once, in order, a chunk at a time, where the rows held whole would be
+ * all of its memory (rowsource.c). */
+typedef struct fp__pack fp__pack;
+typedef struct fp__unpacker fp__unpacker;
+/* The n rows of open 1-D dataset ds, to be read as memtype (rowsize bytes a
+ * row), packed into *out: NULL (FP_OK) where fp__h5_read_rows would not read
+ * it (H5Dread must). */
+fp_status fp__h5_read_packed(hid_t ds, hid_t memtype, size_t rowsize, size_t n, fp__pack **out);
+size_t fp__pack_chunks(const fp__pack *p);
+size_t fp__pack_chunk_rows(const fp__pack *p);
+/* An inflater's room for one thread's reads of p's chunks. FP_ENOMEM. */
+fp_status fp__unpacker_open(const fp__pack *p, fp__unpacker **out);
+void fp__unpacker_free(fp__unpacker *u);
+/* Chunk c of p into dst (room for fp__pack_chunk_rows rows), its rows in
+ * *rows; FP_EINPUT (logged, naming file, dataset and chunk) where it will
+ * not decode. */
+fp_status fp__pack_decode(const fp__pack *p, size_t c, fp__unpacker *u, void *dst, size_t *rows);
+/* Every row of p into dst, on two threads; FP_EINPUT as fp__pack_decode. */
+fp_status fp__pack_unpack(const fp__pack *p, void *dst);
+void fp__pack_free(fp__pack *p);
 /* Read a 1-D fixed-string dataset as *n strings of *width bytes each, NUL
  * terminated, in one new array (*out, caller frees). */
 fp_status fp__h5_read_fixed_strings(hid_t loc, const char *name, char **out, size_t *width,

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef FP_HAVE_LIBDEFLATE
@@ -166,8 +167,10 @@ static bool inflate_exactly(inflater *z, const unsigned char *in, size_t len, si
 #endif
 }
 
-/* Decode raw chunk c into its rows of s->dst, inflating with z. */
-static bool decode(source *s, const raw_chunk *c, inflater *z)
+/* Decode raw chunk c into dst, where its first row goes, inflating with z:
+ * its rows in *rows. */
+static bool decode_into(const source *s, const raw_chunk *c, inflater *z, unsigned char *dst,
+                        size_t *rows_out)
 {
     size_t bytes = s->chunk_rows * s->filebytes;
     const unsigned char *src = c->buf;
@@ -181,18 +184,18 @@ static bool decode(source *s, const raw_chunk *c, inflater *z)
     size_t first = (size_t)c->index * s->chunk_rows;
     size_t rows = s->n - first < s->chunk_rows ? s->n - first : s->chunk_rows;
     bool shuffled = !skipped(c, s->shuffle);
-    fp_populate(s->dst + first * s->rowsize, rows * s->rowsize); /* fresh, most often */
+    *rows_out = rows;
     /* a block of rows at a time, so the rows being filled stay in the
      * first-level cache while each of their bytes is placed */
     for (size_t r0 = 0; r0 < rows; r0 += BLOCK) {
         size_t m = rows - r0 < BLOCK ? rows - r0 : BLOCK;
-        unsigned char *dst = s->dst + (first + r0) * s->rowsize;
+        unsigned char *d0 = dst + r0 * s->rowsize;
         if (s->rowsize > s->placed) /* padding, as fp__h5_read_table leaves it */
-            memset(dst, 0, m * s->rowsize);
+            memset(d0, 0, m * s->rowsize);
         for (size_t j = 0; j < s->filebytes; j++) {
             if (s->to[j] == SKIP)
                 continue;
-            unsigned char *d = dst + s->to[j];
+            unsigned char *d = d0 + s->to[j];
             if (shuffled) { /* byte j of every row together (H5Z__filter_shuffle) */
                 const unsigned char *from = src + j * s->chunk_rows + r0;
                 for (size_t i = 0; i < m; i++, d += s->rowsize)
@@ -205,6 +208,16 @@ static bool decode(source *s, const raw_chunk *c, inflater *z)
         }
     }
     return true;
+}
+
+/* Decode raw chunk c into its rows of s->dst, inflating with z. */
+static bool decode(source *s, const raw_chunk *c, inflater *z)
+{
+    size_t first = (size_t)c->index * s->chunk_rows, rows;
+    size_t most = s->n - first < s->chunk_rows ? s->n - first : s->chunk_rows;
+    unsigned char *dst = s->dst + first * s->rowsize;
+    fp_populate(dst, most * s->rowsize); /* fresh, most often */
+    return decode_into(s, c, z, dst, &rows);
 }
 
 /* Decode at most most raw chunks, while any is left. */
@@ -253,23 +266,63 @@ cleanup:
     return st;
 }
 
+/* s set up for the n rows of ds read as memtype (rowsize bytes a row): false
+ * where the layout is not one read here. */
+static bool source_open(source *s, hid_t ds, hid_t memtype, size_t rowsize, size_t n)
+{
+    memset(s, 0, sizeof *s);
+    hid_t ftype = H5Dget_type(ds);
+    s->filebytes = ftype >= 0 ? H5Tget_size(ftype) : 0;
+    s->rowsize = rowsize;
+    s->n = n;
+    bool ok = s->filebytes > 0 && s->filebytes <= MAX_BYTES && H5Tget_size(memtype) == rowsize &&
+              read_filters(s, ds) && map_bytes(s, ftype, memtype);
+    fp__h5_close(ftype);
+    return ok && n > 0;
+}
+
+/* Decode s->raw[0, s->nraw) on this thread and a worker: 0, or the index + 1
+ * of a chunk that would not decode. */
+static int decode_batch(source *s)
+{
+    atomic_store(&s->next, 0);
+    atomic_store(&s->failed, 0);
+    /* libdeflate picks its code for this CPU on first use and keeps it in a
+     * global: a chunk here first, or the worker races to set it too */
+    decode_some(s, 1);
+    pthread_t worker;
+    bool threaded = s->nraw > 1 && pthread_create(&worker, NULL, decode_all, s) == 0;
+    decode_all(s);
+    if (threaded)
+        pthread_join(worker, NULL);
+    return atomic_load(&s->failed);
+}
+
+/* FP_EINPUT (logged): chunk c of ds (file, path) would not decode. */
+static fp_status corrupt(const char *file, const char *path, size_t c, size_t chunk_rows)
+{
+    fp_error("%s: dataset %s: chunk %zu (rows from %zu) cannot be decompressed (corrupt)", file,
+             path, c, c * chunk_rows);
+    return FP_EINPUT;
+}
+
+static void dataset_names(hid_t ds, char *file, size_t flen, char *path, size_t plen)
+{
+    snprintf(file, flen, "?");
+    snprintf(path, plen, "?");
+    H5Fget_name(ds, file, flen);
+    H5Iget_name(ds, path, plen);
+}
+
 fp_status fp__h5_read_rows(hid_t ds, hid_t memtype, size_t rowsize, void *dst, size_t n,
                            bool *done)
 {
     fp_status st = FP_OK;
     source s;
-    memset(&s, 0, sizeof s);
-    hid_t ftype = H5Dget_type(ds);
     *done = false;
-    s.filebytes = ftype >= 0 ? H5Tget_size(ftype) : 0;
-    s.rowsize = rowsize;
-    s.n = n;
-    s.dst = dst;
-    bool ok = s.filebytes > 0 && s.filebytes <= MAX_BYTES && H5Tget_size(memtype) == rowsize &&
-              read_filters(&s, ds) && map_bytes(&s, ftype, memtype);
-    fp__h5_close(ftype);
-    if (!ok || n == 0)
+    if (!source_open(&s, ds, memtype, rowsize, n))
         return FP_OK; /* not a layout read here: H5Dread reads it */
+    s.dst = dst;
     uint64_t chunks = (n + s.chunk_rows - 1) / s.chunk_rows;
     for (uint64_t c = 0; c < chunks; c += s.nraw) {
         s.nraw = chunks - c < BATCH ? (size_t)(chunks - c) : BATCH;
@@ -278,23 +331,12 @@ fp_status fp__h5_read_rows(hid_t ds, hid_t memtype, size_t rowsize, void *dst, s
             if (!s.raw[i].len)
                 goto cleanup; /* a chunk never written: H5Dread reads the table */
         }
-        atomic_store(&s.next, 0);
-        /* libdeflate picks its code for this CPU on first use and keeps it in
-         * a global: a chunk here first, or the worker races to set it too */
-        decode_some(&s, 1);
-        pthread_t worker;
-        bool threaded = s.nraw > 1 && pthread_create(&worker, NULL, decode_all, &s) == 0;
-        decode_all(&s);
-        if (threaded)
-            pthread_join(worker, NULL);
-        int bad = atomic_load(&s.failed);
+        int bad = decode_batch(&s);
         if (bad) {
-            char file[512] = "?", path[256] = "?";
-            H5Fget_name(ds, file, sizeof file);
-            H5Iget_name(ds, path, sizeof path);
-            FP_FAIL(FP_EINPUT, "%s: dataset %s: chunk %d (rows from %llu) cannot be decompressed "
-                               "(corrupt)", file, path, bad - 1,
-                    (unsigned long long)(bad - 1) * s.chunk_rows);
+            char file[512], path[256];
+            dataset_names(ds, file, sizeof file, path, sizeof path);
+            st = corrupt(file, path, (size_t)bad - 1, s.chunk_rows);
+            goto cleanup;
         }
     }
     *done = true;
@@ -302,4 +344,129 @@ cleanup:
     for (size_t i = 0; i < BATCH; i++)
         free(s.raw[i].buf);
     return st;
+}
+
+/* ---- packed tables ------------------------------------------------------------------------ */
+
+struct fp__pack {
+    source s;             /* the layout (its raw chunks and dst unused) */
+    unsigned char *bytes; /* every chunk as stored, back to back */
+    size_t *off;          /* chunk c's at [off[c], off[c + 1]) */
+    uint32_t *mask;       /* chunk c's filters skipped */
+    size_t nchunks;
+    char file[512], path[256]; /* the dataset, for messages */
+};
+
+struct fp__unpacker {
+    inflater z;
+};
+
+void fp__pack_free(fp__pack *p)
+{
+    if (!p)
+        return;
+    free(p->bytes);
+    free(p->off);
+    free(p->mask);
+    free(p);
+}
+
+fp_status fp__h5_read_packed(hid_t ds, hid_t memtype, size_t rowsize, size_t n, fp__pack **out)
+{
+    fp_status st = FP_OK;
+    *out = NULL;
+    fp__pack *p = calloc(1, sizeof *p);
+    FP_CHECK_ALLOC(p);
+    if (!source_open(&p->s, ds, memtype, rowsize, n))
+        goto cleanup; /* not a layout read here */
+    p->nchunks = (n + p->s.chunk_rows - 1) / p->s.chunk_rows;
+    p->off = malloc((p->nchunks + 1) * sizeof *p->off);
+    p->mask = malloc(p->nchunks * sizeof *p->mask);
+    FP_CHECK_ALLOC(p->off);
+    FP_CHECK_ALLOC(p->mask);
+    p->off[0] = 0;
+    for (size_t c = 0; c < p->nchunks; c++) {
+        hsize_t at[1] = {c * p->s.chunk_rows}, size = 0;
+        FP_CHECK_H5(H5Dget_chunk_storage_size(ds, at, &size));
+        if (size == 0)
+            goto cleanup; /* a chunk never written: H5Dread reads the table */
+        p->off[c + 1] = p->off[c] + (size_t)size;
+    }
+    p->bytes = fp_malloc_huge(p->off[p->nchunks]);
+    FP_CHECK_ALLOC(p->bytes);
+    fp_populate(p->bytes, p->off[p->nchunks]);
+    for (size_t c = 0; c < p->nchunks; c++) {
+        hsize_t at[1] = {c * p->s.chunk_rows};
+        FP_CHECK_H5(H5Dread_chunk(ds, H5P_DEFAULT, at, &p->mask[c], p->bytes + p->off[c]));
+    }
+    dataset_names(ds, p->file, sizeof p->file, p->path, sizeof p->path);
+    *out = p;
+    p = NULL;
+cleanup:
+    fp__pack_free(p);
+    return st;
+}
+
+size_t fp__pack_chunks(const fp__pack *p)
+{
+    return p->nchunks;
+}
+
+size_t fp__pack_chunk_rows(const fp__pack *p)
+{
+    return p->s.chunk_rows;
+}
+
+/* Chunk c of p as a raw chunk (its bytes p's). */
+static raw_chunk pack_chunk(const fp__pack *p, size_t c)
+{
+    return (raw_chunk){.buf = p->bytes + p->off[c], .len = p->off[c + 1] - p->off[c],
+                       .mask = p->mask[c], .index = c};
+}
+
+fp_status fp__unpacker_open(const fp__pack *p, fp__unpacker **out)
+{
+    fp__unpacker *u = malloc(sizeof *u);
+    *out = NULL;
+    if (!u || !inflater_init(&u->z, p->s.chunk_rows * p->s.filebytes)) {
+        if (u)
+            inflater_free(&u->z);
+        free(u);
+        return FP_ENOMEM;
+    }
+    *out = u;
+    return FP_OK;
+}
+
+void fp__unpacker_free(fp__unpacker *u)
+{
+    if (!u)
+        return;
+    inflater_free(&u->z);
+    free(u);
+}
+
+fp_status fp__pack_decode(const fp__pack *p, size_t c, fp__unpacker *u, void *dst, size_t *rows)
+{
+    raw_chunk rc = pack_chunk(p, c);
+    *rows = 0;
+    if (!decode_into(&p->s, &rc, &u->z, dst, rows))
+        return corrupt(p->file, p->path, c, p->s.chunk_rows);
+    return FP_OK;
+}
+
+fp_status fp__pack_unpack(const fp__pack *p, void *dst)
+{
+    source s;
+    memcpy(&s, &p->s, sizeof s); /* the layout; the batch is set below */
+    s.dst = dst;
+    for (size_t c = 0; c < p->nchunks; c += s.nraw) {
+        s.nraw = p->nchunks - c < BATCH ? p->nchunks - c : BATCH;
+        for (size_t i = 0; i < s.nraw; i++)
+            s.raw[i] = pack_chunk(p, c + i); /* views: nothing here is freed */
+        int bad = decode_batch(&s);
+        if (bad)
+            return corrupt(p->file, p->path, (size_t)bad - 1, s.chunk_rows);
+    }
+    return FP_OK;
 }

@@ -131,6 +131,7 @@ static fp_status metric_lookup(fp__runtab *t, const mkey *k, char *key, uint32_t
     memcpy(m->unit, k->unit, k->unit_len);
     m->better = k->better;
     m->size = k->size;
+    m->shape.last = -1;
 cleanup:
     return st;
 }

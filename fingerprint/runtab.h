@@ -23,6 +23,7 @@ typedef struct fp__metric {
     char unit[16];
     uint8_t better;
     uint64_t size;
+    fp_key_shape shape; /* its rows, counted as they are written (shape.last -1: none) */
 } fp__metric;
 
 typedef struct fp__runtab {
@@ -33,6 +34,7 @@ typedef struct fp__runtab {
     fp__strmap keys;      /* metric identity (suite, test, metric, size) */
     fp__metric *metrics;  /* by key id */
     size_t metric_cap;
+    bool shapes;          /* the metrics' shapes are known (read: the file holds them) */
     uint32_t last_metric; /* key id of the last sample added */
     uint32_t last_entity; /* entity id of the last sample added as text (a view) */
     bool have_last_ent;   /* last_ent: the entity of the last fp_sample added, */

@@ -63,14 +63,17 @@ static hid_t rec_type(rec_kind kind, bool file)
         t = H5Tcreate(H5T_COMPOUND, sizeof(double));
         FIELD("t", f64, 0, 8);
         break;
-    case REC_METRIC:
-        t = H5Tcreate(H5T_COMPOUND, file ? 16 + 24 + 32 + 16 + 1 + 8 : sizeof(fp__metric));
+    case REC_METRIC: /* the shape: since 2026-11-28 (older runs lack it) */
+        t = H5Tcreate(H5T_COMPOUND, file ? 16 + 24 + 32 + 16 + 1 + 8 + 12 : sizeof(fp__metric));
         FIELD("suite", s16, HOFFSET(fp__metric, suite), 16);
         FIELD("test", s24, HOFFSET(fp__metric, test), 24);
         FIELD("metric", s32, HOFFSET(fp__metric, metric), 32);
         FIELD("unit", s16, HOFFSET(fp__metric, unit), 16);
         FIELD("better", u8, HOFFSET(fp__metric, better), 1);
         FIELD("size", u64, HOFFSET(fp__metric, size), 8);
+        FIELD("last_window", i32, HOFFSET(fp__metric, shape.last), 4);
+        FIELD("first_windows", u32, HOFFSET(fp__metric, shape.firsts), 4);
+        FIELD("summaries", u32, HOFFSET(fp__metric, shape.summaries), 4);
         break;
     case REC_RANK:
         t = H5Tcreate(H5T_COMPOUND, file ? 12 + 16 + FP_NAME_MAX + 48 + 24 : sizeof(fp_rank_info));
@@ -440,9 +443,46 @@ static void parse_wait(parse_job *j)
  * text table of 1.3 M entities took 0.1 s to index at 100,000 nodes x 8). */
 typedef enum { READ_CONFIG, READ_CONTEXT, READ_SAMPLES, READ_ROWS } read_what;
 
-/* times: the rows' start times too (t->t), a read of their own. */
+/* The samples of run group g packed into *pack (rows of memtype mt), or
+ * *pack NULL where the table is not of a layout kept packed. */
+static fp_status read_samples_packed(hid_t g, hid_t mt, fp__pack **pack, size_t *n)
+{
+    fp_status st = FP_OK;
+    hid_t ds = H5I_INVALID_HID, space = H5I_INVALID_HID;
+    hsize_t dims[1];
+    *pack = NULL;
+    FP_CHECK_H5(ds = H5Dopen2(g, "samples", H5P_DEFAULT));
+    FP_CHECK_H5(space = H5Dget_space(ds));
+    if (H5Sget_simple_extent_ndims(space) != 1)
+        goto cleanup; /* fp__h5_read_table says what is wrong */
+    FP_CHECK_H5(H5Sget_simple_extent_dims(space, dims, NULL));
+    FP_CHECK(fp__h5_read_packed(ds, mt, sizeof(fp__row), (size_t)dims[0], pack));
+    *n = (size_t)dims[0];
+cleanup:
+    fp__h5_close(space);
+    fp__h5_close(ds);
+    return st;
+}
+
+/* Whether dataset name in g has a member of that name (older files lack
+ * some that later versions write). */
+static bool has_member(hid_t g, const char *name, const char *member)
+{
+    hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
+    hid_t t = d >= 0 ? H5Dget_type(d) : H5I_INVALID_HID;
+    bool has = t >= 0 && H5Tget_member_index(t, member) >= 0;
+    if (t >= 0)
+        H5Tclose(t);
+    if (d >= 0)
+        H5Dclose(d);
+    return has;
+}
+
+/* times: the rows' start times too (t->t), a read of their own. pack: where
+ * not NULL, the samples are kept packed there where their layout allows (t
+ * has no rows then), else read as rows. */
 static fp_status read_runtab(fp_store *s, const char *id, fp__runtab *t, read_what what,
-                             bool times)
+                             bool times, fp__pack **pack)
 {
     fp_status st = FP_OK;
     hid_t g = H5I_INVALID_HID, mt = H5I_INVALID_HID, nodet = H5I_INVALID_HID;
@@ -540,9 +580,12 @@ static fp_status read_runtab(fp_store *s, const char *id, fp__runtab *t, read_wh
     H5Tclose(mt);
     mt = H5I_INVALID_HID;
     t->metric_cap = nm;
+    t->shapes = has_member(g, "metrics", "last_window");
     for (size_t i = 0; i < nm; i++) {
         fp__metric *m = &t->metrics[i];
         char key[160];
+        if (!t->shapes) /* an older run: the read left them unset */
+            m->shape = (fp_key_shape){.last = -1};
         m->suite[sizeof m->suite - 1] = m->test[sizeof m->test - 1] = 0;
         m->metric[sizeof m->metric - 1] = m->unit[sizeof m->unit - 1] = 0;
         int len = snprintf(key, sizeof key, "%s\x1f%s\x1f%s\x1f%llu", m->suite, m->test,
@@ -554,8 +597,12 @@ static fp_status read_runtab(fp_store *s, const char *id, fp__runtab *t, read_wh
     }
 
     FP_CHECK_H5(mt = rec_type(REC_ROW, false));
-    FP_CHECK(fp__h5_read_table(g, "samples", mt, sizeof(fp__row), (void **)&t->rows, &t->nrows));
-    t->row_cap = t->nrows;
+    if (pack)
+        FP_CHECK(read_samples_packed(g, mt, pack, &t->nrows));
+    if (!pack || !*pack)
+        FP_CHECK(fp__h5_read_table(g, "samples", mt, sizeof(fp__row), (void **)&t->rows,
+                                   &t->nrows));
+    t->row_cap = t->rows ? t->nrows : 0;
     if (times) {
         size_t nt = 0;
         H5Tclose(mt);
@@ -569,7 +616,7 @@ static fp_status read_runtab(fp_store *s, const char *id, fp__runtab *t, read_wh
     if (pj.bad < t->nent)
         FP_FAIL(FP_EINPUT, "%s: run %s: entity %zu '%s' is malformed", s->path, id, pj.bad,
                 entity_text(&pj, pj.bad));
-    for (size_t i = 0; i < t->nrows; i++)
+    for (size_t i = 0; t->rows && i < t->nrows; i++)
         if (t->rows[i].entity >= t->nent || t->rows[i].key >= nm)
             FP_FAIL(FP_EINPUT, "%s: run %s: sample %zu refers past the entity or metric table "
                                "(corrupt)", s->path, id, i);
@@ -593,7 +640,7 @@ cleanup:
 
 fp_status fp__store_read_runtab(fp_store *s, const char *id, bool times, fp__runtab *t)
 {
-    return read_runtab(s, id, t, READ_SAMPLES, times);
+    return read_runtab(s, id, t, READ_SAMPLES, times, NULL);
 }
 
 static int summary_cmp(const void *a, const void *b)
@@ -660,8 +707,10 @@ cleanup:
     return st;
 }
 
-fp_status fp_store_load_run_rows(fp_store *s, const char *which, const char *tag, bool times,
-                                 fp_run *run)
+/* fp_store_load_run_rows, the samples packed into *pack where pack is not
+ * NULL and their layout allows. */
+static fp_status load_rows(fp_store *s, const char *which, const char *tag, bool times,
+                           fp_run *run, fp__pack **pack)
 {
     fp_status st = FP_OK;
     fp__runtab t;
@@ -669,7 +718,7 @@ fp_status fp_store_load_run_rows(fp_store *s, const char *which, const char *tag
     memset(run, 0, sizeof *run);
     memset(&t, 0, sizeof t);
     FP_CHECK(which_id(s, which, tag, id));
-    FP_CHECK(read_runtab(s, id, &t, READ_ROWS, times));
+    FP_CHECK(read_runtab(s, id, &t, READ_ROWS, times, pack));
     fp__run_take_context(run, &t.ctx);
     fp_run_rows *r = run->rows = calloc(1, sizeof *r);
     FP_CHECK_ALLOC(r);
@@ -678,6 +727,12 @@ fp_status fp_store_load_run_rows(fp_store *s, const char *which, const char *tag
     for (uint32_t k = 0; k < t.keys.n; k++)
         fp__runtab_key(&t, k, &r->keys[k]);
     r->nkeys = t.keys.n;
+    if (t.shapes) {
+        r->shapes = malloc((t.keys.n ? t.keys.n : 1) * sizeof *r->shapes);
+        FP_CHECK_ALLOC(r->shapes);
+        for (uint32_t k = 0; k < t.keys.n; k++)
+            r->shapes[k] = t.metrics[k].shape;
+    }
     /* the runtab's parsed entities and rows become the run's */
     r->ents = t.ent;
     r->nents = t.nent;
@@ -692,6 +747,132 @@ cleanup:
     return st;
 }
 
+fp_status fp_store_load_run_rows(fp_store *s, const char *which, const char *tag, bool times,
+                                 fp_run *run)
+{
+    return load_rows(s, which, tag, times, run, NULL);
+}
+
+/* ---- packed rows ----------------------------------------------------------------------- */
+
+struct fp_row_pack {
+    fp__pack *pack;
+    size_t nents, nkeys; /* what its rows may refer to */
+    char what[128];      /* "STORE: run ID", for messages */
+};
+
+struct fp_row_reader {
+    const fp_row_pack *p;
+    fp__unpacker *u;
+    fp_sample_row *buf;
+};
+
+void fp_row_pack_free(fp_row_pack *p)
+{
+    if (!p)
+        return;
+    fp__pack_free(p->pack);
+    free(p);
+}
+
+fp_status fp_store_load_run_packed(fp_store *s, const char *which, const char *tag, fp_run *run,
+                                   fp_row_pack **out)
+{
+    fp_status st = FP_OK;
+    fp_row_pack *p = calloc(1, sizeof *p);
+    *out = NULL;
+    if (!p) {
+        memset(run, 0, sizeof *run);
+        FP_FAIL(FP_ENOMEM, "out of memory reading a run of %s", fp_store_path(s));
+    }
+    FP_CHECK(load_rows(s, which, tag, false, run, &p->pack));
+    if (p->pack) {
+        p->nents = run->rows->nents;
+        p->nkeys = run->rows->nkeys;
+        snprintf(p->what, sizeof p->what, "%s: run %s", fp_store_path(s), run->id);
+        *out = p;
+        p = NULL;
+    }
+cleanup:
+    fp_row_pack_free(p);
+    return st;
+}
+
+size_t fp_row_pack_chunks(const fp_row_pack *p)
+{
+    return fp__pack_chunks(p->pack);
+}
+
+size_t fp_row_pack_chunk_rows(const fp_row_pack *p)
+{
+    return fp__pack_chunk_rows(p->pack);
+}
+
+/* FP_EINPUT (logged) where one of rows [0, n) (the first of them sample
+ * first) refers past p's entities or metrics. */
+static fp_status rows_in_range(const fp_row_pack *p, const fp_sample_row *rows, size_t n,
+                               size_t first)
+{
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].entity >= p->nents || rows[i].key >= p->nkeys) {
+            fp_error("%s: sample %zu refers past the entity or metric table (corrupt)", p->what,
+                     first + i);
+            return FP_EINPUT;
+        }
+    return FP_OK;
+}
+
+fp_status fp_row_reader_open(const fp_row_pack *p, fp_row_reader **out)
+{
+    fp_status st = FP_OK;
+    fp_row_reader *r = calloc(1, sizeof *r);
+    *out = NULL;
+    FP_CHECK_ALLOC(r);
+    r->p = p;
+    r->buf = malloc(fp__pack_chunk_rows(p->pack) * sizeof *r->buf);
+    FP_CHECK_ALLOC(r->buf);
+    FP_CHECK(fp__unpacker_open(p->pack, &r->u));
+    *out = r;
+    r = NULL;
+cleanup:
+    fp_row_reader_free(r);
+    return st;
+}
+
+fp_status fp_row_reader_chunk(fp_row_reader *r, size_t c, const fp_sample_row **rows, size_t *n)
+{
+    fp_status st = fp__pack_decode(r->p->pack, c, r->u, r->buf, n);
+    *rows = r->buf;
+    if (st == FP_OK)
+        st = rows_in_range(r->p, r->buf, *n, c * fp__pack_chunk_rows(r->p->pack));
+    return st;
+}
+
+void fp_row_reader_free(fp_row_reader *r)
+{
+    if (!r)
+        return;
+    fp__unpacker_free(r->u);
+    free(r->buf);
+    free(r);
+}
+
+fp_status fp_row_pack_unpack(const fp_row_pack *p, fp_run *run)
+{
+    fp_status st = FP_OK;
+    fp_run_rows *rows = run->rows;
+    fp_sample_row *all = fp_malloc_huge((rows->n ? rows->n : 1) * sizeof *all);
+    FP_CHECK_ALLOC(all);
+    FP_CHECK(fp__pack_unpack(p->pack, all));
+    FP_CHECK(rows_in_range(p, all, rows->n, 0));
+    free(rows->row);
+    rows->row = all;
+    all = NULL;
+cleanup:
+    free(all);
+    return st;
+}
+
 fp_status fp_store_load_run(fp_store *s, const char *which, const char *tag, fp_run *run)
 {
     fp_status st = fp_store_load_run_rows(s, which, tag, true, run);
@@ -703,7 +884,7 @@ fp_status fp_store_load_run(fp_store *s, const char *which, const char *tag, fp_
 static fp_status load_context(fp_store *s, const char *id, fp_run *run, read_what what)
 {
     fp__runtab t;
-    fp_status st = read_runtab(s, id, &t, what, false);
+    fp_status st = read_runtab(s, id, &t, what, false, NULL);
     memset(run, 0, sizeof *run);
     if (st == FP_OK)
         fp__run_take_context(run, &t.ctx);

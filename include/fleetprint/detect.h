@@ -210,11 +210,15 @@ typedef struct fp_detect_opts {
 /* Intern run (its nodes, keys, entities, series and values: the first part of
  * fp_detect) on a thread of its own, while the caller reads what else the
  * detector needs (baselines, history) from the store: HDF5 stays on the
- * caller's thread. run and rules are only read, and must not change until
- * fp_detect took it or fp_detect_prep_free. Without a thread to be had, it
- * interns here. FP_ENOMEM. */
+ * caller's thread. run, pack and rules are only read, and must not change
+ * until fp_detect took it or fp_detect_prep_free. pack: NULL, or the run's
+ * rows packed (fp_store_load_run_packed), which only this reads: fp_detect
+ * needs the run prepared then. Without a thread to be had, it interns here.
+ * FP_ENOMEM. */
 typedef struct fp_detect_prep fp_detect_prep;
-fp_status fp_detect_prepare(const fp_run *run, const fp_rules *rules, fp_detect_prep **out);
+struct fp_row_pack;
+fp_status fp_detect_prepare(const fp_run *run, const struct fp_row_pack *pack,
+                            const fp_rules *rules, fp_detect_prep **out);
 /* Wait for the interning and free what fp_detect did not take; NULL is fine. */
 void fp_detect_prep_free(fp_detect_prep *p);
 

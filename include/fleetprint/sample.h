@@ -117,6 +117,14 @@ typedef struct fp_sample_row {
  * its entity, iter and value mean nothing) and a table of entities. A run
  * read this way (fp_store_load_run_rows) has rows and no samples, until
  * fp_run_expand. */
+/* What a metric key's rows hold, counted as the run was stored: its largest
+ * window (-1: none), and its rows of window 0 and of a summary (iter < 0).
+ * Interning a run a chunk at a time lays out each key's values from it. */
+typedef struct fp_key_shape {
+    int32_t last;
+    uint32_t firsts, summaries;
+} fp_key_shape;
+
 typedef struct fp_run_rows {
     fp_sample_row *row;
     double *t; /* row i's t_start; NULL when read without them (detect: 179 MB at
@@ -124,6 +132,7 @@ typedef struct fp_run_rows {
     size_t n;
     fp_sample *keys;
     size_t nkeys;
+    fp_key_shape *shapes; /* by key; NULL where the store did not count them (older runs) */
     fp_entity *ents;
     size_t nents;
 } fp_run_rows;

@@ -121,6 +121,30 @@ fp_status fp_store_load_run(fp_store *store, const char *which, const char *tag,
  * start times (rows->t) only when times is true. */
 fp_status fp_store_load_run_rows(fp_store *store, const char *which, const char *tag, bool times,
                                  fp_run *run);
+/* A run's samples kept as the store holds them, compressed: for a reader
+ * that takes them once, in order, a chunk at a time (detect's interning),
+ * where rows held whole take 24 bytes each (537 MB at 100,000 nodes x 8). */
+typedef struct fp_row_pack fp_row_pack;
+typedef struct fp_row_reader fp_row_reader;
+/* fp_store_load_run_rows (without start times), the rows packed into *pack
+ * (the caller frees it; run->rows->row is NULL) -- or, where the table's
+ * layout is not one kept packed, *pack NULL and the rows read whole. */
+fp_status fp_store_load_run_packed(fp_store *store, const char *which, const char *tag,
+                                   fp_run *run, fp_row_pack **pack);
+size_t fp_row_pack_chunks(const fp_row_pack *p);
+/* Rows a chunk holds (the last may hold fewer): chunk c's first is c times this. */
+size_t fp_row_pack_chunk_rows(const fp_row_pack *p);
+/* A reader of p's chunks (one thread's). FP_ENOMEM. */
+fp_status fp_row_reader_open(const fp_row_pack *p, fp_row_reader **out);
+/* Chunk c's rows into *rows (the reader's, until its next call), *n of them;
+ * FP_EINPUT (logged) where the chunk will not decode or a row refers past
+ * the run's entity or metric table. */
+fp_status fp_row_reader_chunk(fp_row_reader *r, size_t c, const fp_sample_row **rows, size_t *n);
+void fp_row_reader_free(fp_row_reader *r);
+/* The rows whole after all, into run->rows->row (run: the one p was read
+ * with), for what reads samples by index; decoded on two threads. */
+fp_status fp_row_pack_unpack(const fp_row_pack *p, fp_run *run);
+void fp_row_pack_free(fp_row_pack *p);
 /* Run id's context only (nodes, ranks, configuration records; no samples). */
 fp_status fp_store_load_run_context(fp_store *store, const char *id, fp_run *run);
 /* Run id's nodes and configuration records only (no ranks: nranks 0), what

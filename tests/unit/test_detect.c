@@ -656,8 +656,8 @@ static void test_sim(const fp_rules *r)
     /* interned ahead on a thread: the same again; a preparation of another
      * run is not used (and is freed whole) */
     fp_detect_prep *prep = NULL, *other = NULL;
-    CHECK(fp_detect_prepare(&rows, r, &prep) == FP_OK && prep);
-    CHECK(fp_detect_prepare(&a, r, &other) == FP_OK && other);
+    CHECK(fp_detect_prepare(&rows, NULL, r, &prep) == FP_OK && prep);
+    CHECK(fp_detect_prepare(&a, NULL, r, &other) == FP_OK && other);
     fp_detect_opts po = {.rules = r, .prepared = other};
     vr = NULL;
     CHECK(fp_detect(&rows, &po, &vr) == FP_OK);
@@ -669,6 +669,41 @@ static void test_sim(const fp_rules *r)
     fp_verdicts_free(vr);
     fp_detect_prep_free(prep);
     fp_detect_prep_free(other);
+    /* the shapes the store counted are the rows' */
+    CHECK(rows.rows->shapes != NULL);
+    for (size_t k = 0; rows.rows->shapes && k < rows.rows->nkeys; k++) {
+        fp_key_shape want = {.last = -1};
+        for (size_t i = 0; i < rows.rows->n; i++) {
+            const fp_sample_row *x = &rows.rows->row[i];
+            if (x->key != k)
+                continue;
+            want.last = x->iter > want.last ? x->iter : want.last;
+            want.firsts += x->iter == 0;
+            want.summaries += x->iter < 0;
+        }
+        const fp_key_shape *got = &rows.rows->shapes[k];
+        CHECK(got->last == want.last && got->firsts == want.firsts &&
+              got->summaries == want.summaries);
+    }
+    /* kept packed, interned a chunk at a time: the same verdicts; fp_detect
+     * alone will not read a packed run; unpacked, the same rows */
+    fp_run packed;
+    fp_row_pack *pack = NULL;
+    CHECK(fp_store_load_run_packed(st, a.id, NULL, &packed, &pack) == FP_OK && pack);
+    CHECK(packed.rows && !packed.rows->row && packed.rows->n == rows.rows->n);
+    vr = NULL;
+    CHECK(fp_detect(&packed, &(fp_detect_opts){.rules = r}, &vr) == FP_EUSAGE && !vr);
+    CHECK(fp_detect_prepare(&packed, pack, r, &prep) == FP_OK && prep);
+    po.prepared = prep;
+    CHECK(fp_detect(&packed, &po, &vr) == FP_OK);
+    CHECK(fp_verdicts_write_json(vr, &packed, jb) == FP_OK);
+    CHECK(same_file(ja, jb));
+    fp_verdicts_free(vr);
+    fp_detect_prep_free(prep);
+    CHECK(fp_row_pack_unpack(pack, &packed) == FP_OK && packed.rows->row);
+    CHECK(memcmp(packed.rows->row, rows.rows->row, rows.rows->n * sizeof *rows.rows->row) == 0);
+    fp_row_pack_free(pack);
+    fp_run_free(&packed);
     fp_run_free(&rows);
     fp_store_close(st);
     char cmd[96];

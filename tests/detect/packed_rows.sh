@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# detect --store keeps a run's samples packed (its compressed chunks) where
+# no output reads them by index, and interns them a chunk at a time from the
+# shapes the store counted when it wrote the run (each metric's largest
+# window, its first-window and summary rows). Its verdicts are those of the
+# rows read whole (--junit reads them), over several chunks; a run stored
+# before the shapes existed is counted from its rows first, with the same
+# verdicts; a shape that disagrees with the rows is a corrupt store: one
+# line, exit 2, never a write past the values.
+. "$FP_TESTS/lib.sh"
+cd "$WORK"
+F=$FLEETPRINT
+
+expect_rc 0 "$F" simulate --nodes 300 --seed 5 --runs 4 --out sim.jsonl
+expect_rc 0 "$F" store ingest sim.jsonl --store s.h5
+expect_rc 0 "$F" baseline build --store s.h5
+expect_rc 1 "$F" detect --store s.h5 --json packed.json
+expect_rc 1 "$F" detect --store s.h5 --json whole.json --junit j.xml
+cmp packed.json whole.json || fail "packed and whole rows give other verdicts"
+expect_rc 1 "$F" detect --store s.h5 --no-baselines --json p2.json
+expect_rc 1 "$F" detect --store s.h5 --no-baselines --json w2.json --junit j.xml
+cmp p2.json w2.json || fail "packed and whole rows give other verdicts (peers only)"
+
+# edit FILE ACTION: rewrite the last run's metric table in its partition
+# (strip: without the shape members, as older versions wrote it; shrink: a
+# windowed metric's largest window made smaller than its rows')
+edit() {
+  py - "$@" <<'PY'
+import glob, sys, h5py, numpy as np
+store, action = sys.argv[1], sys.argv[2]
+run = sorted(h5py.File(store, "r")["runs"].keys())[-1]
+for part in sorted(glob.glob(store + ".d/p*.h5")):
+    with h5py.File(part, "r+") as f:
+        if "runs/" + run not in f:
+            continue
+        g = f["runs/" + run]
+        m = g["metrics"][...]
+        names = m.dtype.names
+        samples = g["samples"]
+        assert samples.chunks[0] < samples.shape[0], "the run fits one chunk"
+        assert "last_window" in names, names
+        if action == "strip":
+            keep = [n for n in names if n not in ("last_window", "first_windows", "summaries")]
+            new = np.empty(m.shape, dtype=[(n, m.dtype[n]) for n in keep])
+            for n in keep:
+                new[n] = m[n]
+        else:
+            new = m.copy()
+            k = int(np.argmax(new["last_window"]))
+            assert new["last_window"][k] > 0
+            new["last_window"][k] = 0
+        del g["metrics"]
+        g.create_dataset("metrics", data=new)
+        print("edited", part, run, action)
+        sys.exit(0)
+sys.exit("run %s in no partition" % run)
+PY
+}
+copy() { rm -rf "$2" "$2.d"; cp "$1" "$2"; cp -r "$1.d" "$2.d"; }
+
+copy s.h5 old.h5
+edit old.h5 strip || fail "could not strip the shapes"
+expect_rc 1 "$F" detect --store old.h5 --json old.json
+cmp packed.json old.json || fail "a run without stored shapes gives other verdicts"
+
+copy s.h5 bad.h5
+edit bad.h5 shrink || fail "could not shrink a shape"
+expect_rc 2 "$F" detect --store bad.h5 --json bad.json
+expect_out "lies outside the windows stored for its metric \(corrupt\)"
+[ "$(grep -c 'error' "$WORK/out")" = 1 ] || fail "want one error line"
+echo "packed rows: verdicts as whole rows, old and corrupt shapes handled"
