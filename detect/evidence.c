@@ -872,7 +872,7 @@ static size_t shift_group(const eng *g, const series *se)
  * devices of one slow node): no shift then. */
 fp_status fp__det_base_plan(eng *g, fp__base_plan *p)
 {
-    size_t nb = g->nkeys * (g->nsku + 1), n = g->nser, most = 0;
+    size_t nb = g->nkeys * (g->nsku + 1), n = g->nser;
     int maxw = 1;
     for (size_t k = 0; k < g->nkeys; k++)
         maxw = g->keys[k].windows > maxw ? g->keys[k].windows : maxw;
@@ -880,65 +880,67 @@ fp_status fp__det_base_plan(eng *g, fp__base_plan *p)
     p->bl = fp_malloc_huge((2 * n + 1) * sizeof *p->bl);
     p->shift = malloc((2 * nb + 1) * sizeof *p->shift);
     uint32_t *first = calloc(nb + 2, sizeof *first);
-    uint32_t *order = fp_malloc_huge((n + 1) * sizeof *order);
+    /* by bucket: each series' live shifts from its baselines (drift's, then
+     * fleet's) and its node */
+    double *sh = fp_malloc_huge((2 * n + 1) * sizeof *sh);
+    int32_t *node = fp_malloc_huge((n + 1) * sizeof *node);
     size_t *seen = calloc(2 * (g->nnodes + 1), sizeof *seen); /* per e: bucket + 1 that counted it */
-    double *buf = malloc((size_t)maxw * sizeof *buf), *tmp = NULL;
+    double *buf = malloc((size_t)maxw * sizeof *buf);
     fp_status st = FP_OK;
     FP_CHECK_ALLOC(p->bl);
     FP_CHECK_ALLOC(p->shift);
     FP_CHECK_ALLOC(first);
-    FP_CHECK_ALLOC(order);
+    FP_CHECK_ALLOC(sh);
+    FP_CHECK_ALLOC(node);
     FP_CHECK_ALLOC(seen);
     FP_CHECK_ALLOC(buf);
     fp_populate(p->bl, (2 * n + 1) * sizeof *p->bl); /* each written once, in order */
     FP_CHECK(learn_floors(g));
     const fp_baseline **bl = p->bl;
     double *shift = p->shift;
-    /* each series' baselines (drift, fleet); the series that have one by key
-     * and SKU (counting sort) */
+    /* each series' baselines (drift, fleet); its live shifts from them put
+     * in its bucket, key x SKU (a counting sort), in series order: each pass
+     * reads the series in order */
     FP_CHECK(find_baselines(g, bl));
     for (size_t s = 0; s < n; s++)
         if (bl[2 * s] || bl[2 * s + 1])
             first[shift_group(g, &g->ser[s]) + 1]++;
-    for (size_t b = 0; b < nb; b++) {
-        most = first[b + 1] > most ? first[b + 1] : most;
+    for (size_t b = 0; b < nb; b++)
         first[b + 1] += first[b];
+    for (size_t s = 0; s < n; s++) { /* first[b]: where bucket b's next goes */
+        const series *se = &g->ser[s];
+        if (!bl[2 * s] && !bl[2 * s + 1])
+            continue;
+        double m = live_median(g, se, buf);
+        size_t at = first[shift_group(g, se)]++;
+        sh[at] = live_shift(g, se, bl[2 * s], m);
+        sh[n + at] = live_shift(g, se, bl[2 * s + 1], m);
+        node[at] = g->ents[se->ent].node;
     }
-    for (size_t s = 0; s < n; s++)
-        if (bl[2 * s] || bl[2 * s + 1])
-            order[first[shift_group(g, &g->ser[s])]++] = (uint32_t)s;
-    tmp = malloc((2 * most + 1) * sizeof *tmp);
-    FP_CHECK_ALLOC(tmp);
     /* first[b] is now the end of bucket b; the fleet-wide shifts per bucket:
-     * the median of its series' live shifts from each baseline (tmp: drift's,
-     * then fleet's), each series' live median taken once */
+     * the median of its finite shifts, where they come from enough nodes */
     for (size_t b = 0, lo = 0; b < nb; lo = first[b++]) {
-        size_t c[2] = {0, 0}, nodes[2] = {0, 0};
-        for (size_t i = lo; i < first[b]; i++) {
-            const series *se = &g->ser[order[i]];
-            double m = live_median(g, se, buf);
-            int32_t nd = g->ents[se->ent].node;
-            for (size_t e = 0; e < 2; e++) {
-                double x = live_shift(g, se, bl[2 * order[i] + e], m);
-                if (!isfinite(x))
+        for (size_t e = 0; e < 2; e++) {
+            double *x = sh + e * n;
+            size_t c = lo, nodes = 0;
+            for (size_t i = lo; i < first[b]; i++) {
+                if (!isfinite(x[i]))
                     continue;
-                tmp[e * most + c[e]++] = x;
-                if (nd >= 0 && seen[2 * (size_t)nd + e] != b + 1) {
-                    seen[2 * (size_t)nd + e] = b + 1;
-                    nodes[e]++;
+                x[c++] = x[i]; /* the finite ones to the front */
+                if (node[i] >= 0 && seen[2 * (size_t)node[i] + e] != b + 1) {
+                    seen[2 * (size_t)node[i] + e] = b + 1;
+                    nodes++;
                 }
             }
+            shift[2 * b + e] =
+                nodes >= (size_t)g->rules->min_peers ? fp_median_select(x + lo, c - lo) : 0;
         }
-        for (size_t e = 0; e < 2; e++)
-            shift[2 * b + e] = nodes[e] >= (size_t)g->rules->min_peers
-                                   ? fp_median_select(tmp + e * most, c[e])
-                                   : 0;
     }
 cleanup:
     free(buf);
-    free(tmp);
+    free(sh);
+    free(node);
     free(first);
-    free(order);
     free(seen);
     if (st != FP_OK)
         fp__det_base_plan_free(p);
