@@ -112,11 +112,6 @@ typedef struct fp_sample_row {
     double value;
 } fp_sample_row;
 
-/* A run's samples in compact form: rows into a table of metric keys (one
- * sample each, whose suite, test, metric, unit, better and size are the key's;
- * its entity, iter and value mean nothing) and a table of entities. A run
- * read this way (fp_store_load_run_rows) has rows and no samples, until
- * fp_run_expand. */
 /* What a metric key's rows hold, counted as the run was stored: its largest
  * window (-1: none), and its rows of window 0 and of a summary (iter < 0).
  * Interning a run a chunk at a time lays out each key's values from it. */
@@ -125,6 +120,11 @@ typedef struct fp_key_shape {
     uint32_t firsts, summaries;
 } fp_key_shape;
 
+/* A run's samples in compact form: rows into a table of metric keys (one
+ * sample each, whose suite, test, metric, unit, better and size are the key's;
+ * its entity, iter and value mean nothing) and a table of entities. A run
+ * read this way (fp_store_load_run_rows) has rows and no samples, until
+ * fp_run_expand. */
 typedef struct fp_run_rows {
     fp_sample_row *row;
     double *t; /* row i's t_start; NULL when read without them (detect: 179 MB at
