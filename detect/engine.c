@@ -488,10 +488,15 @@ static fp_status shape_keys(const eng *g, key_shape *shape, size_t nkeys)
 {
     fp_status st = FP_OK;
     const fp_key_shape *stored = g->run->rows->shapes;
+    size_t counted = 0; /* rows of a first window or a summary: no more than the rows */
     for (size_t k = 0; stored && k < nkeys; k++) { /* counted as the run was stored */
         if (stored[k].last > MAX_WINDOW)
             FP_FAIL(FP_EINPUT, "run %s: metric %zu has windows up to %d: at most %d are judged",
                     g->run->id, k, stored[k].last, MAX_WINDOW);
+        counted += (size_t)stored[k].firsts + stored[k].summaries;
+        if (counted > g->run->rows->n)
+            FP_FAIL(FP_EINPUT, "run %s: its metrics count more rows than its %zu (corrupt)",
+                    g->run->id, g->run->rows->n);
         shape[k] = (key_shape){.last = stored[k].last < 0 ? -1 : stored[k].last,
                                .summary = stored[k].summaries > 0,
                                .firsts = stored[k].firsts,

@@ -23,7 +23,8 @@ cmp p2.json w2.json || fail "packed and whole rows give other verdicts (peers on
 
 # edit FILE ACTION: rewrite the last run's metric table in its partition
 # (strip: without the shape members, as older versions wrote it; shrink: a
-# windowed metric's largest window made smaller than its rows')
+# windowed metric's largest window made smaller than its rows'; inflate: a
+# count past the run's rows)
 edit() {
   py - "$@" <<'PY'
 import glob, sys, h5py, numpy as np
@@ -44,11 +45,14 @@ for part in sorted(glob.glob(store + ".d/p*.h5")):
             new = np.empty(m.shape, dtype=[(n, m.dtype[n]) for n in keep])
             for n in keep:
                 new[n] = m[n]
-        else:
+        elif action == "shrink":
             new = m.copy()
             k = int(np.argmax(new["last_window"]))
             assert new["last_window"][k] > 0
             new["last_window"][k] = 0
+        else: # inflate: more rows counted than the run holds
+            new = m.copy()
+            new["first_windows"][0] = 2**31
         del g["metrics"]
         g.create_dataset("metrics", data=new)
         print("edited", part, run, action)
@@ -68,4 +72,8 @@ edit bad.h5 shrink || fail "could not shrink a shape"
 expect_rc 2 "$F" detect --store bad.h5 --json bad.json
 expect_out "lies outside the windows stored for its metric \(corrupt\)"
 [ "$(grep -c 'error' "$WORK/out")" = 1 ] || fail "want one error line"
+copy s.h5 big.h5
+edit big.h5 inflate || fail "could not inflate a count"
+expect_rc 2 "$F" detect --store big.h5 --json big.json
+expect_out "its metrics count more rows than its [0-9]+ \(corrupt\)"
 echo "packed rows: verdicts as whole rows, old and corrupt shapes handled"
