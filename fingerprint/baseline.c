@@ -1191,21 +1191,16 @@ cleanup:
 /* ==== loading ======================================================================== */
 
 /* Baselines written before the spreads existed lack those members, which
- * the read leaves unset: mark them unknown (NaN spreads, one window). */
+ * the read leaves unset: mark them unknown (NaN spreads, one window). The
+ * table was just read: it exists. */
 static void mark_old_rows(hid_t g, const char *name, lrow *rows, size_t n)
 {
-    hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
-    hid_t t = d >= 0 ? H5Dget_type(d) : H5I_INVALID_HID;
-    bool old = t >= 0 && H5Tget_member_index(t, "summary_spread") < 0;
+    bool old = !fp__h5_has_member(g, name, "summary_spread");
     for (size_t i = 0; old && i < n; i++) {
         fp_baseline *b = &rows[i].b;
         b->windows = 1;
         b->run_spread = b->window_spread = b->summary = b->summary_spread = NAN;
     }
-    if (t >= 0)
-        H5Tclose(t);
-    if (d >= 0)
-        H5Dclose(d);
 }
 
 static int pair_cmp(const void *a, const void *b)

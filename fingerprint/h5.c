@@ -288,6 +288,16 @@ void fp__h5_close(hid_t id)
     }
 }
 
+bool fp__h5_has_member(hid_t loc, const char *name, const char *member)
+{
+    hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+    hid_t t = d >= 0 ? H5Dget_type(d) : H5I_INVALID_HID;
+    bool has = t >= 0 && H5Tget_member_index(t, member) >= 0;
+    fp__h5_close(t);
+    fp__h5_close(d);
+    return has;
+}
+
 hid_t fp__h5_compound(const fp__h5_member *m, size_t n, size_t memsize, bool file)
 {
     size_t packed = 0;

@@ -91,5 +91,8 @@ hid_t fp__h5_compound(const fp__h5_member *m, size_t n, size_t memsize, bool fil
 /* Close any identifier (file, group, dataset, type, ...) that is not
  * H5I_INVALID_HID, for cleanup paths: errors are not reported. */
 void fp__h5_close(hid_t id);
+/* Whether compound dataset name in loc has a member of that name: files of
+ * older versions lack some that later ones write (false: no such dataset). */
+bool fp__h5_has_member(hid_t loc, const char *name, const char *member);
 
 #endif

@@ -464,18 +464,21 @@ cleanup:
     return st;
 }
 
-/* Whether dataset name in g has a member of that name (older files lack
- * some that later versions write). */
-static bool has_member(hid_t g, const char *name, const char *member)
+/* "STORE: run ID", for messages */
+#define RUN_NAME_MAX (4096 + 64)
+
+/* FP_EINPUT (logged, what: "STORE: run ID") where one of rows [0, n) (the
+ * first of them sample first) refers past nents entities or nkeys metrics. */
+static fp_status rows_in_range(const char *what, const fp__row *rows, size_t n, size_t first,
+                               size_t nents, size_t nkeys)
 {
-    hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
-    hid_t t = d >= 0 ? H5Dget_type(d) : H5I_INVALID_HID;
-    bool has = t >= 0 && H5Tget_member_index(t, member) >= 0;
-    if (t >= 0)
-        H5Tclose(t);
-    if (d >= 0)
-        H5Dclose(d);
-    return has;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].entity >= nents || rows[i].key >= nkeys) {
+            fp_error("%s: sample %zu refers past the entity or metric table (corrupt)", what,
+                     first + i);
+            return FP_EINPUT;
+        }
+    return FP_OK;
 }
 
 /* times: the rows' start times too (t->t), a read of their own. pack: where
@@ -580,7 +583,7 @@ static fp_status read_runtab(fp_store *s, const char *id, fp__runtab *t, read_wh
     H5Tclose(mt);
     mt = H5I_INVALID_HID;
     t->metric_cap = nm;
-    t->shapes = has_member(g, "metrics", "last_window");
+    t->shapes = fp__h5_has_member(g, "metrics", "last_window");
     for (size_t i = 0; i < nm; i++) {
         fp__metric *m = &t->metrics[i];
         char key[160];
@@ -616,10 +619,11 @@ static fp_status read_runtab(fp_store *s, const char *id, fp__runtab *t, read_wh
     if (pj.bad < t->nent)
         FP_FAIL(FP_EINPUT, "%s: run %s: entity %zu '%s' is malformed", s->path, id, pj.bad,
                 entity_text(&pj, pj.bad));
-    for (size_t i = 0; t->rows && i < t->nrows; i++)
-        if (t->rows[i].entity >= t->nent || t->rows[i].key >= nm)
-            FP_FAIL(FP_EINPUT, "%s: run %s: sample %zu refers past the entity or metric table "
-                               "(corrupt)", s->path, id, i);
+    if (t->rows) {
+        char run_name[RUN_NAME_MAX];
+        snprintf(run_name, sizeof run_name, "%s: run %s", s->path, id);
+        FP_CHECK(rows_in_range(run_name, t->rows, t->nrows, 0, t->nent, nm));
+    }
 cleanup:
     parse_wait(&pj);
     if (st == FP_EH5)
@@ -758,7 +762,7 @@ fp_status fp_store_load_run_rows(fp_store *s, const char *which, const char *tag
 struct fp_row_pack {
     fp__pack *pack;
     size_t nents, nkeys; /* what its rows may refer to */
-    char what[128];      /* "STORE: run ID", for messages */
+    char what[RUN_NAME_MAX]; /* "STORE: run ID", for messages */
 };
 
 struct fp_row_reader {
@@ -808,20 +812,6 @@ size_t fp_row_pack_chunk_rows(const fp_row_pack *p)
     return fp__pack_chunk_rows(p->pack);
 }
 
-/* FP_EINPUT (logged) where one of rows [0, n) (the first of them sample
- * first) refers past p's entities or metrics. */
-static fp_status rows_in_range(const fp_row_pack *p, const fp_sample_row *rows, size_t n,
-                               size_t first)
-{
-    for (size_t i = 0; i < n; i++)
-        if (rows[i].entity >= p->nents || rows[i].key >= p->nkeys) {
-            fp_error("%s: sample %zu refers past the entity or metric table (corrupt)", p->what,
-                     first + i);
-            return FP_EINPUT;
-        }
-    return FP_OK;
-}
-
 fp_status fp_row_reader_open(const fp_row_pack *p, fp_row_reader **out)
 {
     fp_status st = FP_OK;
@@ -844,7 +834,8 @@ fp_status fp_row_reader_chunk(fp_row_reader *r, size_t c, const fp_sample_row **
     fp_status st = fp__pack_decode(r->p->pack, c, r->u, r->buf, n);
     *rows = r->buf;
     if (st == FP_OK)
-        st = rows_in_range(r->p, r->buf, *n, c * fp__pack_chunk_rows(r->p->pack));
+        st = rows_in_range(r->p->what, r->buf, *n, c * fp__pack_chunk_rows(r->p->pack),
+                           r->p->nents, r->p->nkeys);
     return st;
 }
 
@@ -864,7 +855,7 @@ fp_status fp_row_pack_unpack(const fp_row_pack *p, fp_run *run)
     fp_sample_row *all = fp_malloc_huge((rows->n ? rows->n : 1) * sizeof *all);
     FP_CHECK_ALLOC(all);
     FP_CHECK(fp__pack_unpack(p->pack, all));
-    FP_CHECK(rows_in_range(p, all, rows->n, 0));
+    FP_CHECK(rows_in_range(p->what, all, rows->n, 0, p->nents, p->nkeys));
     free(rows->row);
     rows->row = all;
     all = NULL;
