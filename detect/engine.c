@@ -342,16 +342,10 @@ static int64_t next_series(eng *g, int64_t prev, uint32_t key, uint32_t ent)
  * met; -1: no memory. A key's windows come from shape (one table key's
  * largest window and whether it has a summary), known before its first
  * series. */
-typedef struct key_shape {
-    int32_t last;     /* its largest window, -1: none */
-    bool summary;
-    size_t firsts, summaries; /* rows of its first window, of a summary */
-} key_shape;
-
-static void shape_key(key_info *ki, const key_shape *sh)
+static void shape_key(key_info *ki, const fp_key_shape *sh)
 {
     ki->windowed = sh->last >= 0;
-    ki->has_summary = sh->summary;
+    ki->has_summary = sh->summaries > 0;
     ki->windows = sh->last + 1;
     ki->raw_windows = ki->windows > 1 ? ki->windows : 1;
     ki->use_summary = ki->cls && ki->cls->summary && ki->has_summary;
@@ -359,7 +353,7 @@ static void shape_key(key_info *ki, const key_shape *sh)
         ki->windows = 1;
 }
 
-static int64_t row_key(eng *g, int32_t *map, uint32_t k, const key_shape *shape)
+static int64_t row_key(eng *g, int32_t *map, uint32_t k, const fp_key_shape *shape)
 {
     if (!map[k]) {
         int64_t nkeys = (int64_t)g->nkeys, key = key_intern(g, &g->run->rows->keys[k]);
@@ -446,7 +440,7 @@ static fp_status walk_next(const eng *g, row_walk *w, const fp_sample_row **rows
 typedef struct shape_job {
     const eng *g;
     size_t c0, c1;
-    key_shape *shape;
+    fp_key_shape *shape;
     size_t bad;
     int32_t bad_iter;
     pthread_t thread;
@@ -469,11 +463,7 @@ static void *shape_main(void *arg)
                 j->bad = w.first + i;
                 j->bad_iter = r->iter;
             }
-            key_shape *sh = &j->shape[r->key];
-            sh->last = r->iter > sh->last ? r->iter : sh->last;
-            sh->summary |= r->iter < 0;
-            sh->firsts += r->iter == 0;
-            sh->summaries += r->iter < 0;
+            fp_key_shape_add(&j->shape[r->key], r->iter);
         }
     }
     fp_row_reader_free(w.rd);
@@ -484,7 +474,7 @@ static void *shape_main(void *arg)
 /* The shape of each of g's run's nkeys keys into shape: as the store
  * counted them when it wrote the run, or else from its rows (a packed run's
  * later half of chunks on a second thread). FP_EINPUT, FP_ENOMEM (logged). */
-static fp_status shape_keys(const eng *g, key_shape *shape, size_t nkeys)
+static fp_status shape_keys(const eng *g, fp_key_shape *shape, size_t nkeys)
 {
     fp_status st = FP_OK;
     const fp_key_shape *stored = g->run->rows->shapes;
@@ -497,10 +487,8 @@ static fp_status shape_keys(const eng *g, key_shape *shape, size_t nkeys)
         if (counted > g->run->rows->n)
             FP_FAIL(FP_EINPUT, "run %s: its metrics count more rows than its %zu (corrupt)",
                     g->run->id, g->run->rows->n);
-        shape[k] = (key_shape){.last = stored[k].last < 0 ? -1 : stored[k].last,
-                               .summary = stored[k].summaries > 0,
-                               .firsts = stored[k].firsts,
-                               .summaries = stored[k].summaries};
+        shape[k] = stored[k];
+        shape[k].last = stored[k].last < 0 ? -1 : stored[k].last;
     }
     if (stored)
         return FP_OK;
@@ -508,7 +496,7 @@ static fp_status shape_keys(const eng *g, key_shape *shape, size_t nkeys)
     shape_job a = {.g = g, .c0 = 0, .c1 = SIZE_MAX, .shape = shape};
     shape_job b = {.g = g, .c0 = half, .c1 = SIZE_MAX};
     for (size_t k = 0; k < nkeys; k++)
-        shape[k] = (key_shape){.last = -1};
+        shape[k] = (fp_key_shape){.last = -1};
     if (nchunks > 1) {
         b.shape = malloc((nkeys + 1) * sizeof *b.shape);
         FP_CHECK_ALLOC(b.shape);
@@ -522,10 +510,9 @@ static fp_status shape_keys(const eng *g, key_shape *shape, size_t nkeys)
     if (b.running) {
         pthread_join(b.thread, NULL);
         for (size_t k = 0; k < nkeys; k++) {
-            key_shape *x = &shape[k];
-            const key_shape *y = &b.shape[k];
+            fp_key_shape *x = &shape[k];
+            const fp_key_shape *y = &b.shape[k];
             x->last = y->last > x->last ? y->last : x->last;
-            x->summary |= y->summary;
             x->firsts += y->firsts;
             x->summaries += y->summaries;
         }
@@ -547,13 +534,13 @@ cleanup:
  * as in intern_rows, *se_prev the series of the row before, *used and *cap
  * g->vals' slots. FP_EINPUT, FP_ENOMEM (logged). */
 static fp_status intern_row(eng *g, const fp_sample_row *r, size_t i, int32_t *kmap,
-                            int32_t *emap, const key_shape *shape, int64_t *se_prev, size_t *used,
-                            size_t *cap)
+                            int32_t *emap, const fp_key_shape *shape, int64_t *se_prev,
+                            size_t *used, size_t *cap)
 {
     const fp_run *run = g->run;
     fp_status st = FP_OK;
-    const key_shape *sh = &shape[r->key];
-    if (r->iter > sh->last || (r->iter < 0 && !sh->summary)) /* its slots come from the shape */
+    const fp_key_shape *sh = &shape[r->key];
+    if (r->iter > sh->last || (r->iter < 0 && !sh->summaries)) /* its slots come from the shape */
         FP_FAIL(FP_EINPUT, "run %s: sample %zu (window %d) lies outside the windows stored for "
                            "its metric (corrupt)", run->id, i, r->iter);
     int64_t key = row_key(g, kmap, r->key, shape), ent = row_entity(g, emap, r->entity);
@@ -591,7 +578,7 @@ static fp_status intern_rows(eng *g)
     const fp_run_rows *rows = run->rows;
     size_t n = rows->n, used = 0, cap = 0;
     int32_t *kmap = NULL, *emap = NULL;
-    key_shape *shape = NULL;
+    fp_key_shape *shape = NULL;
     fp_prefault pf = {0};
     row_walk w = {0};
     const fp_sample_row *rw;
@@ -613,10 +600,10 @@ static fp_status intern_rows(eng *g)
      * and their slots, as the larger of the two, to fault in (below) */
     size_t nser = 0, used_est = 0;
     for (size_t k = 0; k < rows->nkeys; k++) {
-        const key_shape *sh = &shape[k];
+        const fp_key_shape *sh = &shape[k];
         size_t slots = (size_t)(sh->last > 0 ? sh->last + 1 : 1) + 1;
         size_t m = sh->firsts > sh->summaries ? sh->firsts : sh->summaries;
-        cap += (sh->firsts + sh->summaries) * slots;
+        cap += ((size_t)sh->firsts + sh->summaries) * slots;
         nser += m;
         used_est += m * (slots - (sh->summaries == 0));
     }

@@ -86,10 +86,7 @@ static fp_status put_row(fp__apprun *r, uint32_t eid, uint32_t mid, int32_t iter
     unsigned char *p = fp__rowsink_next(r->rows);
     if (!p)
         return fp__rowsink_status(r->rows);
-    fp_key_shape *sh = &r->tab.metrics[mid].shape;
-    sh->last = iter > sh->last ? iter : sh->last;
-    sh->firsts += iter == 0;
-    sh->summaries += iter < 0;
+    fp_key_shape_add(&r->tab.metrics[mid].shape, iter);
     put32(p, eid);
     put32(p + 4, mid);
     put32(p + 8, (uint32_t)iter);

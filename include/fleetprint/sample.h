@@ -120,6 +120,14 @@ typedef struct fp_key_shape {
     uint32_t firsts, summaries;
 } fp_key_shape;
 
+/* Count a row of window iter (< 0: a summary) into sh (from {.last = -1}). */
+static inline void fp_key_shape_add(fp_key_shape *sh, int32_t iter)
+{
+    sh->last = iter > sh->last ? iter : sh->last;
+    sh->firsts += iter == 0;
+    sh->summaries += iter < 0;
+}
+
 /* A run's samples in compact form: rows into a table of metric keys (one
  * sample each, whose suite, test, metric, unit, better and size are the key's;
  * its entity, iter and value mean nothing) and a table of entities. A run
