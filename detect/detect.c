@@ -83,8 +83,7 @@ static fp_status assemble(eng *g, fp_verdicts *out)
     fp_verdict overall = FP_UNKNOWN;
     for (size_t n = 0; n < nn; n++) {
         snprintf(out->node_names[n], FP_NAME_MAX, "%s", g->node[n]);
-        out->made[n] = fp_entity_node(g->node[n]);
-        out->ents[n].entity = &out->made[n];
+        out->ents[n].entity = fp__det_made(out, fp_entity_node(g->node[n]));
         out->ents[n].verdict = g->node_v[n];
         slot_of_owner[n] = n;
         overall = fp__det_worse(overall, g->node_v[n]);
@@ -93,7 +92,7 @@ static fp_status assemble(eng *g, fp_verdicts *out)
         if (g->node_v[n] == FP_FAIL || g->node_v[n] == FP_WARN)
             out->warn_nodes[out->nwarn_nodes++] = out->node_names[n];
     }
-    out->nnodes = out->nmade = nn;
+    out->nnodes = nn;
     size_t slot = nn;
     for (size_t e = 0; e < g->nents; e++) {
         const ent_info *ei = &g->ents[e];

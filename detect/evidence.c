@@ -884,7 +884,8 @@ fp_status fp__det_base_plan(eng *g, fp__base_plan *p)
      * fleet's) and its node */
     double *sh = fp_malloc_huge((2 * n + 1) * sizeof *sh);
     int32_t *node = fp_malloc_huge((n + 1) * sizeof *node);
-    size_t *seen = calloc(2 * (g->nnodes + 1), sizeof *seen); /* per e: bucket + 1 that counted it */
+    /* per node and e: the bucket + 1 that counted the node */
+    size_t *seen = calloc(2 * (g->nnodes + 1), sizeof *seen);
     double *buf = malloc((size_t)maxw * sizeof *buf);
     fp_status st = FP_OK;
     FP_CHECK_ALLOC(p->bl);
