@@ -20,10 +20,14 @@ names=$(ctest --test-dir "$build" -N -L gpu | sed -n 's/^ *Test *#[0-9]*: *//p')
 for name in $names; do
   s=$(date +%s) one=$(mktemp)
   ctest --test-dir "$build" -R "^$name\$" -V >"$one" 2>&1
-  if grep -q "\*\*\*Skipped" "$one"; then r=skipped
-  elif grep -q "\*\*\*Timeout" "$one"; then r=timeout
-  elif grep -q "tests passed, 0 tests failed" "$one"; then r=passed
-  else r=failed; fi
+  # the test's result line ("1/1 Test #22: name ....   Passed   1.78 sec"), the
+  # same in every CTest; the summary after it is worded differently by version
+  case $(grep -E "Test +#[0-9]+: $name " "$one") in
+    *Passed*) r=passed ;;
+    *Skipped*) r=skipped ;;
+    *Timeout*) r=timeout ;;
+    *) r=failed ;;
+  esac
   { echo "===== $name: $r"; cat "$one"; } >>"$log"
   rm -f "$one"
   echo "$name $r $(( $(date +%s) - s )) s" >>"$sum"

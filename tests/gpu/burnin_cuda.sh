@@ -37,6 +37,6 @@ import json, sys
 b = json.load(open(sys.argv[1]))["burnin"]
 assert b["sdc_suspects"] == [0], b["sdc_suspects"]
 r = b["ranks"][0]
-assert r["self_mismatch"] > 0 and r["first_bad_interval"] >= 0, r
+assert r["verdict"] == "fail" and r["self_mismatch"] > 0 and r["first_bad_interval"] >= 0, r
 print("bitflip: rank 0 suspect from window", r["first_bad_interval"])
 PY
