@@ -51,12 +51,25 @@ typedef struct row_index {
     size_t nwho;
 } row_index;
 
+/* The rows of /baselines/entity or /sku as loaded: n rows of stride bytes
+ * from base, each an lrow at its start; mapped from the file (map) where it
+ * lays them out so, else read into an array of lrows (base, freed). */
+typedef struct row_table {
+    const char *base;
+    size_t n, stride;
+    fp__h5_map map;
+} row_table;
+
+static const lrow *row_of(const row_table *t, size_t i)
+{
+    return (const lrow *)(t->base + i * t->stride);
+}
+
 struct fp_baselines {
     double built;
     fp__strmap keys, entities, skus, runs;
-    lrow *erows, *srows;
+    row_table erows, srows;
     fp_baseline_range *erange, *srange; /* NULL until fp_store_load_baseline_ranges */
-    size_t nerows, nsrows;
     uint32_t *set_off, *set_member; /* runset i: members [off[i], off[i+1]) */
     size_t nsets;
     row_index eidx, sidx;
@@ -388,7 +401,11 @@ static void runsets_free(fp__runsets *rs)
 /* ---- HDF5 record types ------------------------------------------------------------- */
 
 /* The file's row type, a built row's (brow) or a loaded one's (lrow: no
- * range; the file's range members are skipped). */
+ * range; the file's range members are skipped). The file's rows are laid
+ * out as a built row in memory (little-endian), so that where that is a
+ * loaded row's layout too the entity table is used from the file as it lies
+ * (fp__h5_map_table); files of earlier versions packed the members (108
+ * bytes a row), and are read member by member. */
 typedef enum { ROW_FILE, ROW_BUILT, ROW_LOADED } row_form;
 
 static hid_t brow_type(row_form form, const char *who)
@@ -396,35 +413,28 @@ static hid_t brow_type(row_form form, const char *who)
     bool file = form == ROW_FILE;
     hid_t u32 = file ? H5T_STD_U32LE : H5T_NATIVE_UINT32;
     hid_t f64 = file ? H5T_IEEE_F64LE : H5T_NATIVE_DOUBLE;
-    hid_t t = H5Tcreate(H5T_COMPOUND, file               ? 7 * 4 + 10 * 8
-                                      : form == ROW_BUILT ? sizeof(brow)
-                                                          : sizeof(lrow));
-    size_t off = 0;
+    hid_t t = H5Tcreate(H5T_COMPOUND, form == ROW_LOADED ? sizeof(lrow) : sizeof(brow));
     bool ok = t >= 0;
-#define FIELD(name, type, memoff, size)                                                    \
-    do {                                                                                   \
-        ok = ok && H5Tinsert(t, name, file ? off : (memoff), type) >= 0;                   \
-        off += (size);                                                                     \
-    } while (0)
-    FIELD("key", u32, HOFFSET(brow, key), 4);
-    FIELD(who, u32, HOFFSET(brow, who), 4);
-    FIELD("count", u32, HOFFSET(brow, b.count), 4);
-    FIELD("rejected", u32, HOFFSET(brow, b.rejected), 4);
-    FIELD("nruns", u32, HOFFSET(brow, b.nruns), 4);
-    FIELD("runset", u32, HOFFSET(brow, b.runset), 4);
-    FIELD("windows", u32, HOFFSET(brow, b.windows), 4);
-    FIELD("median", f64, HOFFSET(brow, b.median), 8);
-    FIELD("mad", f64, HOFFSET(brow, b.mad), 8);
+#define FIELD(name, type, memoff) ok = ok && H5Tinsert(t, name, memoff, type) >= 0
+    FIELD("key", u32, HOFFSET(brow, key));
+    FIELD(who, u32, HOFFSET(brow, who));
+    FIELD("count", u32, HOFFSET(brow, b.count));
+    FIELD("rejected", u32, HOFFSET(brow, b.rejected));
+    FIELD("nruns", u32, HOFFSET(brow, b.nruns));
+    FIELD("runset", u32, HOFFSET(brow, b.runset));
+    FIELD("windows", u32, HOFFSET(brow, b.windows));
+    FIELD("median", f64, HOFFSET(brow, b.median));
+    FIELD("mad", f64, HOFFSET(brow, b.mad));
     if (form != ROW_LOADED) {
-        FIELD("p05", f64, HOFFSET(brow, q.p05), 8);
-        FIELD("p95", f64, HOFFSET(brow, q.p95), 8);
-        FIELD("min", f64, HOFFSET(brow, q.min), 8);
-        FIELD("max", f64, HOFFSET(brow, q.max), 8);
+        FIELD("p05", f64, HOFFSET(brow, q.p05));
+        FIELD("p95", f64, HOFFSET(brow, q.p95));
+        FIELD("min", f64, HOFFSET(brow, q.min));
+        FIELD("max", f64, HOFFSET(brow, q.max));
     }
-    FIELD("run_spread", f64, HOFFSET(brow, b.run_spread), 8);
-    FIELD("window_spread", f64, HOFFSET(brow, b.window_spread), 8);
-    FIELD("summary", f64, HOFFSET(brow, b.summary), 8);
-    FIELD("summary_spread", f64, HOFFSET(brow, b.summary_spread), 8);
+    FIELD("run_spread", f64, HOFFSET(brow, b.run_spread));
+    FIELD("window_spread", f64, HOFFSET(brow, b.window_spread));
+    FIELD("summary", f64, HOFFSET(brow, b.summary));
+    FIELD("summary_spread", f64, HOFFSET(brow, b.summary_spread));
 #undef FIELD
     if (!ok && t >= 0) {
         H5Tclose(t);
@@ -453,6 +463,8 @@ static hid_t bkey_type(bool file)
     return t;
 }
 
+/* The rows of /baselines/<name>: the entity table (the large one, which
+ * detect reads whole) contiguous and uncompressed, to be mapped. */
 static fp_status write_rows(hid_t g, const char *name, const char *who, const brow *rows,
                             size_t n)
 {
@@ -460,7 +472,10 @@ static fp_status write_rows(hid_t g, const char *name, const char *who, const br
     hid_t ft = brow_type(ROW_FILE, who), mt = brow_type(ROW_BUILT, who);
     if (ft < 0 || mt < 0)
         FP_FAIL(FP_EH5, "cannot build the baseline row type");
-    FP_CHECK(fp__h5_write_table(g, name, ft, mt, rows, n));
+    if (strcmp(name, "entity") == 0)
+        FP_CHECK(fp__h5_write_contiguous(g, name, ft, mt, rows, n));
+    else
+        FP_CHECK(fp__h5_write_table(g, name, ft, mt, rows, n));
 cleanup:
     if (ft >= 0)
         H5Tclose(ft);
@@ -1214,10 +1229,11 @@ static int pair_cmp(const void *a, const void *b)
 /* x: the rows of each who, by a counting sort (so each who's pairs come in
  * row order), then by key where a who's rows were not written by key. Each
  * row's ids are checked on the way: its key, its who and its run set. */
-static fp_status index_rows(row_index *x, const lrow *rows, size_t n, size_t nkeys,
-                            size_t nwho, size_t nsets, const char *what)
+static fp_status index_rows(row_index *x, const row_table *t, size_t nkeys, size_t nwho,
+                            size_t nsets, const char *what)
 {
     fp_status st = FP_OK;
+    size_t n = t->n;
     if (n >= FP__NONE || nwho >= FP__NONE)
         FP_FAIL(FP_EINPUT, "/baselines/%s holds %zu rows of %zu names: too many", what, n, nwho);
     x->nwho = nwho;
@@ -1226,16 +1242,19 @@ static fp_status index_rows(row_index *x, const lrow *rows, size_t n, size_t nke
     FP_CHECK_ALLOC(x->off);
     FP_CHECK_ALLOC(x->pair);
     for (size_t i = 0; i < n; i++) {
-        if (rows[i].b.runset >= nsets)
+        const lrow *r = row_of(t, i);
+        if (r->b.runset >= nsets)
             FP_FAIL(FP_EINPUT, "/baselines/%s row %zu has no run set (corrupt)", what, i);
-        if (rows[i].key >= nkeys || rows[i].who >= nwho)
+        if (r->key >= nkeys || r->who >= nwho)
             FP_FAIL(FP_EINPUT, "/baselines/%s row %zu refers past its tables (corrupt)", what, i);
-        x->off[rows[i].who + 2]++;
+        x->off[r->who + 2]++;
     }
     for (size_t w = 2; w <= nwho + 1; w++)
         x->off[w] += x->off[w - 1];
-    for (size_t i = 0; i < n; i++) /* off[who + 1]: where who's next pair goes */
-        x->pair[x->off[rows[i].who + 1]++] = (row_pair){rows[i].key, (uint32_t)i};
+    for (size_t i = 0; i < n; i++) { /* off[who + 1]: where who's next pair goes */
+        const lrow *r = row_of(t, i);
+        x->pair[x->off[r->who + 1]++] = (row_pair){r->key, (uint32_t)i};
+    }
     for (size_t w = 0; w < nwho; w++) {
         row_pair *p = x->pair + x->off[w];
         size_t m = x->off[w + 1] - x->off[w], j = 1;
@@ -1272,6 +1291,37 @@ static uint32_t index_find(const row_index *x, uint32_t key, uint32_t who)
     return lo > first && x->pair[lo - 1].key == key ? x->pair[lo - 1].row : FP__NONE;
 }
 
+/* /baselines/<name> (name also its who member) into t: mapped from the file
+ * where its rows lie as loaded rows do, else read. */
+static fp_status load_rows(hid_t g, const char *name, row_table *t)
+{
+    fp_status st = FP_OK;
+    lrow *rows = NULL;
+    hid_t mt = brow_type(ROW_LOADED, name);
+    FP_CHECK_H5(mt);
+    FP_CHECK(fp__h5_map_table(g, name, mt, sizeof(lrow), &t->map));
+    if (t->map.map) {
+        *t = (row_table){t->map.rows, t->map.n, t->map.stride, t->map};
+        goto cleanup;
+    }
+    FP_CHECK(fp__h5_read_table(g, name, mt, sizeof(lrow), (void **)&rows, &t->n));
+    mark_old_rows(g, name, rows, t->n);
+    t->base = (const char *)rows;
+    t->stride = sizeof(lrow);
+cleanup:
+    fp__h5_close(mt);
+    return st;
+}
+
+static void rows_free(row_table *t)
+{
+    if (t->map.map)
+        fp__h5_unmap(&t->map);
+    else
+        free((void *)t->base);
+    memset(t, 0, sizeof *t);
+}
+
 fp_status fp_store_load_baselines(fp_store *s, fp_baselines **out)
 {
     fp_status st = FP_OK;
@@ -1301,14 +1351,8 @@ fp_status fp_store_load_baselines(fp_store *s, fp_baselines **out)
     FP_CHECK(fp__h5_read_strings(g, "entities", &b->entities));
     FP_CHECK(fp__h5_read_strings(g, "skus", &b->skus));
     FP_CHECK(fp__h5_read_strings(g, "runs", &b->runs));
-    H5Tclose(mt);
-    FP_CHECK_H5(mt = brow_type(ROW_LOADED, "entity"));
-    FP_CHECK(fp__h5_read_table(g, "entity", mt, sizeof(lrow), (void **)&b->erows, &b->nerows));
-    H5Tclose(mt);
-    FP_CHECK_H5(mt = brow_type(ROW_LOADED, "sku"));
-    FP_CHECK(fp__h5_read_table(g, "sku", mt, sizeof(lrow), (void **)&b->srows, &b->nsrows));
-    mark_old_rows(g, "entity", b->erows, b->nerows);
-    mark_old_rows(g, "sku", b->srows, b->nsrows);
+    FP_CHECK(load_rows(g, "entity", &b->erows));
+    FP_CHECK(load_rows(g, "sku", &b->srows));
     FP_CHECK(fp__h5_read_table(g, "runset_offsets", H5T_NATIVE_UINT32, sizeof(uint32_t),
                                (void **)&b->set_off, &noff));
     FP_CHECK(fp__h5_read_table(g, "runset_members", H5T_NATIVE_UINT32, sizeof(uint32_t),
@@ -1320,9 +1364,8 @@ fp_status fp_store_load_baselines(fp_store *s, fp_baselines **out)
     for (size_t i = 0; i < nmem; i++)
         if (b->set_member[i] >= b->runs.n)
             FP_FAIL(FP_EINPUT, "/baselines/runset_members refers past /baselines/runs (corrupt)");
-    FP_CHECK(index_rows(&b->eidx, b->erows, b->nerows, nkeys, b->entities.n, b->nsets,
-                        "entity"));
-    FP_CHECK(index_rows(&b->sidx, b->srows, b->nsrows, nkeys, b->skus.n, b->nsets, "sku"));
+    FP_CHECK(index_rows(&b->eidx, &b->erows, nkeys, b->entities.n, b->nsets, "entity"));
+    FP_CHECK(index_rows(&b->sidx, &b->srows, nkeys, b->skus.n, b->nsets, "sku"));
     *out = b;
     b = NULL;
 cleanup:
@@ -1345,8 +1388,8 @@ void fp_baselines_free(fp_baselines *b)
     fp__strmap_free(&b->entities);
     fp__strmap_free(&b->skus);
     fp__strmap_free(&b->runs);
-    free(b->erows);
-    free(b->srows);
+    rows_free(&b->erows);
+    rows_free(&b->srows);
     free(b->erange);
     free(b->srange);
     free(b->set_off);
@@ -1383,13 +1426,13 @@ fp_status fp_store_load_baseline_ranges(fp_store *s, fp_baselines *b)
     hid_t f, g = H5I_INVALID_HID;
     FP_CHECK(fp__store_baselines_file(s, &f));
     if (f < 0 || H5Lexists(f, "baselines", H5P_DEFAULT) <= 0) {
-        if (b->nerows + b->nsrows)
+        if (b->erows.n + b->srows.n)
             FP_FAIL(FP_EINPUT, "%s has no baselines now", fp_store_path(s));
         return FP_OK;
     }
     FP_CHECK_H5(g = H5Gopen2(f, "baselines", H5P_DEFAULT));
-    FP_CHECK(read_ranges(g, "entity", b->nerows, &b->erange));
-    FP_CHECK(read_ranges(g, "sku", b->nsrows, &b->srange));
+    FP_CHECK(read_ranges(g, "entity", b->erows.n, &b->erange));
+    FP_CHECK(read_ranges(g, "sku", b->srows.n, &b->srange));
 cleanup:
     if (st == FP_EH5)
         fp_error("%s: the baselines' ranges cannot be read", fp_store_path(s));
@@ -1400,19 +1443,20 @@ cleanup:
 
 const fp_baseline_range *fp_baselines_range(const fp_baselines *b, const fp_baseline *row)
 {
-    const lrow *r = (const lrow *)((const char *)row - offsetof(lrow, b));
-    if (b->erange && r >= b->erows && r < b->erows + b->nerows)
-        return &b->erange[r - b->erows];
-    if (b->srange && r >= b->srows && r < b->srows + b->nsrows)
-        return &b->srange[r - b->srows];
+    const char *r = (const char *)row - offsetof(lrow, b);
+    const row_table *t[2] = {&b->erows, &b->srows};
+    const fp_baseline_range *range[2] = {b->erange, b->srange};
+    for (int i = 0; i < 2; i++)
+        if (range[i] && r >= t[i]->base && r < t[i]->base + t[i]->n * t[i]->stride)
+            return &range[i][(size_t)(r - t[i]->base) / t[i]->stride];
     return NULL;
 }
 
-static const fp_baseline *row_at(const row_index *idx, const lrow *rows, uint32_t key,
+static const fp_baseline *row_at(const row_index *idx, const row_table *t, uint32_t key,
                                  uint32_t who)
 {
     uint32_t r = index_find(idx, key, who);
-    return r == FP__NONE ? NULL : &rows[r].b;
+    return r == FP__NONE ? NULL : &row_of(t, r)->b;
 }
 
 uint32_t fp_baselines_key_id(const fp_baselines *b, const char *key)
@@ -1427,7 +1471,7 @@ uint32_t fp_baselines_entity_id(const fp_baselines *b, const char *entity)
 
 const fp_baseline *fp_baselines_entity_at(const fp_baselines *b, uint32_t key, uint32_t entity)
 {
-    return row_at(&b->eidx, b->erows, key, entity);
+    return row_at(&b->eidx, &b->erows, key, entity);
 }
 
 const fp_baseline *fp_baselines_entity(const fp_baselines *b, const char *key,
@@ -1438,28 +1482,29 @@ const fp_baseline *fp_baselines_entity(const fp_baselines *b, const char *key,
 
 const fp_baseline *fp_baselines_sku(const fp_baselines *b, const char *key, const char *sku)
 {
-    return row_at(&b->sidx, b->srows, fp_baselines_key_id(b, key),
+    return row_at(&b->sidx, &b->srows, fp_baselines_key_id(b, key),
                   fp__strmap_find(&b->skus, sku, strlen(sku)));
 }
 
 const fp_baseline *fp_baselines_sku_row(const fp_baselines *b, size_t i, const char **key,
                                         const char **sku)
 {
-    if (i >= b->nsrows)
+    if (i >= b->srows.n)
         return NULL;
-    *key = fp__strmap_str(&b->keys, b->srows[i].key);
-    *sku = fp__strmap_str(&b->skus, b->srows[i].who);
-    return &b->srows[i].b;
+    const lrow *r = row_of(&b->srows, i);
+    *key = fp__strmap_str(&b->keys, r->key);
+    *sku = fp__strmap_str(&b->skus, r->who);
+    return &r->b;
 }
 
 size_t fp_baselines_entity_count(const fp_baselines *b)
 {
-    return b->nerows;
+    return b->erows.n;
 }
 
 size_t fp_baselines_sku_count(const fp_baselines *b)
 {
-    return b->nsrows;
+    return b->srows.n;
 }
 
 double fp_baselines_built(const fp_baselines *b)

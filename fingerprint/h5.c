@@ -1,7 +1,12 @@
 /* HDF5 helpers of the store: string types, attributes, whole-table reads and
  * chunked writes, string tables. */
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "fleetprint/log.h"
 #include "fleetprint/mem.h"
@@ -164,6 +169,117 @@ fp_status fp__h5_write_table(hid_t loc, const char *name, hid_t filetype, hid_t 
 cleanup:
     fp__h5_close(ds);
     return st;
+}
+
+fp_status fp__h5_write_contiguous(hid_t loc, const char *name, hid_t filetype, hid_t memtype,
+                                  const void *data, size_t n)
+{
+    fp_status st = FP_OK;
+    hid_t space = H5I_INVALID_HID, dcpl = H5I_INVALID_HID, ds = H5I_INVALID_HID;
+    hsize_t dims[1] = {n};
+    FP_CHECK_H5(space = H5Screate_simple(1, dims, NULL));
+    FP_CHECK_H5(dcpl = H5Pcreate(H5P_DATASET_CREATE));
+    FP_CHECK_H5(H5Pset_layout(dcpl, H5D_CONTIGUOUS));
+    FP_CHECK_H5(ds = H5Dcreate2(loc, name, filetype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+    if (n)
+        FP_CHECK_H5(H5Dwrite(ds, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data));
+cleanup:
+    fp__h5_close(ds);
+    fp__h5_close(dcpl);
+    fp__h5_close(space);
+    return st;
+}
+
+/* Whether every member of memtype lies in filetype at the same offset and
+ * in the same form (byte order, size, class). */
+static bool same_members(hid_t memtype, hid_t filetype)
+{
+    int n = H5Tget_nmembers(memtype);
+    bool same = n > 0 && H5Tget_class(filetype) == H5T_COMPOUND;
+    for (int i = 0; same && i < n; i++) {
+        char *name = H5Tget_member_name(memtype, (unsigned)i);
+        int j = name ? H5Tget_member_index(filetype, name) : -1;
+        H5free_memory(name);
+        hid_t a = H5Tget_member_type(memtype, (unsigned)i);
+        hid_t b = j >= 0 ? H5Tget_member_type(filetype, (unsigned)j) : H5I_INVALID_HID;
+        same = b >= 0 && H5Tequal(a, b) > 0 &&
+               H5Tget_member_offset(memtype, (unsigned)i) ==
+                   H5Tget_member_offset(filetype, (unsigned)j);
+        fp__h5_close(a);
+        fp__h5_close(b);
+    }
+    return same;
+}
+
+/* Where dataset ds's rows (bytes of them) begin in its file, and the file's
+ * name; false where they cannot be mapped (not contiguous, not a plain file,
+ * not stored yet). */
+static bool raw_place(hid_t ds, size_t bytes, char *path, size_t len, off_t *at)
+{
+    hid_t dcpl = H5Dget_create_plist(ds), file = H5Iget_file_id(ds);
+    hid_t fapl = file >= 0 ? H5Fget_access_plist(file) : H5I_INVALID_HID;
+    hid_t fcpl = file >= 0 ? H5Fget_create_plist(file) : H5I_INVALID_HID;
+    haddr_t off = H5Dget_offset(ds);
+    hsize_t ub = 0;
+    ssize_t n = file >= 0 ? H5Fget_name(file, path, len) : -1;
+    bool ok = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
+              H5Pget_external_count(dcpl) == 0 && fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2 &&
+              fcpl >= 0 && H5Pget_userblock(fcpl, &ub) >= 0 && off != HADDR_UNDEF &&
+              H5Dget_storage_size(ds) == bytes && n > 0 && (size_t)n < len;
+    *at = ok ? (off_t)(off + ub) : 0;
+    fp__h5_close(fcpl);
+    fp__h5_close(fapl);
+    fp__h5_close(file);
+    fp__h5_close(dcpl);
+    return ok;
+}
+
+fp_status fp__h5_map_table(hid_t loc, const char *name, hid_t memtype, size_t rowsize,
+                           fp__h5_map *m)
+{
+    fp_status st = FP_OK;
+    hid_t ds = H5I_INVALID_HID, ft = H5I_INVALID_HID, space = H5I_INVALID_HID;
+    int fd = -1;
+    char path[4096];
+    off_t at;
+    struct stat sb;
+    hsize_t dims[1];
+    memset(m, 0, sizeof *m);
+    if (H5Lexists(loc, name, H5P_DEFAULT) <= 0)
+        return FP_OK; /* the read names what is missing */
+    FP_CHECK_H5(ds = H5Dopen2(loc, name, H5P_DEFAULT));
+    FP_CHECK_H5(ft = H5Dget_type(ds));
+    FP_CHECK_H5(space = H5Dget_space(ds));
+    size_t stride = H5Tget_size(ft);
+    if (H5Sget_simple_extent_ndims(space) != 1 || H5Sget_simple_extent_dims(space, dims, NULL) < 0 ||
+        !dims[0] || stride < rowsize || stride % 8 || !same_members(memtype, ft) ||
+        dims[0] > SIZE_MAX / stride || !raw_place(ds, dims[0] * stride, path, sizeof path, &at) ||
+        at % 8)
+        goto cleanup;
+    size_t bytes = dims[0] * stride, page = (size_t)sysconf(_SC_PAGESIZE);
+    off_t start = at - (off_t)((size_t)at % page);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &sb) != 0 || sb.st_size < at || (size_t)(sb.st_size - at) < bytes)
+        goto cleanup; /* gone or cut short since: the read says so */
+    size_t len = (size_t)(at - start) + bytes;
+    void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, start);
+    if (map == MAP_FAILED)
+        goto cleanup;
+    *m = (fp__h5_map){(const char *)map + (at - start), (size_t)dims[0], stride, map, len};
+cleanup:
+    if (fd >= 0)
+        close(fd);
+    fp__h5_close(space);
+    fp__h5_close(ft);
+    fp__h5_close(ds);
+    return st;
+}
+
+void fp__h5_unmap(fp__h5_map *m)
+{
+    if (m->map)
+        munmap(m->map, m->len);
+    memset(m, 0, sizeof *m);
 }
 
 fp_status fp__h5_read_table(hid_t loc, const char *name, hid_t memtype, size_t rowsize,

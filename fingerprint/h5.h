@@ -35,6 +35,33 @@ fp_status fp__h5_create_table(hid_t loc, const char *name, hid_t filetype, size_
  * an unlimited dimension and compressed (shuffle + deflate). n may be 0. */
 fp_status fp__h5_write_table(hid_t loc, const char *name, hid_t filetype, hid_t memtype,
                              const void *data, size_t n);
+/* Write n rows of memtype as dataset name (file type filetype) in one
+ * contiguous block, uncompressed: a table fp__h5_map_table can map where its
+ * file type lays each row out as memory does (the file created with
+ * FP__H5_ALIGN). n may be 0. */
+fp_status fp__h5_write_contiguous(hid_t loc, const char *name, hid_t filetype, hid_t memtype,
+                                  const void *data, size_t n);
+/* Where a file's large datasets begin: set on its file access list when it
+ * is created, so that a contiguous table lies on a page boundary. */
+#define FP__H5_ALIGN_OVER ((hsize_t)1 << 20)
+#define FP__H5_ALIGN 4096
+/* A table mapped read-only from its file (fp__h5_map_table): n rows of
+ * stride bytes from rows, in a mapping of len bytes at map. */
+typedef struct fp__h5_map {
+    const void *rows;
+    size_t n, stride;
+    void *map;
+    size_t len;
+} fp__h5_map;
+/* Map 1-D dataset name of loc where its rows can be used as they lie in the
+ * file: contiguous, in a plain file, each member of memtype (rowsize bytes)
+ * at the same offset and of the same form in the file's row type (which may
+ * hold more after them), rows and offset 8-byte aligned. The rows are shared
+ * with the page cache: no copy, no fresh memory. m->map NULL (FP_OK) where
+ * the table is not so (read it instead). */
+fp_status fp__h5_map_table(hid_t loc, const char *name, hid_t memtype, size_t rowsize,
+                           fp__h5_map *m);
+void fp__h5_unmap(fp__h5_map *m);
 /* Read a 1-D dataset into a new array of *n rows of memtype (caller frees);
  * a long table of a layout fp__h5_read_rows reads is decompressed on two
  * threads. FP_EINPUT naming the dataset when it is missing, not 1-D or a

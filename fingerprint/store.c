@@ -625,10 +625,14 @@ fp_status fp__store_part_create(fp_store *s, char kind, char *name, hid_t *out)
 {
     fp_status st = FP_OK;
     char p[4096];
-    hid_t f = H5I_INVALID_HID, g = H5I_INVALID_HID;
+    hid_t f = H5I_INVALID_HID, g = H5I_INVALID_HID, fapl = H5I_INVALID_HID;
     *out = H5I_INVALID_HID;
     FP_CHECK(next_part(s, kind, name, p, sizeof p));
-    f = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    /* baselines: large tables on page boundaries, to be mapped (h5.h) */
+    FP_CHECK_H5(fapl = H5Pcreate(H5P_FILE_ACCESS));
+    if (kind == 'b')
+        FP_CHECK_H5(H5Pset_alignment(fapl, FP__H5_ALIGN_OVER, FP__H5_ALIGN));
+    f = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     if (f < 0)
         FP_FAIL(FP_EIO, "cannot create %s%s", p, fp__io_cause());
     FP_CHECK(write_root_attrs(f, 1));
@@ -636,6 +640,7 @@ fp_status fp__store_part_create(fp_store *s, char kind, char *name, hid_t *out)
     *out = f;
     f = H5I_INVALID_HID;
 cleanup:
+    fp__h5_close(fapl);
     if (g >= 0)
         H5Gclose(g);
     if (f >= 0)
