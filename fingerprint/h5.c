@@ -211,27 +211,46 @@ static bool same_members(hid_t memtype, hid_t filetype)
     return same;
 }
 
-/* Where dataset ds's rows (bytes of them) begin in its file, and the file's
- * name; false where they cannot be mapped (not contiguous, not a plain file,
- * not stored yet). */
-static bool raw_place(hid_t ds, size_t bytes, char *path, size_t len, off_t *at)
+/* obj's file, where raw data can be mapped from it: a plain file (sec2),
+ * its name into path and its user block (where file addresses start). */
+static bool plain_file(hid_t obj, char *path, size_t len, hsize_t *userblock)
 {
-    hid_t dcpl = H5Dget_create_plist(ds), file = H5Iget_file_id(ds);
+    hid_t file = H5Iget_file_id(obj);
     hid_t fapl = file >= 0 ? H5Fget_access_plist(file) : H5I_INVALID_HID;
     hid_t fcpl = file >= 0 ? H5Fget_create_plist(file) : H5I_INVALID_HID;
-    haddr_t off = H5Dget_offset(ds);
-    hsize_t ub = 0;
     ssize_t n = file >= 0 ? H5Fget_name(file, path, len) : -1;
-    bool ok = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
-              H5Pget_external_count(dcpl) == 0 && fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2 &&
-              fcpl >= 0 && H5Pget_userblock(fcpl, &ub) >= 0 && off != HADDR_UNDEF &&
-              H5Dget_storage_size(ds) == bytes && n > 0 && (size_t)n < len;
-    *at = ok ? (off_t)(off + ub) : 0;
+    bool ok = fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2 && fcpl >= 0 &&
+              H5Pget_userblock(fcpl, userblock) >= 0 && n > 0 && (size_t)n < len;
     fp__h5_close(fcpl);
     fp__h5_close(fapl);
     fp__h5_close(file);
-    fp__h5_close(dcpl);
     return ok;
+}
+
+bool fp__h5_map_bytes(hid_t obj, haddr_t addr, size_t bytes, fp__h5_map *m)
+{
+    char path[4096];
+    hsize_t ub = 0;
+    struct stat sb;
+    memset(m, 0, sizeof *m);
+    if (!bytes || addr == HADDR_UNDEF || !plain_file(obj, path, sizeof path, &ub))
+        return false;
+    off_t at = (off_t)(addr + ub);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    off_t start = at - (off_t)((size_t)at % page);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* cut short since it was opened: not mapped, and the read says so */
+    bool ok = fd >= 0 && fstat(fd, &sb) == 0 && sb.st_size >= at &&
+              (size_t)(sb.st_size - at) >= bytes;
+    size_t len = (size_t)(at - start) + bytes;
+    void *map = ok ? mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, start)
+                   : MAP_FAILED;
+    if (fd >= 0)
+        close(fd);
+    if (map == MAP_FAILED)
+        return false;
+    *m = (fp__h5_map){(const char *)map + (at - start), 0, 0, map, len};
+    return true;
 }
 
 fp_status fp__h5_map_table(hid_t loc, const char *name, hid_t memtype, size_t rowsize,
@@ -239,10 +258,7 @@ fp_status fp__h5_map_table(hid_t loc, const char *name, hid_t memtype, size_t ro
 {
     fp_status st = FP_OK;
     hid_t ds = H5I_INVALID_HID, ft = H5I_INVALID_HID, space = H5I_INVALID_HID;
-    int fd = -1;
-    char path[4096];
-    off_t at;
-    struct stat sb;
+    hid_t dcpl = H5I_INVALID_HID;
     hsize_t dims[1];
     memset(m, 0, sizeof *m);
     if (H5Lexists(loc, name, H5P_DEFAULT) <= 0)
@@ -250,25 +266,20 @@ fp_status fp__h5_map_table(hid_t loc, const char *name, hid_t memtype, size_t ro
     FP_CHECK_H5(ds = H5Dopen2(loc, name, H5P_DEFAULT));
     FP_CHECK_H5(ft = H5Dget_type(ds));
     FP_CHECK_H5(space = H5Dget_space(ds));
+    FP_CHECK_H5(dcpl = H5Dget_create_plist(ds));
     size_t stride = H5Tget_size(ft);
+    haddr_t addr = H5Dget_offset(ds);
     if (H5Sget_simple_extent_ndims(space) != 1 || H5Sget_simple_extent_dims(space, dims, NULL) < 0 ||
-        !dims[0] || stride < rowsize || stride % 8 || !same_members(memtype, ft) ||
-        dims[0] > SIZE_MAX / stride || !raw_place(ds, dims[0] * stride, path, sizeof path, &at) ||
-        at % 8)
+        !dims[0] || stride < rowsize || stride % 8 || addr % 8 || dims[0] > SIZE_MAX / stride ||
+        H5Pget_layout(dcpl) != H5D_CONTIGUOUS || H5Pget_external_count(dcpl) != 0 ||
+        H5Dget_storage_size(ds) != dims[0] * stride || !same_members(memtype, ft))
         goto cleanup;
-    size_t bytes = dims[0] * stride, page = (size_t)sysconf(_SC_PAGESIZE);
-    off_t start = at - (off_t)((size_t)at % page);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || fstat(fd, &sb) != 0 || sb.st_size < at || (size_t)(sb.st_size - at) < bytes)
-        goto cleanup; /* gone or cut short since: the read says so */
-    size_t len = (size_t)(at - start) + bytes;
-    void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, start);
-    if (map == MAP_FAILED)
-        goto cleanup;
-    *m = (fp__h5_map){(const char *)map + (at - start), (size_t)dims[0], stride, map, len};
+    if (fp__h5_map_bytes(ds, addr, dims[0] * stride, m)) {
+        m->n = (size_t)dims[0];
+        m->stride = stride;
+    }
 cleanup:
-    if (fd >= 0)
-        close(fd);
+    fp__h5_close(dcpl);
     fp__h5_close(space);
     fp__h5_close(ft);
     fp__h5_close(ds);

@@ -62,6 +62,10 @@ typedef struct fp__h5_map {
 fp_status fp__h5_map_table(hid_t loc, const char *name, hid_t memtype, size_t rowsize,
                            fp__h5_map *m);
 void fp__h5_unmap(fp__h5_map *m);
+/* Map bytes [addr, addr + bytes) of obj's file (a plain file, which holds
+ * them: checked against its size) read-only into m (m->rows: addr's byte);
+ * false where it cannot be (read it instead). */
+bool fp__h5_map_bytes(hid_t obj, haddr_t addr, size_t bytes, fp__h5_map *m);
 /* Read a 1-D dataset into a new array of *n rows of memtype (caller frees);
  * a long table of a layout fp__h5_read_rows reads is decompressed on two
  * threads. FP_EINPUT naming the dataset when it is missing, not 1-D or a

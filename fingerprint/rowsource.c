@@ -349,10 +349,12 @@ cleanup:
 /* ---- packed tables ------------------------------------------------------------------------ */
 
 struct fp__pack {
-    source s;             /* the layout (its raw chunks and dst unused) */
-    unsigned char *bytes; /* every chunk as stored, back to back */
-    size_t *off;          /* chunk c's at [off[c], off[c + 1]) */
-    uint32_t *mask;       /* chunk c's filters skipped */
+    source s;              /* the layout (its raw chunks and dst unused) */
+    const unsigned char *base; /* chunk c as stored at base + at[c], len[c] bytes: */
+    unsigned char *bytes;  /* every chunk read, back to back, or */
+    fp__h5_map map;        /* the file's bytes that hold them, mapped */
+    size_t *at, *len;
+    uint32_t *mask;        /* chunk c's filters skipped */
     size_t nchunks;
     char file[512], path[256]; /* the dataset, for messages */
 };
@@ -366,9 +368,38 @@ void fp__pack_free(fp__pack *p)
     if (!p)
         return;
     free(p->bytes);
-    free(p->off);
+    fp__h5_unmap(&p->map);
+    free(p->at);
+    free(p->len);
     free(p->mask);
     free(p);
+}
+
+/* Map the chunks of p (of dataset ds) from its file where they lie in one
+ * stretch no more than twice their size (one run's, as appended): no copy
+ * and no fresh memory; false where not (they are read). */
+static bool map_chunks(fp__pack *p, hid_t ds)
+{
+    haddr_t lo = HADDR_UNDEF, hi = 0;
+    size_t total = 0;
+    for (size_t c = 0; c < p->nchunks; c++) {
+        hsize_t at[1] = {c * p->s.chunk_rows}, size = 0;
+        haddr_t addr;
+        unsigned mask;
+        if (H5Dget_chunk_info_by_coord(ds, at, &mask, &addr, &size) < 0 || addr == HADDR_UNDEF ||
+            size != p->len[c])
+            return false;
+        p->at[c] = (size_t)addr; /* made relative to lo below */
+        lo = addr < lo ? addr : lo;
+        hi = addr + size > hi ? addr + size : hi;
+        total += (size_t)size;
+    }
+    if (!p->nchunks || hi - lo > 2 * (haddr_t)total || !fp__h5_map_bytes(ds, lo, hi - lo, &p->map))
+        return false;
+    for (size_t c = 0; c < p->nchunks; c++)
+        p->at[c] -= (size_t)lo;
+    p->base = p->map.rows;
+    return true;
 }
 
 fp_status fp__h5_read_packed(hid_t ds, hid_t memtype, size_t rowsize, size_t n, fp__pack **out)
@@ -380,24 +411,35 @@ fp_status fp__h5_read_packed(hid_t ds, hid_t memtype, size_t rowsize, size_t n, 
     if (!source_open(&p->s, ds, memtype, rowsize, n))
         goto cleanup; /* not a layout read here */
     p->nchunks = (n + p->s.chunk_rows - 1) / p->s.chunk_rows;
-    p->off = malloc((p->nchunks + 1) * sizeof *p->off);
-    p->mask = malloc(p->nchunks * sizeof *p->mask);
-    FP_CHECK_ALLOC(p->off);
+    p->at = malloc((p->nchunks + 1) * sizeof *p->at);
+    p->len = malloc((p->nchunks + 1) * sizeof *p->len);
+    p->mask = malloc((p->nchunks + 1) * sizeof *p->mask);
+    FP_CHECK_ALLOC(p->at);
+    FP_CHECK_ALLOC(p->len);
     FP_CHECK_ALLOC(p->mask);
-    p->off[0] = 0;
+    size_t total = 0;
     for (size_t c = 0; c < p->nchunks; c++) {
         hsize_t at[1] = {c * p->s.chunk_rows}, size = 0;
         FP_CHECK_H5(H5Dget_chunk_storage_size(ds, at, &size));
         if (size == 0)
             goto cleanup; /* a chunk never written: H5Dread reads the table */
-        p->off[c + 1] = p->off[c] + (size_t)size;
+        p->at[c] = total;
+        p->len[c] = (size_t)size;
+        total += (size_t)size;
     }
-    p->bytes = fp_malloc_huge(p->off[p->nchunks]);
-    FP_CHECK_ALLOC(p->bytes);
-    fp_populate(p->bytes, p->off[p->nchunks]);
-    for (size_t c = 0; c < p->nchunks; c++) {
+    if (!map_chunks(p, ds)) {
+        for (size_t c = 0; c < p->nchunks; c++)
+            p->at[c] = c ? p->at[c - 1] + p->len[c - 1] : 0;
+        p->base = p->bytes = fp_malloc_huge(total);
+        FP_CHECK_ALLOC(p->bytes);
+        fp_populate(p->bytes, total);
+    }
+    for (size_t c = 0; c < p->nchunks; c++) { /* the filter masks (and the chunks, unmapped) */
         hsize_t at[1] = {c * p->s.chunk_rows};
-        FP_CHECK_H5(H5Dread_chunk(ds, H5P_DEFAULT, at, &p->mask[c], p->bytes + p->off[c]));
+        if (p->bytes)
+            FP_CHECK_H5(H5Dread_chunk(ds, H5P_DEFAULT, at, &p->mask[c], p->bytes + p->at[c]));
+        else
+            FP_CHECK_H5(H5Dget_chunk_info_by_coord(ds, at, &p->mask[c], NULL, NULL));
     }
     dataset_names(ds, p->file, sizeof p->file, p->path, sizeof p->path);
     *out = p;
@@ -420,7 +462,7 @@ size_t fp__pack_chunk_rows(const fp__pack *p)
 /* Chunk c of p as a raw chunk (its bytes p's). */
 static raw_chunk pack_chunk(const fp__pack *p, size_t c)
 {
-    return (raw_chunk){.buf = p->bytes + p->off[c], .len = p->off[c + 1] - p->off[c],
+    return (raw_chunk){.buf = (unsigned char *)(p->base + p->at[c]), .len = p->len[c],
                        .mask = p->mask[c], .index = c};
 }
 
