@@ -415,7 +415,7 @@ static fp_status peers_start(peers_job *j, const eng *g, const uint32_t *key_fir
     fp_status st = FP_OK;
     FP_CHECK(thread_copy(&j->g, g));
     j->g.bad = fp_calloc_huge(g->nents + 1, sizeof *j->g.bad);
-    j->g.peer_rows = fp_malloc_huge(2 * most * sizeof *j->g.peer_rows);
+    j->g.peer_rows = fp_malloc_huge((2 * most + 3 * m) * sizeof *j->g.peer_rows);
     j->s.buf = malloc((m + 4 * (size_t)maxw + 1) * sizeof *j->s.buf);
     j->s.ws = malloc((size_t)maxw * sizeof *j->s.ws);
     j->s.grp = malloc((m + 1) * sizeof *j->s.grp);
@@ -654,7 +654,7 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
         most_m = n > most_m ? n : most_m;
         total += m;
     }
-    g.peer_rows = fp_malloc_huge(2 * most * sizeof *g.peer_rows);
+    g.peer_rows = fp_malloc_huge((2 * most + 3 * most_m) * sizeof *g.peer_rows);
     FP_CHECK_ALLOC(g.peer_rows);
     buf = fp_malloc_huge((g.nser + 4 * (size_t)maxw + 1) * sizeof *buf);
     ws = malloc((size_t)maxw * sizeof *ws);

@@ -242,7 +242,8 @@ typedef struct eng {
     double *wvals; /* per-window values at series.woff (a summary-only series: its
                       summary); the same array as vals, off = woff but for a key
                       judged on summaries */
-    double *peer_rows;   /* peer evidence's scratch: a key's values and their logs */
+    double *peer_rows;   /* peer evidence's scratch: a key's values and their logs, then
+                            3 values a series for its split (largest key's) */
     double *class_floor; /* per rule class: the spread floor learned from the baselines */
     double *run_floor;   /* per rule class: the between-run spread floor (learn_floors;
                             in class_floor's block, on the baseline thread only) */

@@ -390,19 +390,17 @@ static double as_factor_loss(double t, fp_better better)
  * 1 + fail apart. A gap, not a share: a fleet half of which is 2x slow has a median between
  * the halves and a spread so wide that neither half is an outlier. worse[i]
  * is set for the members of the worse cluster. FP_ENOMEM. */
-static fp_status find_split(const eng *g, const key_info *k, const limits *cls,
-                            const double *row, size_t m, double *tmp, bool *worse, split *out)
+static void find_split(const eng *g, const key_info *k, const limits *cls, const double *row,
+                       size_t m, double *tmp, double *room, bool *worse, split *out)
 {
     memset(out, 0, sizeof *out);
     memset(worse, 0, m * sizeof *worse);
     size_t min_better = (size_t)g->rules->min_peers;
     if (cls->absolute || !isfinite(cls->fail) || m < 2 + min_better)
-        return FP_OK;
-    fp_status st = FP_OK;
+        return;
     /* good[i]: series i's median over windows, log, larger is better (NaN:
-     * none); low: the lower half of them in order; dev: scratch */
-    double *good = fp_malloc_huge(3 * m * sizeof *good), *low = good + m, *dev = low + m;
-    FP_CHECK_ALLOC(good);
+     * none); low: the lower half of them in order; dev: scratch (room: 3 m) */
+    double *good = room, *low = good + m, *dev = low + m;
     bool higher = k->rep->better == FP_BETTER_HIGHER;
     size_t n = 0;
     for (size_t i = 0; i < m; i++) {
@@ -419,7 +417,7 @@ static fp_status find_split(const eng *g, const key_info *k, const limits *cls,
             dev[n++] = good[i];
     }
     if (n < 2 + min_better)
-        goto cleanup;
+        return;
     /* the worse cluster lies in the lower half: sort that only (and the
      * value above it), a large fleet's groups are tens of thousands */
     size_t h = n / 2 + 1, nl = 0;
@@ -436,7 +434,7 @@ static fp_status find_split(const eng *g, const key_info *k, const limits *cls,
             cut = j;
         }
     if (!cut || gap < cls->z * g->rules->scale_floor)
-        goto cleanup;
+        return;
     /* the clusters' (upper) medians and spreads: the worse cluster is
      * low[0..cut), the better one every value above low[cut - 1] */
     double mw = low[cut / 2], ww, wb;
@@ -454,16 +452,13 @@ static fp_status find_split(const eng *g, const key_info *k, const limits *cls,
     double within = ww > wb ? ww : wb;
     within = within > g->rules->scale_floor ? within : g->rules->scale_floor;
     if (gap < cls->z * within || mb - mw < log(1 + cls->fail))
-        goto cleanup;
+        return;
     for (size_t i = 0; i < m; i++) /* at or below the gap's lower edge */
         worse[i] = good[i] <= low[cut - 1];
     out->worse = cut;
     out->better = nb;
     out->factor = exp(mb - mw);
     out->gap = exp(gap);
-cleanup:
-    free(good);
-    return st;
 }
 
 /* Judge the series sers[0..m) of one key and one SKU against each other.
@@ -500,9 +495,8 @@ fp_status fp__det_judge_peers(eng *g, const key_info *k, const uint32_t *sers, s
     for (size_t x = 0; !cls->absolute && x < m * (size_t)W; x++)
         lg[x] = isnan(row[x]) ? NAN : log(row[x] > 1e-300 ? row[x] : 1e-300);
     const double *judged = cls->absolute ? row : lg;
-    fp_status st = find_split(g, k, cls, row, m, buf, worse, &sp);
-    if (st != FP_OK)
-        goto cleanup;
+    fp_status st = FP_OK;
+    find_split(g, k, cls, row, m, buf, lg + m * (size_t)W, worse, &sp);
     /* the worse cluster of a split: the rule's thresholds as factors */
     limits split_lim = eff;
     split_lim.warn = as_factor_loss(eff.warn, better);
