@@ -349,12 +349,15 @@ cleanup:
 /* ---- packed tables ------------------------------------------------------------------------ */
 
 struct fp__pack {
-    source s;              /* the layout (its raw chunks and dst unused) */
-    const unsigned char *base; /* chunk c as stored at base + at[c], len[c] bytes: */
-    unsigned char *bytes;  /* every chunk read, back to back, or */
-    fp__h5_map map;        /* the file's bytes that hold them, mapped */
+    source s; /* the layout (its raw chunks and dst unused) */
+    /* chunk c as stored: len[c] bytes at base + at[c], base either bytes
+     * (every chunk read, back to back) or in map (the file's bytes that
+     * hold them, mapped) */
+    const unsigned char *base;
+    unsigned char *bytes;
+    fp__h5_map map;
     size_t *at, *len;
-    uint32_t *mask;        /* chunk c's filters skipped */
+    uint32_t *mask; /* chunk c's filters skipped */
     size_t nchunks;
     char file[512], path[256]; /* the dataset, for messages */
 };
@@ -385,9 +388,8 @@ static bool map_chunks(fp__pack *p, hid_t ds)
     for (size_t c = 0; c < p->nchunks; c++) {
         hsize_t at[1] = {c * p->s.chunk_rows}, size = 0;
         haddr_t addr;
-        unsigned mask;
-        if (H5Dget_chunk_info_by_coord(ds, at, &mask, &addr, &size) < 0 || addr == HADDR_UNDEF ||
-            size != p->len[c])
+        if (H5Dget_chunk_info_by_coord(ds, at, &p->mask[c], &addr, &size) < 0 ||
+            addr == HADDR_UNDEF || size != p->len[c])
             return false;
         p->at[c] = (size_t)addr; /* made relative to lo below */
         lo = addr < lo ? addr : lo;
@@ -423,7 +425,6 @@ fp_status fp__h5_read_packed(hid_t ds, hid_t memtype, size_t rowsize, size_t n, 
         FP_CHECK_H5(H5Dget_chunk_storage_size(ds, at, &size));
         if (size == 0)
             goto cleanup; /* a chunk never written: H5Dread reads the table */
-        p->at[c] = total;
         p->len[c] = (size_t)size;
         total += (size_t)size;
     }
@@ -434,12 +435,9 @@ fp_status fp__h5_read_packed(hid_t ds, hid_t memtype, size_t rowsize, size_t n, 
         FP_CHECK_ALLOC(p->bytes);
         fp_populate(p->bytes, total);
     }
-    for (size_t c = 0; c < p->nchunks; c++) { /* the filter masks (and the chunks, unmapped) */
+    for (size_t c = 0; p->bytes && c < p->nchunks; c++) {
         hsize_t at[1] = {c * p->s.chunk_rows};
-        if (p->bytes)
-            FP_CHECK_H5(H5Dread_chunk(ds, H5P_DEFAULT, at, &p->mask[c], p->bytes + p->at[c]));
-        else
-            FP_CHECK_H5(H5Dget_chunk_info_by_coord(ds, at, &p->mask[c], NULL, NULL));
+        FP_CHECK_H5(H5Dread_chunk(ds, H5P_DEFAULT, at, &p->mask[c], p->bytes + p->at[c]));
     }
     dataset_names(ds, p->file, sizeof p->file, p->path, sizeof p->path);
     *out = p;
