@@ -507,6 +507,22 @@ static fp_status read_runtab(fp_store *s, const char *id, fp__runtab *t, read_wh
                 s->cat[k].file);
     FP_CHECK_H5(g = H5Gopen2(part, name, H5P_DEFAULT));
     FP_CHECK(fp__store_read_context(g, &t->ctx));
+    /* the entities first: they are parsed on a thread of their own while the
+     * rest is read (the ranks alone took 0.1 s at 100,000 nodes x 8) */
+    if (what == READ_SAMPLES || what == READ_ROWS) {
+        if (what == READ_SAMPLES) {
+            FP_CHECK(fp__h5_read_strings(g, "entities", &t->entities));
+            t->nent = t->entities.n;
+        } else {
+            FP_CHECK(fp__h5_read_fixed_strings(g, "entities", &names, &width, &t->nent));
+        }
+        t->ent = fp_calloc_huge(t->nent ? t->nent : 1, sizeof *t->ent);
+        FP_CHECK_ALLOC(t->ent);
+        pj = (parse_job){.t = t, .names = names, .width = width, .bad = t->nent};
+        pj.running = pthread_create(&pj.thread, NULL, parse_main, &pj) == 0;
+        if (!pj.running)
+            parse_main(&pj);
+    }
 
     FP_CHECK_H5(nodet = fp__h5_str_type(FP_NAME_MAX));
     FP_CHECK(fp__h5_read_table(g, "nodes", nodet, FP_NAME_MAX, (void **)&nodes, &nn));
@@ -565,18 +581,6 @@ static fp_status read_runtab(fp_store *s, const char *id, fp__runtab *t, read_wh
 
     if (what != READ_SAMPLES && what != READ_ROWS)
         goto cleanup;
-    if (what == READ_SAMPLES) {
-        FP_CHECK(fp__h5_read_strings(g, "entities", &t->entities));
-        t->nent = t->entities.n;
-    } else {
-        FP_CHECK(fp__h5_read_fixed_strings(g, "entities", &names, &width, &t->nent));
-    }
-    t->ent = fp_calloc_huge(t->nent ? t->nent : 1, sizeof *t->ent);
-    FP_CHECK_ALLOC(t->ent);
-    pj = (parse_job){.t = t, .names = names, .width = width, .bad = t->nent};
-    pj.running = pthread_create(&pj.thread, NULL, parse_main, &pj) == 0;
-    if (!pj.running)
-        parse_main(&pj);
 
     FP_CHECK_H5(mt = rec_type(REC_METRIC, false));
     FP_CHECK(fp__h5_read_table(g, "metrics", mt, sizeof(fp__metric), (void **)&t->metrics, &nm));
