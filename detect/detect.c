@@ -577,9 +577,24 @@ void fp_detect_prep_free(fp_detect_prep *p)
     free(p);
 }
 
+/* The baseline entity id of each entity of run's table, or NULL (no
+ * memory: the plan looks them up by name). */
+static uint32_t *table_baseline_ids(const fp_run *run, const fp_baselines *base)
+{
+    size_t n = run->rows->nents;
+    uint32_t *bid = fp_malloc_huge((n + 1) * sizeof *bid);
+    char name[2 * FP_NAME_MAX + 32];
+    for (size_t i = 0; bid && i < n; i++) {
+        fp_entity_format(&run->rows->ents[i], name, sizeof name);
+        bid[i] = fp_baselines_entity_id(base, name);
+    }
+    return bid;
+}
+
 /* g (its run and rules set, nothing else) interned: by the prepared job,
- * where there is one for this run. */
-static fp_status intern(eng *g, fp_detect_prep *p)
+ * where there is one for this run; meanwhile this thread, which would wait,
+ * finds the run's entities in the baselines base (NULL: none). */
+static fp_status intern(eng *g, fp_detect_prep *p, const fp_baselines *base)
 {
     if (!p || p->taken || p->g.run != g->run || p->g.rules != g->rules) {
         if (g->run->rows && !g->run->rows->row) {
@@ -589,9 +604,11 @@ static fp_status intern(eng *g, fp_detect_prep *p)
         }
         return fp__det_intern(g);
     }
+    uint32_t *bid = base && g->run->rows ? table_baseline_ids(g->run, base) : NULL;
     prep_wait(p);
     p->taken = true;
     *g = p->g;
+    g->table_bid = bid;
     return p->st;
 }
 
@@ -616,7 +633,7 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
     if (run->nsamples == 0 || run->nsamples >= UINT32_MAX / 2)
         FP_FAIL(FP_EINPUT, "run %s has %s samples: nothing to judge", run->id,
                 run->nsamples ? "too many" : "no");
-    FP_CHECK(intern(&g, opts->prepared));
+    FP_CHECK(intern(&g, opts->prepared, opts->baselines));
     g.base = opts->baselines;
     g.contended = opts->contended;
     g.contended_note = opts->contended_note;

@@ -217,6 +217,9 @@ typedef struct eng {
     const struct fp_row_pack *pack; /* NULL, or the run's rows, packed (run->rows->row NULL) */
     const fp_rules *rules;
     const fp_baselines *base;
+    /* the baseline entity id of each entity of the run's table (rows), found
+     * while the run was interned ahead; NULL: none (looked up by name) */
+    uint32_t *table_bid;
     bool contended;
     const char *contended_note;
     /* nodes: the run's, then any named only by samples */

@@ -811,5 +811,6 @@ void fp__det_free(eng *g)
     free(g->blind);
     free(g->node_v);
     free(g->drift);
+    free(g->table_bid);
 }
 

@@ -698,8 +698,17 @@ static fp_status find_baselines(const eng *g, const fp_baseline **bl)
         for (size_t s = 0; s < ns; s++)
             sku_bl[k * ns + s] = fp_baselines_sku(g->base, g->keys[k].text, g->sku[s]);
     }
+    /* an entity of the run's table: its id was found while the run was
+     * interned (the table's range compared as addresses) */
+    uintptr_t tab = g->table_bid ? (uintptr_t)g->run->rows->ents : 0;
+    uintptr_t tab_end = tab + (tab ? g->run->rows->nents * sizeof(fp_entity) : 0);
     for (size_t e = 0; e < g->nents; e++) {
-        fp_entity_format(g->ents[e].e, name, sizeof name);
+        const fp_entity *x = g->ents[e].e;
+        if ((uintptr_t)x >= tab && (uintptr_t)x < tab_end) {
+            ent_id[e] = g->table_bid[((uintptr_t)x - tab) / sizeof(fp_entity)];
+            continue;
+        }
+        fp_entity_format(x, name, sizeof name);
         ent_id[e] = fp_baselines_entity_id(g->base, name);
     }
     for (size_t s = 0; s < g->nser; s++) {
