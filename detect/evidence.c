@@ -389,7 +389,7 @@ static double as_factor_loss(double t, fp_better better)
  * each other are no cluster) and the clusters' medians lie a factor
  * 1 + fail apart. A gap, not a share: a fleet half of which is 2x slow has a median between
  * the halves and a spread so wide that neither half is an outlier. worse[i]
- * is set for the members of the worse cluster. FP_ENOMEM. */
+ * is set for the members of the worse cluster; room: 3 m doubles of scratch. */
 static void find_split(const eng *g, const key_info *k, const limits *cls, const double *row,
                        size_t m, double *tmp, double *room, bool *worse, split *out)
 {
