@@ -30,10 +30,12 @@ step() {  # step NAME CMD...: run it, log its exit status and seconds
 smi() {  # exec: the background job's pid is nvidia-smi's own, so that kill ends it
   exec nvidia-smi --query-gpu=timestamp,power.draw,clocks.sm,temperature.gpu \
     --format=csv,noheader,nounits -lms 200; }
-{ date -u; "$fp" version; nvidia-smi -q | grep -E "Product Name|Driver Version|CUDA Version|Power Limit"; } >"$log" 2>&1
+{ date -u; "$fp" version
+  nvidia-smi -q | grep -E "Product Name|Driver Version|CUDA Version|Power Limit"; } >"$log" 2>&1
 for i in $(seq 1 "$kruns"); do
   [ "$i" = 1 ] || sleep "$gap"
-  step "kernels $i" "$fp" run --device cuda --suite kernels "${extra[@]}" --tag kernels --store "$store" -q
+  step "kernels $i" "$fp" run --device cuda --suite kernels "${extra[@]}" --tag kernels \
+    --store "$store" -q
 done
 for i in $(seq 1 "$bruns"); do
   sleep "$gap"

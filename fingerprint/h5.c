@@ -269,8 +269,8 @@ fp_status fp__h5_map_table(hid_t loc, const char *name, hid_t memtype, size_t ro
     FP_CHECK_H5(dcpl = H5Dget_create_plist(ds));
     size_t stride = H5Tget_size(ft);
     haddr_t addr = H5Dget_offset(ds);
-    if (H5Sget_simple_extent_ndims(space) != 1 || H5Sget_simple_extent_dims(space, dims, NULL) < 0 ||
-        !dims[0] || stride < rowsize || stride % 8 || addr % 8 || dims[0] > SIZE_MAX / stride ||
+    if (H5Sget_simple_extent_ndims(space) != 1 ||
+        H5Sget_simple_extent_dims(space, dims, NULL) < 0 || !dims[0] || stride < rowsize || stride % 8 || addr % 8 || dims[0] > SIZE_MAX / stride ||
         H5Pget_layout(dcpl) != H5D_CONTIGUOUS || H5Pget_external_count(dcpl) != 0 ||
         H5Dget_storage_size(ds) != dims[0] * stride || !same_members(memtype, ft))
         goto cleanup;

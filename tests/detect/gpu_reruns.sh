@@ -23,7 +23,9 @@ for line in open(sys.argv[1]):
 PY
 runs=$(ls run-*.jsonl | wc -l)
 [ "$runs" -gt "$K" ] || fail "want more than $K runs in $D, found $runs"
-id_of() { py -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["run"]["id"])' "$1"; }
+id_of() {  # the id of the run in JSON Lines file $1
+  py -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["run"]["id"])' "$1"
+}
 for i in $(seq 1 "$K"); do expect_rc 0 "$F" store ingest "run-$i.jsonl" --store s.h5; done
 expect_rc 0 "$F" baseline build --store s.h5
 expect_out "baselines from $K runs"

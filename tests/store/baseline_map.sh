@@ -23,7 +23,8 @@ print("ok: entity table contiguous at", d.id.get_offset(), "rows of", d.dtype.it
 PY
 # mapped: the detect process maps the partition (strace shows the mapping)
 if command -v strace >/dev/null; then
-  strace -f -e trace=mmap -o trace.txt "$F" detect --store s.h5 --json mapped.json >/dev/null 2>&1 || true
+  strace -f -e trace=mmap -o trace.txt "$F" detect --store s.h5 --json mapped.json \
+    >/dev/null 2>&1 || true
   grep -q "PROT_READ, MAP_PRIVATE|MAP_POPULATE" trace.txt || fail "the entity table was not mapped"
 fi
 expect_rc 1 "$F" detect --store s.h5 --json mapped.json
