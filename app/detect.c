@@ -10,6 +10,7 @@
 #include "fleetprint/hostlist.h"
 #include "fleetprint/jsonl.h"
 #include "fleetprint/log.h"
+#include "fleetprint/mem.h"
 #include "fleetprint/report.h"
 #include "fleetprint/store.h"
 #include "fleetprint/timer.h"
@@ -283,6 +284,9 @@ fp_status fp_app_detect_as(const detect_cfg *c, const char *command)
     }
     if (!c->store == !c->input)
         FP_FAIL(FP_EUSAGE, "detect needs one of --store FILE or --input FILE");
+    /* its phases free arrays the next ones need again: at 100,000 nodes x 8,
+     * 20,000 fewer page faults (of 33,000) and 0.16-0.18 s less of 3.2-3.4 */
+    fp_mem_keep_freed();
     FP_CHECK(fp_app_check_max_drain(c->out.max_drain));
     if (c->record && !c->store)
         FP_FAIL(FP_EUSAGE, "detect --record keeps the verdicts in the store: it needs --store "

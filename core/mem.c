@@ -1,6 +1,10 @@
 #include "fleetprint/mem.h"
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,4 +150,15 @@ void fp_prefault_wait(fp_prefault *pf)
         pthread_join(pf->thread, NULL);
     pf->running = false;
     pf->n = 0;
+}
+
+void fp_mem_keep_freed(void)
+{
+#if defined(__GLIBC__) && defined(M_ARENA_MAX)
+    /* one arena: a thread's arrays come from what another freed; no mmap
+     * per large array (it would go back at free) and no trimming */
+    (void)mallopt(M_ARENA_MAX, 1);
+    (void)mallopt(M_MMAP_MAX, 0);
+    (void)mallopt(M_TRIM_THRESHOLD, INT_MAX);
+#endif
 }

@@ -55,4 +55,12 @@ void fp_populate(void *p, size_t bytes);
 void fp_prefault_start(fp_prefault *pf);
 void fp_prefault_wait(fp_prefault *pf);
 
+/* Keep the memory freed in this process for its later allocations, every
+ * thread's from one heap, instead of handing it back to the kernel and
+ * faulting fresh pages for the next array: for a short command that builds
+ * and frees arrays of megabytes phase by phase (detect). Peak memory stays
+ * the largest held at once; none is returned before exit. Call before a
+ * second thread starts; glibc only (elsewhere it does nothing). */
+void fp_mem_keep_freed(void);
+
 #endif
