@@ -556,6 +556,7 @@ fp_status fp_detect_prepare(const fp_run *run, const struct fp_row_pack *pack,
     p->g.rules = rules;
     if (run->nsamples == 0 || run->nsamples >= UINT32_MAX / 2)
         return FP_OK; /* nothing to intern: fp_detect says why */
+    p->g.ahead = fp__det_ahead_new(&p->g);
     p->running = start_thread(&p->thread, prep_main, p);
     return FP_OK;
 }
@@ -565,6 +566,8 @@ static void prep_wait(fp_detect_prep *p)
     if (p->running)
         pthread_join(p->thread, NULL);
     p->running = false;
+    fp__det_ahead_free(p->g.ahead);
+    p->g.ahead = NULL;
 }
 
 void fp_detect_prep_free(fp_detect_prep *p)
@@ -593,7 +596,8 @@ static uint32_t *table_baseline_ids(const fp_run *run, const fp_baselines *base)
 
 /* g (its run and rules set, nothing else) interned: by the prepared job,
  * where there is one for this run; meanwhile this thread, which would wait,
- * finds the run's entities in the baselines base (NULL: none). */
+ * finds the run's entities in the baselines base (NULL: none), then decodes
+ * chunks ahead of the interning. */
 static fp_status intern(eng *g, fp_detect_prep *p, const fp_baselines *base)
 {
     if (!p || p->taken || p->g.run != g->run || p->g.rules != g->rules) {
@@ -605,6 +609,8 @@ static fp_status intern(eng *g, fp_detect_prep *p, const fp_baselines *base)
         return fp__det_intern(g);
     }
     uint32_t *bid = base && g->run->rows ? table_baseline_ids(g->run, base) : NULL;
+    if (p->running)
+        fp__det_ahead_help(p->g.ahead);
     prep_wait(p);
     p->taken = true;
     *g = p->g;

@@ -215,6 +215,7 @@ typedef struct owned_reason {
 typedef struct eng {
     const fp_run *run;
     const struct fp_row_pack *pack; /* NULL, or the run's rows, packed (run->rows->row NULL) */
+    struct fp__ahead *ahead;        /* NULL, or chunks of pack decoded ahead (fp__det_ahead_*) */
     const fp_rules *rules;
     const fp_baselines *base;
     /* the baseline entity id of each entity of the run's table (rows), found
@@ -295,6 +296,15 @@ typedef struct late_tally {
 
 /* engine.c: interning, reasons and verdicts */
 fp_status fp__det_intern(eng *g);
+/* Chunks of a packed run decoded ahead of its interning, by a thread that
+ * would otherwise wait for it. fp__det_ahead_new where the interning has
+ * not started (NULL: none, it decodes them all); fp__det_ahead_help on the
+ * helping thread, until the interning has ended or needs no more (it says
+ * nothing: a chunk that will not decode is decoded again, and reported, by
+ * the interning); fp__det_ahead_free once the interning has ended. */
+struct fp__ahead *fp__det_ahead_new(const eng *g);
+void fp__det_ahead_help(struct fp__ahead *a);
+void fp__det_ahead_free(struct fp__ahead *a);
 void fp__det_free(eng *g);
 fp_verdict fp__det_worse(fp_verdict a, fp_verdict b);
 int64_t fp__det_series_find(const eng *g, uint32_t key, uint32_t ent);

@@ -395,12 +395,152 @@ static bool place_series(eng *g, series *se, size_t *used, size_t *cap)
     return true;
 }
 
+/* ---- chunks decoded ahead ---------------------------------------------------------------- */
+
+/* The helper claims chunks in order, from the first the interning has not
+ * reached, into up to AHEAD_SLOTS slots of its own; the interning takes a
+ * claimed chunk from its slot (waiting while it is decoded) and frees the
+ * slot when it moves on, and decodes an unclaimed one itself. At 100,000
+ * nodes x 8 the waiting thread arrives with about half the 684 chunks left;
+ * decoding was a quarter of the interning's time, which now ends 0.2 s
+ * sooner (1.29-1.32 s -> 1.07-1.13 s into the command). */
+#define AHEAD_SLOTS 8
+enum { SLOT_FREE, SLOT_BUSY, SLOT_READY, SLOT_BAD };
+
+typedef struct ahead_slot {
+    fp_row_reader *rd;
+    size_t chunk, n;
+    const fp_sample_row *rows;
+    int state;
+} ahead_slot;
+
+struct fp__ahead {
+    const struct fp_row_pack *pack;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    size_t next, nchunks; /* the first chunk nobody has claimed */
+    bool done;            /* the interning has ended */
+    ahead_slot slot[AHEAD_SLOTS];
+};
+
+struct fp__ahead *fp__det_ahead_new(const eng *g)
+{
+    struct fp__ahead *a = g->pack ? calloc(1, sizeof *a) : NULL;
+    if (!a)
+        return NULL;
+    a->pack = g->pack;
+    a->nchunks = fp_row_pack_chunks(g->pack);
+    if (pthread_mutex_init(&a->mu, NULL) != 0) {
+        free(a);
+        return NULL;
+    }
+    if (pthread_cond_init(&a->cv, NULL) != 0) {
+        pthread_mutex_destroy(&a->mu);
+        free(a);
+        return NULL;
+    }
+    return a;
+}
+
+void fp__det_ahead_free(struct fp__ahead *a)
+{
+    if (!a)
+        return;
+    for (int i = 0; i < AHEAD_SLOTS; i++)
+        fp_row_reader_free(a->slot[i].rd);
+    pthread_cond_destroy(&a->cv);
+    pthread_mutex_destroy(&a->mu);
+    free(a);
+}
+
+static ahead_slot *free_slot(struct fp__ahead *a)
+{
+    for (int i = 0; i < AHEAD_SLOTS; i++)
+        if (a->slot[i].state == SLOT_FREE)
+            return &a->slot[i];
+    return NULL;
+}
+
+void fp__det_ahead_help(struct fp__ahead *a)
+{
+    if (!a)
+        return;
+    pthread_mutex_lock(&a->mu);
+    while (!a->done && a->next < a->nchunks) {
+        ahead_slot *sl = free_slot(a);
+        if (!sl) {
+            pthread_cond_wait(&a->cv, &a->mu);
+            continue;
+        }
+        sl->chunk = a->next++;
+        sl->state = SLOT_BUSY;
+        pthread_mutex_unlock(&a->mu);
+        bool ok = (sl->rd || fp_row_reader_open(a->pack, &sl->rd) == FP_OK) &&
+                  fp_row_reader_try(sl->rd, sl->chunk, &sl->rows, &sl->n);
+        pthread_mutex_lock(&a->mu);
+        sl->state = ok ? SLOT_READY : SLOT_BAD;
+        pthread_cond_broadcast(&a->cv);
+        if (!ok)
+            break; /* the interning decodes it again, and says why */
+    }
+    pthread_mutex_unlock(&a->mu);
+}
+
+/* Chunk c for the interning: from the helper's slot (*held, freed at the
+ * next call), or NULL where it is to decode it itself. */
+static const fp_sample_row *ahead_take(struct fp__ahead *a, size_t c, ahead_slot **held,
+                                       size_t *n)
+{
+    const fp_sample_row *rows = NULL;
+    pthread_mutex_lock(&a->mu);
+    if (*held) {
+        (*held)->state = SLOT_FREE;
+        *held = NULL;
+        pthread_cond_broadcast(&a->cv);
+    }
+    if (c >= a->next) { /* unclaimed: its own */
+        a->next = c + 1;
+    } else {
+        ahead_slot *sl = NULL;
+        for (int i = 0; i < AHEAD_SLOTS && !sl; i++)
+            if (a->slot[i].state != SLOT_FREE && a->slot[i].chunk == c)
+                sl = &a->slot[i];
+        while (sl && sl->state == SLOT_BUSY)
+            pthread_cond_wait(&a->cv, &a->mu);
+        if (sl && sl->state == SLOT_READY) {
+            rows = sl->rows;
+            *n = sl->n;
+            *held = sl;
+        } else if (sl) {
+            sl->state = SLOT_FREE;
+        }
+    }
+    pthread_mutex_unlock(&a->mu);
+    return rows;
+}
+
+/* The interning has ended: the helper stops. */
+static void ahead_end(struct fp__ahead *a)
+{
+    if (!a)
+        return;
+    pthread_mutex_lock(&a->mu);
+    a->done = true;
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+}
+
+/* ---- walking the rows ----------------------------------------------------------------------- */
+
 /* The rows of g's run a chunk at a time: the table where it is held whole
- * (one chunk), else each chunk of g->pack decoded in turn. */
+ * (one chunk), else each chunk of g->pack decoded in turn, or taken from
+ * g->ahead where the helper decoded it. */
 typedef struct row_walk {
     fp_row_reader *rd;
-    size_t next, nchunks; /* the next chunk */
-    size_t first, end;    /* the rows of the last one given */
+    struct fp__ahead *ahead; /* NULL: none */
+    ahead_slot *held;        /* the slot of the chunk last given */
+    size_t next, nchunks;    /* the next chunk */
+    size_t first, end;       /* the rows of the last one given */
 } row_walk;
 
 /* From chunk c0 to c1 (SIZE_MAX: the last). */
@@ -422,7 +562,9 @@ static fp_status walk_next(const eng *g, row_walk *w, const fp_sample_row **rows
     *n = 0;
     if (w->next >= w->nchunks)
         return FP_OK;
-    if (w->rd) {
+    if (w->ahead && (*rows = ahead_take(w->ahead, w->next, &w->held, n)) != NULL) {
+        st = FP_OK;
+    } else if (w->rd) {
         st = fp_row_reader_chunk(w->rd, w->next, rows, n);
     } else {
         *rows = g->run->rows->row;
@@ -584,6 +726,7 @@ static fp_status intern_rows(eng *g)
     const fp_sample_row *rw;
     size_t nrw;
     fp_status st = FP_OK;
+    w.ahead = g->ahead;
     shape = malloc((rows->nkeys + 1) * sizeof *shape);
     kmap = calloc(rows->nkeys + 1, sizeof *kmap);
     emap = fp_calloc_huge(rows->nents + 1, sizeof *emap);
@@ -726,9 +869,10 @@ cleanup:
 fp_status fp__det_intern(eng *g)
 {
     fp_status st = setup_nodes(g);
-    if (st != FP_OK)
-        return st;
-    return g->run->rows ? intern_rows(g) : intern_samples(g);
+    if (st == FP_OK)
+        st = g->run->rows ? intern_rows(g) : intern_samples(g);
+    ahead_end(g->ahead);
+    return st;
 }
 
 /* ---- reasons ---------------------------------------------------------------------------- */

@@ -96,6 +96,8 @@ void fp__unpacker_free(fp__unpacker *u);
  * *rows; FP_EINPUT (logged, naming file, dataset and chunk) where it will
  * not decode. */
 fp_status fp__pack_decode(const fp__pack *p, size_t c, fp__unpacker *u, void *dst, size_t *rows);
+/* The same, saying nothing: false where the chunk will not decode. */
+bool fp__pack_try(const fp__pack *p, size_t c, fp__unpacker *u, void *dst, size_t *rows);
 /* Every row of p into dst, on two threads; FP_EINPUT as fp__pack_decode. */
 fp_status fp__pack_unpack(const fp__pack *p, void *dst);
 void fp__pack_free(fp__pack *p);

@@ -486,11 +486,16 @@ void fp__unpacker_free(fp__unpacker *u)
     free(u);
 }
 
-fp_status fp__pack_decode(const fp__pack *p, size_t c, fp__unpacker *u, void *dst, size_t *rows)
+bool fp__pack_try(const fp__pack *p, size_t c, fp__unpacker *u, void *dst, size_t *rows)
 {
     raw_chunk rc = pack_chunk(p, c);
     *rows = 0;
-    if (!decode_into(&p->s, &rc, &u->z, dst, rows))
+    return decode_into(&p->s, &rc, &u->z, dst, rows);
+}
+
+fp_status fp__pack_decode(const fp__pack *p, size_t c, fp__unpacker *u, void *dst, size_t *rows)
+{
+    if (!fp__pack_try(p, c, u, dst, rows))
         return corrupt(p->file, p->path, c, p->s.chunk_rows);
     return FP_OK;
 }

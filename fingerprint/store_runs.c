@@ -469,16 +469,24 @@ cleanup:
 
 /* FP_EINPUT (logged, what: "STORE: run ID") where one of rows [0, n) (the
  * first of them sample first) refers past nents entities or nkeys metrics. */
+/* The first of rows[0..n) that refers past nents entities or nkeys
+ * metrics; n where none does. */
+static size_t first_out_of_range(const fp__row *rows, size_t n, size_t nents, size_t nkeys)
+{
+    size_t i = 0;
+    while (i < n && rows[i].entity < nents && rows[i].key < nkeys)
+        i++;
+    return i;
+}
+
 static fp_status rows_in_range(const char *what, const fp__row *rows, size_t n, size_t first,
                                size_t nents, size_t nkeys)
 {
-    for (size_t i = 0; i < n; i++)
-        if (rows[i].entity >= nents || rows[i].key >= nkeys) {
-            fp_error("%s: sample %zu refers past the entity or metric table (corrupt)", what,
-                     first + i);
-            return FP_EINPUT;
-        }
-    return FP_OK;
+    size_t i = first_out_of_range(rows, n, nents, nkeys);
+    if (i == n)
+        return FP_OK;
+    fp_error("%s: sample %zu refers past the entity or metric table (corrupt)", what, first + i);
+    return FP_EINPUT;
 }
 
 /* times: the rows' start times too (t->t), a read of their own. pack: where
@@ -841,6 +849,13 @@ fp_status fp_row_reader_chunk(fp_row_reader *r, size_t c, const fp_sample_row **
         st = rows_in_range(r->p->what, r->buf, *n, c * fp__pack_chunk_rows(r->p->pack),
                            r->p->nents, r->p->nkeys);
     return st;
+}
+
+bool fp_row_reader_try(fp_row_reader *r, size_t c, const fp_sample_row **rows, size_t *n)
+{
+    *rows = r->buf;
+    return fp__pack_try(r->p->pack, c, r->u, r->buf, n) &&
+           first_out_of_range(r->buf, *n, r->p->nents, r->p->nkeys) == *n;
 }
 
 void fp_row_reader_free(fp_row_reader *r)

@@ -140,6 +140,9 @@ fp_status fp_row_reader_open(const fp_row_pack *p, fp_row_reader **out);
  * FP_EINPUT (logged) where the chunk will not decode or a row refers past
  * the run's entity or metric table. */
 fp_status fp_row_reader_chunk(fp_row_reader *r, size_t c, const fp_sample_row **rows, size_t *n);
+/* The same, saying nothing (for a thread that decodes ahead of another):
+ * false where fp_row_reader_chunk would fail. */
+bool fp_row_reader_try(fp_row_reader *r, size_t c, const fp_sample_row **rows, size_t *n);
 void fp_row_reader_free(fp_row_reader *r);
 /* The rows whole after all, into run->rows->row (run: the one p was read
  * with), for what reads samples by index; decoded on two threads. */

@@ -62,6 +62,34 @@ PY
 }
 copy() { rm -rf "$2" "$2.d"; cp "$1" "$2"; cp -r "$1.d" "$2.d"; }
 
+# damage FILE: overwrite bytes inside the compressed data of the last run's
+# sample chunks 1 and the last (the interning's and, where it helps, the
+# decoding-ahead thread's)
+damage() {
+  py - "$1" <<'PY'
+import glob, sys, h5py
+store = sys.argv[1]
+run = sorted(h5py.File(store, "r")["runs"].keys())[-1]
+for part in sorted(glob.glob(store + ".d/p*.h5")):
+    with h5py.File(part, "r+") as f:
+        if "runs/" + run not in f:
+            continue
+        ds = f["runs/" + run + "/samples"]
+        n = -(-ds.shape[0] // ds.chunks[0])
+        assert n >= 3, "want three chunks or more"
+        for c in (1, n - 1):
+            off = (c * ds.chunks[0],)
+            mask, raw = ds.id.read_direct_chunk(off)
+            raw = bytearray(raw)
+            mid = len(raw) // 2
+            raw[mid:mid + 16] = bytes(b ^ 0xFF for b in raw[mid:mid + 16])
+            ds.id.write_direct_chunk(off, bytes(raw), mask)
+        print("damaged", part, run, "chunks 1 and", n - 1)
+        sys.exit(0)
+sys.exit("run %s in no partition" % run)
+PY
+}
+
 copy s.h5 old.h5
 edit old.h5 strip || fail "could not strip the shapes"
 expect_rc 1 "$F" detect --store old.h5 --json old.json
@@ -76,4 +104,9 @@ copy s.h5 big.h5
 edit big.h5 inflate || fail "could not inflate a count"
 expect_rc 2 "$F" detect --store big.h5 --json big.json
 expect_out "its metrics count more rows than its [0-9]+ \(corrupt\)"
-echo "packed rows: verdicts as whole rows, old and corrupt shapes handled"
+copy s.h5 dam.h5
+damage dam.h5 || fail "could not damage the chunks"
+expect_rc 2 "$F" detect --store dam.h5 --json dam.json
+expect_out "chunk 1 \(rows from [0-9]+\) cannot be decompressed \(corrupt\)"
+[ "$(grep -c 'error' "$WORK/out")" = 1 ] || fail "want one error line for the damaged chunks"
+echo "packed rows: verdicts as whole rows, old and corrupt shapes and chunks handled"
