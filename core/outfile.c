@@ -4,6 +4,7 @@
 #include "fleetprint/outfile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -91,4 +92,13 @@ fp_status fp_outfile_close(FILE *f, const char *path, bool ok)
         }
     }
     return FP_OK;
+}
+
+void fp_outfile_writeback(FILE *f)
+{
+    if (fflush(f) != 0)
+        return; /* the error stays on f: close reports it */
+#ifdef SYNC_FILE_RANGE_WRITE
+    (void)sync_file_range(fileno(f), 0, 0, SYNC_FILE_RANGE_WRITE); /* a pipe: ESPIPE */
+#endif
 }

@@ -372,6 +372,8 @@ static void verdicts_json(FILE *f, const fp_verdicts *v, const fp_run *run)
     fp_json_stream_close(&w, ']');
     fp_json_stream_open(&w, "entities", '[');
     for (size_t i = 0; i < fp_verdicts_count(v); i++) {
+        if (i % 32768 == 32767) /* 1 MB at 100,000 nodes x 8 */
+            fp_outfile_writeback(f);
         const fp_entity_verdict *ev = fp_verdicts_get(v, i);
         if (i >= fp_verdicts_node_count(v) && ev->verdict == FP_PASS)
             continue;

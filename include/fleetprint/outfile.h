@@ -26,4 +26,10 @@ FILE *fp_outfile_open(const char *path, fp_status *st);
  * f is closed in every case (stdout is flushed, not closed). */
 fp_status fp_outfile_close(FILE *f, const char *path, bool ok);
 
+/* Hand what f holds so far to the disk without waiting (its buffer flushed,
+ * write-back started), for a writer of many MiB to call every few: the
+ * fsync at fp_outfile_close then waits for the last part only (a 30 MB
+ * verdict file: 0.04-0.05 s at the end on one VM). Errors show at close. */
+void fp_outfile_writeback(FILE *f);
+
 #endif
