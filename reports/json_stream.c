@@ -5,6 +5,7 @@
 #include "json_stream.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 void fp_json_stream_init(fp_json_stream *w, FILE *f)
@@ -107,9 +108,118 @@ void fp_json_stream_str(fp_json_stream *w, const char *key, const char *s)
     fp_json_stream_strn(w, key, s, strlen(s));
 }
 
+/* ---- reals ----------------------------------------------------------------------------- */
+
+/* The 17 significant digits of |d| (normal, finite, not 0), correctly
+ * rounded (to even on a tie, as printf rounds), as an integer N in [1e16,
+ * 1e17) with d = N * 10^(*k - 16); false where they need more than 128-bit
+ * arithmetic (about |d| < 1e-7 or > 1e22): printf gives them. Exact: d is
+ * m * 2^e, and N is m * 10^s / 2^-e or m * 2^e / 10^-s rounded. */
+static bool digits17(double d, unsigned long long *n, int *k)
+{
+    typedef unsigned __int128 u128;
+    const u128 lo = 10000000000000000ULL, hi = 10 * lo;
+    int e2;
+    double f = frexp(fabs(d), &e2); /* |d| = f * 2^e2, f in [0.5, 1) */
+    u128 m = (u128)ldexp(f, 53);    /* exact: 53 bits */
+    int e = e2 - 53;
+    int dk = (int)floor(log10(fabs(d))); /* off by one at most: corrected below */
+    for (int tries = 0; tries < 3; tries++) {
+        int s = 16 - dk;
+        u128 q, r, half;
+        bool exact;
+        if (s >= 0) { /* m * 10^s / 2^-e */
+            if (s > 22 || e < -127 || e > 10)
+                return false;
+            u128 p = m;
+            for (int i = 0; i < s; i++)
+                p *= 10;
+            if (e >= 0) {
+                q = p << e, r = 0, half = 1, exact = true;
+            } else {
+                q = p >> -e, r = p & (((u128)1 << -e) - 1), half = (u128)1 << (-e - 1);
+                exact = false;
+            }
+        } else { /* m * 2^e / 10^-s */
+            if (-s > 38 || e < 0 || e > 74)
+                return false;
+            u128 p = m << e, t = 1;
+            for (int i = 0; i < -s; i++)
+                t *= 10;
+            q = p / t, r = p % t, half = t / 2, exact = false; /* t even: half exact */
+        }
+        if (q >= hi) { /* the exponent from the digits before rounding */
+            dk++;
+            continue;
+        }
+        if (q < lo) {
+            dk--;
+            continue;
+        }
+        if (!exact && (r > half || (r == half && (q & 1))))
+            q++;
+        if (q == hi) /* 99...9 rounded up: 1 and a larger exponent */
+            q = lo, dk++;
+        *n = (unsigned long long)q;
+        *k = dk;
+        return true;
+    }
+    return false;
+}
+
+/* d as %.17g and then jansson's edits (below) would give it; 0 where
+ * digits17 cannot say. buf: 32 bytes. */
+static int real17(double d, char *buf)
+{
+    unsigned long long n;
+    int k;
+    if (!isnormal(d) || !digits17(d, &n, &k))
+        return 0;
+    char dig[18];
+    for (int i = 16; i >= 0; i--, n /= 10)
+        dig[i] = (char)('0' + n % 10);
+    int nd = 17;
+    while (nd > 1 && dig[nd - 1] == '0') /* %g drops trailing zeros */
+        nd--;
+    char *p = buf;
+    if (d < 0)
+        *p++ = '-';
+    if (k < -4 || k >= 17) { /* d.ddd e[-]x */
+        *p++ = dig[0];
+        if (nd > 1) {
+            *p++ = '.';
+            memcpy(p, dig + 1, (size_t)nd - 1);
+            p += nd - 1;
+        }
+        p += sprintf(p, "e%d", k);
+    } else if (k < 0) { /* 0.000ddd */
+        *p++ = '0';
+        *p++ = '.';
+        for (int i = -1; i > k; i--)
+            *p++ = '0';
+        memcpy(p, dig, (size_t)nd);
+        p += nd;
+    } else { /* ddd.ddd, ".0" where no fraction is left */
+        int whole = k + 1;
+        for (int i = 0; i < whole; i++)
+            *p++ = i < nd ? dig[i] : '0';
+        *p++ = '.';
+        if (nd > whole) {
+            memcpy(p, dig + whole, (size_t)(nd - whole));
+            p += nd - whole;
+        } else {
+            *p++ = '0';
+        }
+    }
+    *p = 0;
+    return (int)(p - buf);
+}
+
 /* d as jansson's jsonp_dtostr gives it at precision 17: %.17g, ".0" where
  * neither a point nor an exponent shows, the exponent without '+' and
- * leading zeros. */
+ * leading zeros. printf's exact conversion was a third of the time writing
+ * a 100,000-node run's verdicts; real17 gives the same bytes in integers
+ * (tests/unit/test_json_stream.c compares them with jansson's). */
 void fp_json_stream_real(fp_json_stream *w, const char *key, double d)
 {
     member(w, key);
@@ -118,7 +228,12 @@ void fp_json_stream_real(fp_json_stream *w, const char *key, double d)
         return;
     }
     char buf[40];
-    int len = snprintf(buf, sizeof buf - 3, "%.17g", d);
+    int len = real17(d, buf);
+    if (len) {
+        fwrite_unlocked(buf, 1, (size_t)len, w->f);
+        return;
+    }
+    len = snprintf(buf, sizeof buf - 3, "%.17g", d);
     char *e = strchr(buf, 'e');
     if (!e && !strchr(buf, '.')) {
         memcpy(buf + len, ".0", 3);

@@ -6,6 +6,7 @@
 #include <float.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,8 +88,63 @@ static char *by_stream(void)
     return text;
 }
 
+/* d written alone, by jansson and by the stream: the same text (printf's
+ * exact %.17g against the stream's own digits). */
+static bool same_real(double d)
+{
+    json_t *j = json_real(d);
+    char *want = json_dumps(j, JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
+    json_decref(j);
+    char *got = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&got, &len);
+    fp_json_stream w;
+    fp_json_stream_init(&w, f);
+    fp_json_stream_real(&w, NULL, d);
+    fclose(f);
+    bool same = want && got && strcmp(want, got) == 0;
+    if (!same)
+        fprintf(stderr, "%a: jansson %s, stream %s\n", d, want ? want : "?", got ? got : "?");
+    free(want);
+    free(got);
+    return same;
+}
+
+static uint64_t next_random(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+/* Reals as detect writes them (values, z, deviations: 1e-6 to 1e7), any
+ * bit pattern, every power of ten and its neighbours, and ties at the 18th
+ * digit (m * 2^-25: 18 significant digits ending in 5). */
+static size_t real_mismatches(void)
+{
+    size_t bad = 0;
+    uint64_t x = 88172645463325252ULL;
+    for (int i = 0; i < 300000; i++) {
+        double u = (double)(next_random(&x) >> 11) / 9007199254740992.0;
+        double d = exp(log(1e-6) + u * (log(1e7) - log(1e-6)));
+        bad += !same_real(i % 2 ? d : -d);
+        uint64_t bits = next_random(&x);
+        memcpy(&d, &bits, sizeof d);
+        bad += isfinite(d) && !same_real(d);
+    }
+    for (int e = -30; e <= 30; e++) {
+        double p = pow(10, e);
+        bad += !same_real(p) + !same_real(nextafter(p, 0)) + !same_real(nextafter(p, INFINITY));
+    }
+    for (int m = 1; m < 4000; m += 2)
+        bad += !same_real(ldexp(m, -25)) + !same_real(ldexp(m, -30)) + !same_real(m * 1e10);
+    return bad;
+}
+
 int main(void)
 {
+    CHECK(real_mismatches() == 0);
     char *tree = by_tree(), *stream = by_stream();
     CHECK(tree && stream);
     if (tree && stream && strcmp(tree, stream) != 0) {
