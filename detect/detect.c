@@ -587,9 +587,12 @@ static uint32_t *table_baseline_ids(const fp_run *run, const fp_baselines *base)
     size_t n = run->rows->nents;
     uint32_t *bid = fp_malloc_huge((n + 1) * sizeof *bid);
     char name[2 * FP_NAME_MAX + 32];
+    uint32_t next = 0; /* a run's table and the baselines' list entities alike */
     for (size_t i = 0; bid && i < n; i++) {
         fp_entity_format(&run->rows->ents[i], name, sizeof name);
-        bid[i] = fp_baselines_entity_id(base, name);
+        bid[i] = fp_baselines_entity_id_near(base, name, next);
+        if (bid[i] != FP_BASELINE_NONE)
+            next = bid[i] + 1;
     }
     return bid;
 }

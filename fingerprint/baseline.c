@@ -1469,6 +1469,13 @@ uint32_t fp_baselines_entity_id(const fp_baselines *b, const char *entity)
     return fp__strmap_find(&b->entities, entity, strlen(entity));
 }
 
+uint32_t fp_baselines_entity_id_near(const fp_baselines *b, const char *entity, uint32_t guess)
+{
+    if (guess < b->entities.n && strcmp(fp__strmap_str(&b->entities, guess), entity) == 0)
+        return guess;
+    return fp_baselines_entity_id(b, entity);
+}
+
 const fp_baseline *fp_baselines_entity_at(const fp_baselines *b, uint32_t key, uint32_t entity)
 {
     return row_at(&b->eidx, &b->erows, key, entity);

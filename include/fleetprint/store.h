@@ -288,6 +288,10 @@ const fp_baseline *fp_baselines_sku(const fp_baselines *b, const char *key, cons
 #define FP_BASELINE_NONE UINT32_MAX
 uint32_t fp_baselines_key_id(const fp_baselines *b, const char *key);
 uint32_t fp_baselines_entity_id(const fp_baselines *b, const char *entity);
+/* The same, trying id guess first: for a caller that walks entities in about
+ * the baselines' order (the last id found + 1), a comparison instead of a
+ * hash and a probe. */
+uint32_t fp_baselines_entity_id_near(const fp_baselines *b, const char *entity, uint32_t guess);
 const fp_baseline *fp_baselines_entity_at(const fp_baselines *b, uint32_t key, uint32_t entity);
 
 /* The i-th per-SKU baseline (i < fp_baselines_sku_count), with its metric
