@@ -471,6 +471,14 @@ bool fp_history_offender(const fp_history *h, const char *entity, int k, int n, 
     return suspect && o.bad >= k;
 }
 
+bool fp_history_any_suspect(const fp_history *h, int k)
+{
+    for (uint32_t e = 0; k >= 1 && e < h->ents.n; e++)
+        if (h->bad[e] >= (uint32_t)k)
+            return true;
+    return false;
+}
+
 /* ==== reading the history of a store ================================================== */
 
 fp_status fp_store_load_history(fp_store *s, const fp_history_opts *o, fp_history **out)

@@ -158,5 +158,8 @@ void fp_history_count(const fp_history *h, const char *entity, int n, fp_offense
  * entity with fewer than k bad verdicts in all of h is told at once). False
  * when k < 1 or n < k. */
 bool fp_history_offender(const fp_history *h, const char *entity, int k, int n, fp_offense *out);
+/* Whether any entity of h failed or warned in k runs or more: where none
+ * did, none is a repeat offender at k, and no entity needs asking. */
+bool fp_history_any_suspect(const fp_history *h, int k);
 
 #endif
