@@ -5,7 +5,6 @@
 #include "json_stream.h"
 
 #include <math.h>
-#include <stdint.h>
 #include <string.h>
 
 void fp_json_stream_init(fp_json_stream *w, FILE *f)
@@ -113,10 +112,15 @@ void fp_json_stream_str(fp_json_stream *w, const char *key, const char *s)
 /* The 17 significant digits of |d| (normal, finite, not 0), correctly
  * rounded (to even on a tie, as printf rounds), as an integer N in [1e16,
  * 1e17) with d = N * 10^(*k - 16); false where they need more than 128-bit
- * arithmetic (about |d| < 1e-7 or > 1e22): printf gives them. Exact: d is
- * m * 2^e, and N is m * 10^s / 2^-e or m * 2^e / 10^-s rounded. */
+ * arithmetic (|d| below about 1e-6 or from 2^127): printf gives them.
+ * Exact: d is m * 2^e, and N is m * 10^s / 2^-e or m * 2^e / 10^-s
+ * rounded. */
 static bool digits17(double d, unsigned long long *n, int *k)
 {
+#ifndef __SIZEOF_INT128__ /* a compiler without 128-bit integers: printf */
+    (void)d, (void)n, (void)k;
+    return false;
+#else
     typedef unsigned __int128 u128;
     const u128 lo = 10000000000000000ULL, hi = 10 * lo;
     int e2;
@@ -165,6 +169,7 @@ static bool digits17(double d, unsigned long long *n, int *k)
         return true;
     }
     return false;
+#endif
 }
 
 /* d as %.17g and then jansson's edits (below) would give it; 0 where
