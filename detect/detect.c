@@ -316,6 +316,7 @@ static void base_free(base_job *j, eng *g)
     free(j->help.ent_v);
     free(j->chunk);
     free(j->ws);
+    memset(j, 0, sizeof *j); /* freed again: nothing */
 }
 
 /* A series' peer group: its entity's SKU (those of none last), then kind. */
@@ -474,6 +475,7 @@ static void peers_free(peers_job *j, eng *g)
     free(j->s.ws);
     free(j->s.grp);
     free(j->s.grp_first);
+    memset(j, 0, sizeof *j);
 }
 
 /* Missing results on a thread beside the release of held fails and
@@ -719,6 +721,14 @@ fp_status fp_detect(const fp_run *run, const fp_detect_opts *opts, fp_verdicts *
         FP_CHECK(base_help(&bj, &g, ws));
         FP_CHECK(base_finish(&bj, &g));
     }
+    /* peer and baseline evidence are done: their arrays go now, for the last
+     * steps' to reuse (fp_mem_keep_freed) */
+    peers_free(&pj, &g);
+    base_free(&bj, &g);
+    free(g.peer_rows);
+    g.peer_rows = NULL;
+    free(grp);
+    grp = NULL;
     FP_CHECK(missing_start(&mj, &g, key_first, by_key));
     v = calloc(1, sizeof *v);
     FP_CHECK_ALLOC(v);
