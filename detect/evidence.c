@@ -702,14 +702,17 @@ static fp_status find_baselines(const eng *g, const fp_baseline **bl)
      * interned (the table's range compared as addresses) */
     uintptr_t tab = g->table_bid ? (uintptr_t)g->run->rows->ents : 0;
     uintptr_t tab_end = tab + (tab ? g->run->rows->nents * sizeof(fp_entity) : 0);
+    uint32_t next = 0; /* the entities come in about the baselines' order */
     for (size_t e = 0; e < g->nents; e++) {
         const fp_entity *x = g->ents[e].e;
         if ((uintptr_t)x >= tab && (uintptr_t)x < tab_end) {
             ent_id[e] = g->table_bid[((uintptr_t)x - tab) / sizeof(fp_entity)];
-            continue;
+        } else {
+            fp_entity_format(x, name, sizeof name);
+            ent_id[e] = fp_baselines_entity_id_near(g->base, name, next);
         }
-        fp_entity_format(x, name, sizeof name);
-        ent_id[e] = fp_baselines_entity_id(g->base, name);
+        if (ent_id[e] != FP_BASELINE_NONE)
+            next = ent_id[e] + 1;
     }
     for (size_t s = 0; s < g->nser; s++) {
         const series *se = &g->ser[s];
