@@ -467,8 +467,6 @@ cleanup:
 /* "STORE: run ID", for messages */
 #define RUN_NAME_MAX (4096 + 64)
 
-/* FP_EINPUT (logged, what: "STORE: run ID") where one of rows [0, n) (the
- * first of them sample first) refers past nents entities or nkeys metrics. */
 /* The first of rows[0..n) that refers past nents entities or nkeys
  * metrics; n where none does. */
 static size_t first_out_of_range(const fp__row *rows, size_t n, size_t nents, size_t nkeys)
@@ -479,6 +477,8 @@ static size_t first_out_of_range(const fp__row *rows, size_t n, size_t nents, si
     return i;
 }
 
+/* FP_EINPUT (logged, what: "STORE: run ID") where one of rows [0, n) (the
+ * first of them sample first) refers past nents entities or nkeys metrics. */
 static fp_status rows_in_range(const char *what, const fp__row *rows, size_t n, size_t first,
                                size_t nents, size_t nkeys)
 {
