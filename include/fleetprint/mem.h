@@ -12,14 +12,14 @@
 void *fp_grow(void *array, size_t *cap, size_t need, size_t elem, size_t first);
 
 /* malloc and calloc for arrays of many MiB that are filled soon after: the
- * memory is marked for transparent huge pages where the kernel offers them
- * on request (madvise mode) and holds twice the array free in blocks of 2
- * MiB (no fault waits for compaction). Each fresh 4 KiB page costs a fault,
- * ~20 us in a VM: detect at 10,000 nodes x 8 touched ~1 GB of them and spent
- * 38% of its time there. On a VM where a fresh GiB filled took 3.2-4.0 s in
- * 4 KiB pages, it took 0.4-2.8 s in huge ones; populated ahead
- * (fp_populate), their writes were then free, where 4 KiB pages populated
- * ahead still cost about as much again when first written. Free with
+ * memory is asked for in the kind of page (transparent huge or 4 KiB) that
+ * fresh memory has cost this process less in so far (timed by fp_populate
+ * and fp_prefault, huge first). Which is cheaper is the machine's: on one
+ * VM, where a 4 KiB page's fault took ~20 us, a fresh GiB took 3.2-4.0 s in
+ * 4 KiB pages and 0.4-2.8 s in huge ones; on another, whose balloon hands
+ * free 2 MiB blocks back to the host, 0.45-0.63 s in 4 KiB pages and
+ * 1.9-2.6 s in huge ones. Huge pages only where the kernel holds twice the
+ * array free in blocks of 2 MiB (no fault waits for compaction). Free with
  * free(). */
 void *fp_malloc_huge(size_t bytes);
 void *fp_calloc_huge(size_t n, size_t elem);
@@ -45,12 +45,15 @@ typedef struct fp_prefault {
 } fp_prefault;
 
 void fp_prefault_add(fp_prefault *pf, void *p, size_t bytes);
-/* Fault in the whole pages of [p, p + bytes) now, writable, in one call
- * (MADV_POPULATE_WRITE) instead of a fault per page as they are written:
- * for a caller about to fill a range of fresh memory. On a VM where a 4 KiB
- * page's fault took 10 us, filling a fresh GiB took 3.4 s, populated a few
- * MiB at a time before it was filled 1.4-1.9 s. The contents are not
- * touched; without the advice this does nothing. */
+/* Fault in the whole pages of [p, p + bytes) now, writable (one
+ * MADV_POPULATE_WRITE per 8 MiB step) instead of a fault per page as they
+ * are written: for a caller about to fill a range of fresh memory. On a VM
+ * where a 4 KiB page's fault took 10 us, filling a fresh GiB took 3.4 s,
+ * populated a few MiB at a time before it was filled 1.4-1.9 s. A step
+ * that is fresh is asked for in the cheaper kind of page (every eighth in
+ * the other, since what memory the kernel holds free changes) and its time
+ * counted for the next choice. The contents are not touched; without the
+ * advice this does nothing. */
 void fp_populate(void *p, size_t bytes);
 void fp_prefault_start(fp_prefault *pf);
 void fp_prefault_wait(fp_prefault *pf);
