@@ -399,8 +399,10 @@ static bool place_series(eng *g, series *se, size_t *used, size_t *cap)
 
 /* The helper claims chunks in order, from the first the interning has not
  * reached, into up to AHEAD_SLOTS slots of its own; the interning takes a
- * claimed chunk from its slot (waiting while it is decoded) and frees the
- * slot when it moves on, and decodes an unclaimed one itself. At 100,000
+ * claimed chunk from its slot and frees the slot when it moves on, and
+ * decodes an unclaimed one itself. While the chunk it needs is being
+ * decoded, it claims and decodes the next into a slot too: else the two
+ * threads took turns, the helper decoding and the interning waiting. At 100,000
  * nodes x 8 the waiting thread arrives with about half the 684 chunks left;
  * decoding was a quarter of the interning's time, which now ends 0.2 s
  * sooner (1.29-1.32 s -> 1.07-1.13 s into the command). */
@@ -461,28 +463,38 @@ static ahead_slot *free_slot(struct fp__ahead *a)
     return NULL;
 }
 
+/* With a->mu held: claim the next unclaimed chunk into a free slot and
+ * decode it there, a->mu released meanwhile. False where there is none to
+ * claim or no slot free; *bad where it would not decode. */
+static bool decode_one(struct fp__ahead *a, bool *bad)
+{
+    ahead_slot *sl = a->done || a->next >= a->nchunks ? NULL : free_slot(a);
+    *bad = false;
+    if (!sl)
+        return false;
+    sl->chunk = a->next++;
+    sl->state = SLOT_BUSY;
+    pthread_mutex_unlock(&a->mu);
+    bool ok = (sl->rd || fp_row_reader_open(a->pack, &sl->rd) == FP_OK) &&
+              fp_row_reader_try(sl->rd, sl->chunk, &sl->rows, &sl->n);
+    pthread_mutex_lock(&a->mu);
+    sl->state = ok ? SLOT_READY : SLOT_BAD;
+    pthread_cond_broadcast(&a->cv);
+    *bad = !ok;
+    return true;
+}
+
 void fp__det_ahead_help(struct fp__ahead *a)
 {
     if (!a)
         return;
     pthread_mutex_lock(&a->mu);
-    while (!a->done && a->next < a->nchunks) {
-        ahead_slot *sl = free_slot(a);
-        if (!sl) {
-            pthread_cond_wait(&a->cv, &a->mu);
-            continue;
-        }
-        sl->chunk = a->next++;
-        sl->state = SLOT_BUSY;
-        pthread_mutex_unlock(&a->mu);
-        bool ok = (sl->rd || fp_row_reader_open(a->pack, &sl->rd) == FP_OK) &&
-                  fp_row_reader_try(sl->rd, sl->chunk, &sl->rows, &sl->n);
-        pthread_mutex_lock(&a->mu);
-        sl->state = ok ? SLOT_READY : SLOT_BAD;
-        pthread_cond_broadcast(&a->cv);
-        if (!ok)
-            break; /* the interning decodes it again, and says why */
-    }
+    bool bad = false;
+    while (!bad && !a->done && a->next < a->nchunks)
+        if (!decode_one(a, &bad))
+            pthread_cond_wait(&a->cv, &a->mu); /* every slot full */
+    /* a chunk that did not decode: the interning decodes it again, and
+     * says why */
     pthread_mutex_unlock(&a->mu);
 }
 
@@ -505,8 +517,10 @@ static const fp_sample_row *ahead_take(struct fp__ahead *a, size_t c, ahead_slot
         for (int i = 0; i < AHEAD_SLOTS && !sl; i++)
             if (a->slot[i].state != SLOT_FREE && a->slot[i].chunk == c)
                 sl = &a->slot[i];
+        bool bad; /* reported when the interning reaches it */
         while (sl && sl->state == SLOT_BUSY)
-            pthread_cond_wait(&a->cv, &a->mu);
+            if (!decode_one(a, &bad)) /* a chunk further on meanwhile */
+                pthread_cond_wait(&a->cv, &a->mu);
         if (sl && sl->state == SLOT_READY) {
             rows = sl->rows;
             *n = sl->n;
