@@ -239,6 +239,10 @@ typedef struct eng {
     ent_info *ents;
     size_t nents;
     table ent_tab;
+    struct {
+        uint32_t e1; /* entity + 1 of the run's table; 0: none */
+        uint64_t hash;
+    } ent_ahead[8];  /* hashes of entities about to be interned (row_entity) */
     series *ser;
     size_t nser;
     uint32_t *sample_ser;
