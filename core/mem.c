@@ -212,12 +212,36 @@ void fp_populate(void *p, size_t bytes)
     (void)populate(p, bytes);
 }
 
+/* The ranges side by side, since their caller fills them side by side (the
+ * interning writes entities, series and values as each comes): each round
+ * takes every range to the same share of its bytes, 8 MiB more of the
+ * largest. In turn, the interning outran the thread on the later ranges
+ * and faulted their pages itself, 0.3 s of it at 100,000 nodes x 8. */
 static void *prefault_main(void *arg)
 {
     const fp_prefault *pf = arg;
-    for (int i = 0; i < pf->n && populate(pf->range[i].p, pf->range[i].bytes); i++)
-        ; /* an old kernel stops it: the pages fault as they are written */
-    return NULL;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), done[FP_PREFAULT_MAX];
+    size_t most = 0;
+    for (int i = 0; i < pf->n; i++) {
+        done[i] = (uintptr_t)pf->range[i].p;
+        most = pf->range[i].bytes > most ? pf->range[i].bytes : most;
+    }
+    for (size_t at = HUGE_MIN;; at += HUGE_MIN) {
+        bool more = false;
+        for (int i = 0; i < pf->n; i++) {
+            uintptr_t end = (uintptr_t)pf->range[i].p + pf->range[i].bytes;
+            uintptr_t to = at >= most ? end
+                                      : ((uintptr_t)pf->range[i].p +
+                                         (uintptr_t)((double)pf->range[i].bytes * at / most)) &
+                                            ~(page - 1);
+            if (to > done[i] && !populate((void *)done[i], to - done[i]))
+                return NULL; /* an old kernel: the pages fault as they are written */
+            done[i] = to > done[i] ? to : done[i];
+            more = more || done[i] < end;
+        }
+        if (!more)
+            return NULL;
+    }
 }
 
 void fp_prefault_start(fp_prefault *pf)
