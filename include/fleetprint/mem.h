@@ -1,6 +1,7 @@
 #ifndef FLEETPRINT_MEM_H
 #define FLEETPRINT_MEM_H
-/* Growing arrays, and large working arrays on huge pages, faulted in ahead. */
+/* Growing arrays, and large working arrays faulted in ahead in the kind of
+ * page (huge or 4 KiB) that costs less on this machine. */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
