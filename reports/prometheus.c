@@ -235,8 +235,16 @@ static void name_series(const fp_sample *s, const char *tag, series *out, size_t
                      (int)(strlen(s->metric) - (strlen(rule->metric) - 1)), s->metric);
             put_label(out->labels, sizeof out->labels, at, rule->label, variant);
         }
-        snprintf(out->help, sizeof out->help, "fleetprint %s/%s %s, in base units (measured in %s)",
-                 s->suite, s->test, rule->metric, s->unit);
+        /* one help for the family, whichever of its metrics (bw_inter,
+         * bw_intra) a file holds: node_exporter refuses two */
+        if (rule->value)
+            snprintf(out->help, sizeof out->help,
+                     "fleetprint %s/%s %s by %s, in base units (measured in %s)", s->suite,
+                     s->test, rule->stem, rule->label, s->unit);
+        else
+            snprintf(out->help, sizeof out->help,
+                     "fleetprint %s/%s %s, in base units (measured in %s)", s->suite, s->test,
+                     rule->metric, s->unit);
     } else {
         /* a collective is a label of one family per quantity; other tests
          * name their family test_metric, unit tokens turned into words */

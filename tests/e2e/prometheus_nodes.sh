@@ -15,6 +15,8 @@
 #   - the alert rules on the folder's series: FleetprintNodeFailed fires for
 #     exactly the faulty node, FleetprintRunFailed once; on a fleet whose
 #     breaker trips, no node alert and one breaker alert;
+#   - a family of two metrics (link_bandwidth: bw_inter, bw_intra) has one help
+#     text in every file;
 #   - detect writes the same folder; a node named "run" is refused.
 . "$FP_TESTS/lib.sh"
 command -v promtool >/dev/null || { echo "SKIP: no promtool (Debian package prometheus; ci/deps.sh installs it)"; exit 77; }
@@ -155,6 +157,22 @@ json.dump({"rule_files": [sys.argv[1]], "evaluation_interval": "1m", "tests": te
 PY
 [ $? = 0 ] || fail "the folder's files are wrong (above)"
 promtool test rules alerts_test.yml >test.txt 2>&1 || { tail -n 40 test.txt; fail "promtool test rules on the folder"; }
+
+# one family, two metrics (bw_inter and bw_intra: link_bandwidth by scope): a
+# node whose only kept link is intra-node (n10~n11's samples made bw_intra,
+# 0.5 GB/s) and the faulty link's node, inter-node, give it one help text
+awk '/"metric":"bw_inter"/ && /"link:n10~n11"/ { sub(/"bw_inter"/, "\"bw_intra\""); sub(/"value":[^,]*/, "\"value\":0.5") }
+     { print }' fleet.jsonl >scopes.jsonl
+grep -q '"bw_intra".*"link:n10~n11".*"value":0.5' scopes.jsonl || fail "no intra-node link made"
+"$F" report --input scopes.jsonl --prometheus scopes/ -q >/dev/null 2>&1 || true
+grep -q 'fleetprint_link_bandwidth_bytes_per_second{.*scope="intra".*Hostname="n10"' scopes/fleetprint-n10.prom ||
+  fail "n10's intra-node link has no series of its own"
+py - "$FP_TESTS" <<'PY' || fail "the two scopes of link_bandwidth give two help texts"
+import glob, sys
+sys.path.insert(0, sys.argv[1])
+from prom_gather import gather
+gather(sorted(glob.glob("scopes/*.prom")))
+PY
 
 # a node named "run" would overwrite the run file: refused, the folder untouched
 sed -E 's/\bn0\b/run/g' nightly.jsonl >clash.jsonl
