@@ -214,13 +214,13 @@ void fp_populate(void *p, size_t bytes)
 
 /* The ranges side by side, since their caller fills them side by side (the
  * interning writes entities, series and values as each comes): each round
- * takes every range to the same share of its bytes, 8 MiB more of the
- * largest. In turn, the interning outran the thread on the later ranges
+ * takes every range to the same share of its bytes (in whole steps of
+ * populate), 8 MiB more of the largest. In turn, the interning outran the thread on the later ranges
  * and faulted their pages itself, 0.3 s of it at 100,000 nodes x 8. */
 static void *prefault_main(void *arg)
 {
     const fp_prefault *pf = arg;
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), done[FP_PREFAULT_MAX];
+    uintptr_t done[FP_PREFAULT_MAX];
     size_t most = 0;
     for (int i = 0; i < pf->n; i++) {
         done[i] = (uintptr_t)pf->range[i].p;
@@ -230,10 +230,11 @@ static void *prefault_main(void *arg)
         bool more = false;
         for (int i = 0; i < pf->n; i++) {
             uintptr_t end = (uintptr_t)pf->range[i].p + pf->range[i].bytes;
+            /* on populate's 8 MiB boundaries: each step whole, to be timed */
             uintptr_t to = at >= most ? end
                                       : ((uintptr_t)pf->range[i].p +
                                          (uintptr_t)((double)pf->range[i].bytes * at / most)) &
-                                            ~(page - 1);
+                                            ~(uintptr_t)(HUGE_MIN - 1);
             if (to > done[i] && !populate((void *)done[i], to - done[i]))
                 return NULL; /* an old kernel: the pages fault as they are written */
             done[i] = to > done[i] ? to : done[i];
