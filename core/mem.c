@@ -215,8 +215,8 @@ void fp_populate(void *p, size_t bytes)
 /* The ranges side by side, since their caller fills them side by side (the
  * interning writes entities, series and values as each comes): each round
  * takes every range to the same share of its bytes (in whole steps of
- * populate), 8 MiB more of the largest. In turn, the interning outran the thread on the later ranges
- * and faulted their pages itself, 0.3 s of it at 100,000 nodes x 8. */
+ * populate), 8 MiB more of the largest. In turn, the interning outran the
+ * thread on the later ranges and faulted their pages itself. */
 static void *prefault_main(void *arg)
 {
     const fp_prefault *pf = arg;
