@@ -209,6 +209,8 @@ typedef fp__prom_series series;
 static void name_series(const fp_sample *s, const char *tag, series *out, size_t *at)
 {
     const struct unit_map *u = unit_of(s->unit);
+    const char *test = s->test;
+    char what[FP_NAME_MAX]; /* the help's name of the family */
     size_t n = 0;
     *at = 0;
     out->labels[0] = 0;
@@ -235,16 +237,11 @@ static void name_series(const fp_sample *s, const char *tag, series *out, size_t
                      (int)(strlen(s->metric) - (strlen(rule->metric) - 1)), s->metric);
             put_label(out->labels, sizeof out->labels, at, rule->label, variant);
         }
-        /* one help for the family, whichever of its metrics (bw_inter,
-         * bw_intra) a file holds: node_exporter refuses two */
+        /* a family of two metrics (bw_inter, bw_intra) by its label */
         if (rule->value)
-            snprintf(out->help, sizeof out->help,
-                     "fleetprint %s/%s %s by %s, in base units (measured in %s)", s->suite,
-                     s->test, rule->stem, rule->label, s->unit);
+            snprintf(what, sizeof what, "%s by %s", rule->stem, rule->label);
         else
-            snprintf(out->help, sizeof out->help,
-                     "fleetprint %s/%s %s, in base units (measured in %s)", s->suite, s->test,
-                     rule->metric, s->unit);
+            snprintf(what, sizeof what, "%s", rule->metric);
     } else {
         /* a collective is a label of one family per quantity; other tests
          * name their family test_metric, unit tokens turned into words */
@@ -288,12 +285,13 @@ static void name_series(const fp_sample *s, const char *tag, series *out, size_t
             put_label(out->labels, sizeof out->labels, at, "in_place",
                       strcmp(w[2], "ip") == 0 ? "true" : "false");
         }
-        /* a family's help is the same whichever series comes first, in every
-         * file (node_exporter refuses one family with two help texts) */
-        snprintf(out->help, sizeof out->help, "fleetprint %s/%s %s, in base units (measured in %s)",
-                 s->suite, collective ? "<collective>" : s->test,
-                 collective && w[0] ? metric : s->metric, s->unit);
+        test = collective ? "<collective>" : s->test;
+        snprintf(what, sizeof what, "%s", collective && w[0] ? metric : s->metric);
     }
+    /* a family's help is the same whichever series comes first, in every file
+     * (node_exporter refuses one family with two help texts) */
+    snprintf(out->help, sizeof out->help, "fleetprint %s/%s %s, in base units (measured in %s)",
+             s->suite, test, what, s->unit);
     put_name(out->family, sizeof out->family, &n, u->suffix);
 }
 
